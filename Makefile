@@ -1,0 +1,31 @@
+# The two entry points: `make reproduce` (the main job) and `make test` (every test).
+# Both install everything they need into .venv first; nothing is installed by hand.
+SHELL := /bin/bash
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PIP := $(VENV)/bin/pip
+
+.PHONY: install system-deps test test-rust test-python reproduce bench
+
+# System packages (clang, bpftool, libbpf, nftables) for the kernel/BPF part; skipped when not root.
+system-deps:
+	@bash scripts/install-system-deps.sh
+
+install: system-deps
+	@test -x $(PY) || python3 -m venv $(VENV)
+	@$(PIP) install -q -U pip
+	$(PIP) install -q -e '.[dev]'
+
+test: install test-rust test-python
+
+test-rust:
+	cargo test --workspace --exclude pathpool-py --release
+
+test-python:
+	$(PY) -m pytest
+
+reproduce: install
+	$(VENV)/bin/pathpool run scenarios/examples/two_paths.toml -o results/example
+
+bench: install
+	$(VENV)/bin/pathpool bench

@@ -1,0 +1,16 @@
+//! # pathpool-cc
+//!
+//! Every congestion-control algorithm of the pathpool seed papers as a pure state machine behind
+//! one small trait, [`Controller`]. No I/O, no clock, no simulator types: a transport (the
+//! pathpool simulator, a test, or the kernel port's test vectors) feeds events in and reads
+//! windows out.
+//!
+//! Pick an algorithm by name with [`build`]; list them with [`catalog`].
+
+pub mod controller;
+pub mod registry;
+
+pub use controller::{
+    slow_start, total_cwnd, Ack, Controller, Nanos, Subflow, MIN_CWND, MIN_SSTHRESH, NANOS_PER_SEC,
+};
+pub use registry::{build, catalog, AlgorithmInfo, CcError, ParamInfo, ParamValue, Params};

@@ -1,0 +1,126 @@
+//! What a run produces: tidy, one row per entity per seed, plus long-form time series.
+//!
+//! This is the contract with the Python side (`crates/pathpool-py`), which turns each table into
+//! a pandas DataFrame and writes Parquet/CSV. Every rate is bits per second, every time seconds
+//! (converted from integer nanoseconds only here, at the edge), every count a plain integer.
+//! `f64::NAN` marks "not applicable" (e.g. the completion time of a flow that did not finish).
+
+/// One row per flow (a single-path TCP flow, an MPTCP connection, or a rate-based flow).
+#[derive(Clone, Debug, PartialEq)]
+pub struct FlowRecord {
+    pub seed: u64,
+    pub flow: String,
+    /// "tcp", "mptcp" or "rate".
+    pub kind: String,
+    pub algorithm: String,
+    pub n_subflows: u32,
+    pub start_s: f64,
+    /// When the flow stopped sending (its stop time, completion, or the end of the run).
+    pub end_s: f64,
+    /// Bytes delivered in order to the receiving application, each byte once.
+    pub delivered_bytes: u64,
+    /// `delivered_bytes * 8 / (end_s - start_s)`.
+    pub goodput_bps: f64,
+    /// Bytes put on the wire by the sender, retransmissions included, per second.
+    pub throughput_bps: f64,
+    pub sent_packets: u64,
+    pub retransmitted_packets: u64,
+    pub lost_packets: u64,
+    pub rto_count: u64,
+    /// Seconds from start to the last byte delivered, for file downloads; NaN otherwise or if
+    /// the download did not complete.
+    pub completion_time_s: f64,
+}
+
+/// One row per subflow of every flow (a single-path flow has one subflow, index 0).
+#[derive(Clone, Debug, PartialEq)]
+pub struct SubflowRecord {
+    pub seed: u64,
+    pub flow: String,
+    pub subflow: u32,
+    /// Name of the path (route) the subflow uses.
+    pub path: String,
+    /// Distinct data bytes this subflow got acknowledged (its share of the goodput).
+    pub acked_bytes: u64,
+    pub goodput_bps: f64,
+    pub throughput_bps: f64,
+    pub sent_packets: u64,
+    pub retransmitted_packets: u64,
+    pub lost_packets: u64,
+    pub loss_events: u64,
+    pub rto_count: u64,
+    pub mean_rtt_s: f64,
+    pub min_rtt_s: f64,
+    /// Time-average congestion window, segments.
+    pub mean_cwnd: f64,
+}
+
+/// One row per link.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LinkRecord {
+    pub seed: u64,
+    pub link: String,
+    pub rate_bps: f64,
+    pub delay_s: f64,
+    /// Fraction of the run the transmitter was busy.
+    pub utilisation: f64,
+    pub forwarded_packets: u64,
+    pub queue_drops: u64,
+    pub random_drops: u64,
+    pub mean_queue_bytes: f64,
+    pub max_queue_bytes: u64,
+}
+
+/// Long-form time series: one row per (time, entity, metric).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Series {
+    pub seed: Vec<u64>,
+    pub time_s: Vec<f64>,
+    /// "flow", "subflow" or "link".
+    pub entity: Vec<&'static str>,
+    /// Flow name, "flow/subflow-index", or link name.
+    pub id: Vec<String>,
+    /// e.g. "cwnd", "srtt_s", "goodput_bps", "queue_bytes".
+    pub metric: Vec<&'static str>,
+    pub value: Vec<f64>,
+}
+
+impl Series {
+    pub fn push(&mut self, seed: u64, time_s: f64, entity: &'static str, id: &str, metric: &'static str, value: f64) {
+        self.seed.push(seed);
+        self.time_s.push(time_s);
+        self.entity.push(entity);
+        self.id.push(id.to_string());
+        self.metric.push(metric);
+        self.value.push(value);
+    }
+
+    pub fn len(&self) -> usize {
+        self.value.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.value.is_empty()
+    }
+}
+
+/// Counters about the run itself (for `pathpool bench` and sanity checks).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RunStats {
+    pub seed: u64,
+    pub simulated_s: f64,
+    pub events: u64,
+    /// Data packets that left a sender (retransmissions included).
+    pub data_packets: u64,
+    pub wall_s: f64,
+}
+
+/// Everything one (scenario, seed) run produces.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RunOutput {
+    pub flows: Vec<FlowRecord>,
+    pub subflows: Vec<SubflowRecord>,
+    pub links: Vec<LinkRecord>,
+    pub series: Series,
+    pub stats: RunStats,
+}

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Debian packages the kernel/BPF part needs. Idempotent; does nothing when already present, and
+# only warns (the kernel tests then skip, saying why) when it cannot install as non-root.
+set -euo pipefail
+need=()
+command -v clang >/dev/null || need+=(clang llvm)
+command -v bpftool >/dev/null || need+=(bpftool)
+[[ -e /usr/include/bpf/libbpf.h ]] || need+=(libbpf-dev)
+command -v nft >/dev/null || need+=(nftables)
+command -v ip >/dev/null || need+=(iproute2)
+command -v tc >/dev/null || need+=(iproute2)
+[[ -e /usr/include/libelf.h ]] || need+=(libelf-dev)
+[[ -e /usr/include/zlib.h ]] || need+=(zlib1g-dev)
+command -v pkg-config >/dev/null || need+=(pkg-config)
+if ((${#need[@]} == 0)); then exit 0; fi
+if [[ $(id -u) != 0 ]]; then
+  echo "install-system-deps: not root; missing ${need[*]} (kernel tests will skip)" >&2
+  exit 0
+fi
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
