@@ -1,0 +1,175 @@
+"""``pathpool ratecontrol``: equation rates, the optimised allocation, and seed 003's streaming run."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from pathlib import Path
+
+import numpy as np
+
+_TIME = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*(ms|s)?\s*$")
+
+
+def parse_time(text: str, what: str) -> float:
+    """Parse ``"20ms"``, ``"0.02s"`` or ``"0.02"`` (seconds) into seconds."""
+    m = _TIME.match(text)
+    if not m:
+        raise argparse.ArgumentTypeError(f"{what}: {text!r} is not a time; use e.g. 20ms, 0.02s or 0.02")
+    v = float(m.group(1))
+    return v / 1000.0 if m.group(2) == "ms" else v
+
+
+def parse_path(text: str) -> tuple[float, float, float]:
+    """Parse ``LOSS,RTT[,RTT_STD]`` (loss as 0.1 or 10%; times as 20ms/0.02s); std defaults to the mean."""
+    parts = [s.strip() for s in text.split(",")]
+    if len(parts) not in (2, 3):
+        raise argparse.ArgumentTypeError(f"--path {text!r}: expected LOSS,RTT[,RTT_STD], e.g. 0.1,20ms")
+    try:
+        loss = float(parts[0].rstrip("%")) / (100.0 if parts[0].endswith("%") else 1.0)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--path {text!r}: loss {parts[0]!r} is not a number") from None
+    if not 0 < loss < 1:
+        raise argparse.ArgumentTypeError(f"--path {text!r}: loss must lie in (0, 1); got {loss}")
+    rtt = parse_time(parts[1], f"--path {text!r} RTT")
+    std = parse_time(parts[2], f"--path {text!r} RTT_STD") if len(parts) == 3 else rtt
+    if rtt <= 0:
+        raise argparse.ArgumentTypeError(f"--path {text!r}: RTT must be > 0")
+    return loss, rtt, std
+
+
+def _cmd_rates(args: argparse.Namespace) -> int:
+    from rich.console import Console
+    from rich.table import Table
+
+    from pathpool.ratecontrol import mptcp_rates, optimise, tcp_rate
+
+    p = np.array([x[0] for x in args.path])
+    rtt = np.array([x[1] for x in args.path])
+    var = np.array([x[2] for x in args.path]) ** 2
+    capped = mptcp_rates(p, rtt, cap=True)
+    printed = mptcp_rates(p, rtt, cap=False)
+    x_tcp = tcp_rate(p, rtt, args.tcp_formula)
+    opt = optimise(p, rtt, var, args.deadline, args.probe, args.bound, tcp_formula=args.tcp_formula)
+    if args.json:
+        print(json.dumps({
+            "paths": [{"loss": float(a), "rtt_s": float(b), "rtt_std_s": float(np.sqrt(c))} for a, b, c in zip(p, rtt, var)],
+            "tcp_rate": x_tcp.tolist(), "mptcp_lia": capped.rates.tolist(), "mptcp_lia_a": capped.a,
+            "mptcp_printed": printed.rates.tolist(), "mptcp_printed_a": printed.a,
+            "late_bound": opt.late_bound.tolist(), "weights": opt.weights.tolist(),
+            "optimised": opt.rates.tolist(), "optimised_goodput_bound": opt.goodput_bound, "method": opt.method,
+        }, indent=2))
+        return 0
+    t = Table(title=f"seed 003 rates (packets/s); deadline {args.deadline * 1e3:g} ms, probing {args.probe:g}")
+    for col in ("path", "p", "RTT ms", "x^TCP", "MPTCP (LIA cap)", "MPTCP (printed)", f"{args.bound} P(late)<=",
+                "weight", "optimised"):
+        t.add_column(col, justify="right")
+    for r in range(p.size):
+        t.add_row(str(r + 1), f"{p[r]:g}", f"{rtt[r] * 1e3:g}", f"{x_tcp[r]:.1f}", f"{capped.rates[r]:.1f}",
+                  f"{printed.rates[r]:.1f}", f"{opt.late_bound[r]:.4f}", f"{opt.weights[r]:.4f}", f"{opt.rates[r]:.1f}")
+    t.add_row("sum", "", "", "", f"{capped.rates.sum():.1f}", f"{printed.rates.sum():.1f}", "", "",
+              f"{opt.rates.sum():.1f}")
+    c = Console()
+    c.print(t)
+    c.print(f"a (LIA cap) = {capped.a:.4f}; a (printed) = {printed.a:.4f}; "
+            f"worst-case in-time goodput: MPTCP {opt.weights @ capped.rates:.1f}, optimised {opt.goodput_bound:.1f}"
+            f" ({opt.method})")
+    return 0
+
+
+def _cmd_stream(args: argparse.Namespace) -> int:
+    from rich.console import Console
+    from rich.table import Table
+
+    from pathpool.ratecontrol._io import write_csv, write_json
+    from pathpool.ratecontrol.plots import plot_stream
+    from pathpool.ratecontrol.stream import ConfigError, load_config, run_stream
+
+    import pandas as pd
+
+    try:
+        cfg = load_config(args.config)
+    except ConfigError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    over = {}
+    if args.duration is not None:
+        over["duration"] = args.duration
+        over["switch_at"] = args.duration / 2 if args.switch_at is None else args.switch_at
+    elif args.switch_at is not None:
+        over["switch_at"] = args.switch_at
+    if "switch_at" in over:
+        # keep both averaging windows non-empty on short runs
+        over["settle"] = min(cfg.settle, over["switch_at"] / 2, (over.get("duration", cfg.duration) - over["switch_at"]) / 2)
+    if args.block_length is not None:
+        over["block_length"] = args.block_length
+    res = run_stream(cfg, seed=args.seed, **over)
+    out = Path(args.out)
+    write_csv(out / "intervals.csv", res.intervals)
+    write_csv(out / "paths.csv", res.paths)
+    files = plot_stream(res, out)
+    summary = dict(res.summary)
+    if args.sweep:
+        rows = []
+        for nb in (10, 20, 30, 50):
+            for lm in ("measured", "chebyshev"):
+                for dm in ("rtt", "half_rtt"):
+                    s = run_stream(res.config, block_length=nb, fec_loss_model=lm, delay_model=dm).summary
+                    rows.append(dict(block_length=nb, fec_loss_model=lm, delay_model=dm,
+                                     mptcp_goodput_pps=s["mptcp"]["goodput_pps"], mptcp_fec_ratio=s["mptcp"]["fec_ratio"],
+                                     optimised_goodput_pps=s["optimised"]["goodput_pps"],
+                                     optimised_fec_ratio=s["optimised"]["fec_ratio"],
+                                     goodput_increase=s.get("goodput_increase")))
+        write_csv(out / "sensitivity.csv", pd.DataFrame(rows))
+        summary["sensitivity_csv"] = "sensitivity.csv"
+    write_json(out / "summary.json", summary)
+    t = Table(title=f"seed 003 Figure 1 run (seed {res.config.seed}) -> {out}")
+    for col in ("controller", "goodput 003", "goodput ours", "FEC 003", "FEC ours", "throughput ours",
+                "residual loss ours", "rates ours"):
+        t.add_column(col, justify="right")
+    pub = summary.get("published", {})
+    for ph in ("mptcp", "optimised"):
+        s = summary.get(ph) or {}
+        pp = pub.get(ph, {})
+        if not s:
+            t.add_row(ph, f"{pp.get('goodput_pps', float('nan')):g}", "(no data)", "", "", "", "", "")
+            continue
+        t.add_row(ph, f"{pp.get('goodput_pps', float('nan')):g}", f"{s['goodput_pps']:.1f}",
+                  f"{pp.get('fec_ratio', float('nan')):.0%}", f"{s['fec_ratio']:.0%}", f"{s['throughput_pps']:.1f}",
+                  f"{s['residual_loss']:.4f}", " / ".join(f"{x:.1f}" for x in s["rates_pps"]))
+    c = Console()
+    c.print(t)
+    if "goodput_increase" in summary:
+        c.print(f"goodput increase: ours {summary['goodput_increase']:.0%}, seed 003 {pub.get('goodput_increase', float('nan')):.0%}")
+    c.print("wrote: " + ", ".join(str(p.name) for p in [out / "intervals.csv", out / "paths.csv", out / "summary.json", *files]))
+    return 0
+
+
+def register(subparsers) -> None:
+    """Add ``pathpool ratecontrol {rates,stream}``."""
+    rc = subparsers.add_parser("ratecontrol", help="TCP-friendly rate control for non-TCP multipath flows (seed 003)")
+    sub = rc.add_subparsers(dest="rc_command", metavar="SUBCOMMAND")
+    rc.set_defaults(func=lambda a: (rc.print_help(), 2)[1])
+
+    r = sub.add_parser("rates", help="MPTCP equation rates, TCP rates and the optimised allocation for given paths")
+    r.add_argument("--path", action="append", type=parse_path, required=True, metavar="LOSS,RTT[,STD]",
+                   help="a path: loss rate and mean RTT (and RTT std, default = mean as for exponential RTTs), e.g. 0.1,20ms")
+    r.add_argument("--deadline", type=lambda s: parse_time(s, "--deadline"), default=0.3, help="deadline (default 300ms)")
+    r.add_argument("--probe", type=float, default=0.05, help="probing fraction of the total rate (default 0.05)")
+    r.add_argument("--bound", choices=("chebyshev", "cantelli"), default="chebyshev")
+    r.add_argument("--tcp-formula", choices=("sqrt2", "sqrt3/2"), default="sqrt2")
+    r.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    r.set_defaults(func=_cmd_rates)
+
+    s = sub.add_parser("stream", help="run seed 003's streaming experiment (Figure 1) and compare with its numbers")
+    s.add_argument("--config", default=None, help="scenario TOML (default scenarios/pluntke2011/fig1_stream.toml)")
+    s.add_argument("--out", default="results/ratecontrol/stream", help="output directory")
+    s.add_argument("--seed", type=int, default=None)
+    s.add_argument("--duration", type=float, default=None, help="seconds (switch moves to the middle unless --switch-at)")
+    s.add_argument("--switch-at", type=float, default=None)
+    s.add_argument("--block-length", type=int, default=None, help="FEC block length n")
+    s.add_argument("--sweep", action="store_true",
+                   help="also run block length x FEC loss model x delay model and write sensitivity.csv")
+    s.set_defaults(func=_cmd_stream)

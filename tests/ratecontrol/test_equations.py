@@ -1,0 +1,73 @@
+"""Seed 003, Section 2: TCP and MPTCP equation rates."""
+
+import numpy as np
+import pytest
+
+from pathpool.ratecontrol import lia_alpha, mptcp_rates, tcp_rate
+
+P = [0.10, 0.02, 0.01]
+RTT = [0.020, 0.100, 0.300]
+
+
+def test_lia_capped_reading_reproduces_seed_003_example():
+    res = mptcp_rates(P, RTT, cap=True)
+    assert np.round(res.rates, 1).tolist() == [88.2, 88.2, 47.1]
+    assert res.capped.tolist() == [False, False, True]
+    # path 3 sits exactly at seed 003's TCP rate sqrt(2/0.01)/0.3
+    assert res.rates[2] == pytest.approx(np.sqrt(200.0) / 0.3, rel=1e-12)
+
+
+def test_printed_reading_gives_different_numbers():
+    res = mptcp_rates(P, RTT, cap=False)
+    # x_r proportional to 1/(p_r RTT_r) = 500, 500, 333.3; a is scale-free: 160 * 25000 / 1333.3^2 = 2.25
+    assert res.a == pytest.approx(2.25, rel=1e-12)
+    assert np.round(res.rates, 1).tolist() == [83.9, 83.9, 55.9]
+    expected = np.sqrt(2 * 2.25) * (1 / np.array(P)) / (np.array(RTT) * np.sqrt(160.0))
+    np.testing.assert_allclose(res.rates, expected, rtol=1e-12)
+
+
+def test_tcp_formula_that_matches_the_example():
+    np.testing.assert_allclose(tcp_rate(P, RTT), [np.sqrt(20) / 0.02, 100.0, np.sqrt(200) / 0.3])
+    # with sqrt(3/(2p))/RTT the capped path would carry 40.8, not the published 47.1
+    assert round(float(tcp_rate(0.01, 0.3, "sqrt3/2")[0]), 1) == 40.8
+
+
+def _random_paths(rng, n):
+    return rng.uniform(0.002, 0.2, n), rng.uniform(0.005, 0.5, n)
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_capped_equilibrium_balances_increase_and_decrease(seed):
+    """Independently of the solver: per path min(a/W, 1/w_r) = p_r w_r / 2 (LIA fluid balance)."""
+    rng = np.random.default_rng(seed)
+    p, rtt = _random_paths(rng, int(rng.integers(1, 7)))
+    res = mptcp_rates(p, rtt, cap=True)
+    w = res.rates * rtt
+    a = lia_alpha(res.rates, rtt)
+    assert a == pytest.approx(res.a)
+    np.testing.assert_allclose(np.minimum(a / w.sum(), 1 / w), p * w / 2, rtol=1e-8)
+    # no subflow exceeds single-path TCP on its own path, and the total never exceeds the best TCP
+    assert np.all(res.rates <= tcp_rate(p, rtt) * (1 + 1e-9))
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_printed_formula_is_a_fixed_point(seed):
+    rng = np.random.default_rng(100 + seed)
+    p, rtt = _random_paths(rng, int(rng.integers(1, 7)))
+    x = mptcp_rates(p, rtt, cap=False).rates
+    a = lia_alpha(x, rtt)
+    np.testing.assert_allclose(x, np.sqrt(2 * a) * (1 / p) / (rtt * np.sqrt(np.sum(1 / p))), rtol=1e-10)
+    # LIA's design goal: the total equals TCP's rate on the path maximising x_r / RTT_r
+    best = np.argmax(x / rtt)
+    assert x.sum() == pytest.approx(tcp_rate(p[best], rtt[best])[0], rel=1e-10)
+
+
+def test_single_path_is_tcp():
+    np.testing.assert_allclose(mptcp_rates([0.01], [0.1]).rates, tcp_rate(0.01, 0.1))
+    np.testing.assert_allclose(mptcp_rates([0.01], [0.1], cap=False).rates, tcp_rate(0.01, 0.1))
+
+
+@pytest.mark.parametrize("p,rtt", [([0.0, 0.1], [0.1, 0.1]), ([0.1, 1.0], [0.1, 0.1]), ([0.1], [0.0]), ([0.1, 0.2], [0.1])])
+def test_bad_inputs_raise(p, rtt):
+    with pytest.raises(ValueError):
+        mptcp_rates(p, rtt)
