@@ -5,8 +5,11 @@
 //! pathpool simulator, a test, or the kernel port's test vectors) feeds events in and reads
 //! windows out.
 //!
-//! Pick an algorithm by name with [`build`]; list them with [`catalog`].
+//! Pick an algorithm by name with [`build`]; list them with [`catalog`]. The concrete types are
+//! public in [`algos`] for inspection (LIA's alpha, OLIA's sets, RSF's estimates). The crate
+//! README gives the event order a transport must follow and the table of algorithms.
 
+pub mod algos;
 pub mod controller;
 pub mod registry;
 

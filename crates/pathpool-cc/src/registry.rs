@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
+use crate::algos;
 use crate::Controller;
 
 /// A parameter value as written in a scenario file.
@@ -86,15 +87,131 @@ pub fn catalog() -> &'static [AlgorithmInfo] {
 }
 
 /// Build the named algorithm for a connection of `n_subflows` subflows.
+///
+/// Parameters are checked against the catalogue entry: an unknown name, a value of the wrong
+/// type or out of range gives a [`CcError`] that names the allowed values.
 pub fn build(name: &str, params: &Params, n_subflows: usize) -> Result<Box<dyn Controller>, CcError> {
     if n_subflows == 0 {
         return Err(CcError::NoSubflows);
     }
-    let _ = params;
-    Err(CcError::UnknownAlgorithm {
-        name: name.to_string(),
-        allowed: CATALOG.iter().map(|a| a.name).collect(),
-    })
+    let Some(k) = CATALOG.iter().position(|info| info.name == name) else {
+        return Err(CcError::UnknownAlgorithm {
+            name: name.to_string(),
+            allowed: CATALOG.iter().map(|a| a.name).collect(),
+        });
+    };
+    check_known(&CATALOG[k], params)?;
+    BUILDERS[k](params, n_subflows)
 }
 
-static CATALOG: [AlgorithmInfo; 0] = [];
+type Builder = fn(&Params, usize) -> Result<Box<dyn Controller>, CcError>;
+
+// `CATALOG[k]` is built by `BUILDERS[k]`; a test checks every built controller reports the
+// catalogue name of its slot.
+static CATALOG: [AlgorithmInfo; 12] = [
+    algos::reno::INFO,
+    algos::cubic::INFO,
+    algos::wischik::EWTCP_INFO,
+    algos::wischik::COUPLED_INFO,
+    algos::wischik::SEMICOUPLED_INFO,
+    algos::wischik::MAX_INFO,
+    algos::lia::INFO,
+    algos::olia::INFO,
+    algos::balia::INFO,
+    algos::generalized::INFO,
+    algos::rsf::DB_INFO,
+    algos::rsf::LB_INFO,
+];
+
+static BUILDERS: [Builder; 12] = [
+    algos::reno::build,
+    algos::cubic::build,
+    algos::wischik::build_ewtcp,
+    algos::wischik::build_coupled,
+    algos::wischik::build_semicoupled,
+    algos::wischik::build_max,
+    algos::lia::build,
+    algos::olia::build,
+    algos::balia::build,
+    algos::generalized::build,
+    algos::rsf::build_db,
+    algos::rsf::build_lb,
+];
+
+/// Rejects any parameter the algorithm does not declare.
+fn check_known(info: &AlgorithmInfo, params: &Params) -> Result<(), CcError> {
+    for key in params.keys() {
+        if !info.params.iter().any(|p| p.name == key) {
+            return Err(CcError::UnknownParam {
+                algorithm: info.name,
+                param: key.clone(),
+                allowed: info.params.iter().map(|p| p.name).collect(),
+            });
+        }
+    }
+    Ok(())
+}
+
+fn param_info(info: &AlgorithmInfo, name: &str) -> &'static ParamInfo {
+    // Algorithms only ask for parameters their own static entry declares.
+    let params: &'static [ParamInfo] = info.params;
+    params
+        .iter()
+        .find(|p| p.name == name)
+        .unwrap_or_else(|| panic!("{}: parameter {name} missing from its catalogue entry", info.name))
+}
+
+fn render(v: &ParamValue) -> String {
+    match v {
+        ParamValue::Number(x) => format!("{x}"),
+        ParamValue::Bool(b) => format!("{b}"),
+        ParamValue::Text(t) => format!("{t:?}"),
+    }
+}
+
+fn bad(info: &AlgorithmInfo, p: &'static ParamInfo, v: &ParamValue) -> CcError {
+    CcError::BadParam { algorithm: info.name, param: p.name, value: render(v), allowed: p.allowed }
+}
+
+/// A number parameter, `None` if absent; `ok` says whether a value is in range.
+pub(crate) fn number(
+    info: &AlgorithmInfo,
+    params: &Params,
+    name: &str,
+    ok: impl Fn(f64) -> bool,
+) -> Result<Option<f64>, CcError> {
+    let p = param_info(info, name);
+    match params.get(name) {
+        None => Ok(None),
+        Some(ParamValue::Number(x)) if x.is_finite() && ok(*x) => Ok(Some(*x)),
+        Some(v) => Err(bad(info, p, v)),
+    }
+}
+
+/// A boolean parameter, `None` if absent.
+pub(crate) fn flag(info: &AlgorithmInfo, params: &Params, name: &str) -> Result<Option<bool>, CcError> {
+    let p = param_info(info, name);
+    match params.get(name) {
+        None => Ok(None),
+        Some(ParamValue::Bool(b)) => Ok(Some(*b)),
+        Some(v) => Err(bad(info, p, v)),
+    }
+}
+
+/// A text parameter that must be one of `choices`; returns its index, `None` if absent.
+pub(crate) fn choice(
+    info: &AlgorithmInfo,
+    params: &Params,
+    name: &str,
+    choices: &[&str],
+) -> Result<Option<usize>, CcError> {
+    let p = param_info(info, name);
+    match params.get(name) {
+        None => Ok(None),
+        Some(ParamValue::Text(t)) => match choices.iter().position(|c| c == t) {
+            Some(k) => Ok(Some(k)),
+            None => Err(bad(info, p, &ParamValue::Text(t.clone()))),
+        },
+        Some(v) => Err(bad(info, p, v)),
+    }
+}
