@@ -30,6 +30,22 @@ pub struct FlowRecord {
     /// Seconds from start to the last byte delivered, for file downloads; NaN otherwise or if
     /// the download did not complete.
     pub completion_time_s: f64,
+    /// Data packets that reached the receiver (duplicates included).
+    pub received_packets: u64,
+    /// Data packets dropped in the network (queue overflow or random loss).
+    pub dropped_packets: u64,
+    /// Data packets still in the network when the run ended
+    /// (`sent = received + dropped + in_flight`).
+    pub in_flight_packets: u64,
+    /// Pure ACKs the receiver sent.
+    pub ack_packets: u64,
+    /// Data segments that reached the connection level a second time (discarded).
+    pub duplicate_segments: u64,
+    /// Segments sent again on another subflow after an RTO (MPTCP reinjection).
+    pub reinjected_segments: u64,
+    /// Segments whose content, length or window position was wrong at the receiving
+    /// application (a simulator bug if not 0).
+    pub integrity_errors: u64,
 }
 
 /// One row per subflow of every flow (a single-path flow has one subflow, index 0).
@@ -69,6 +85,11 @@ pub struct LinkRecord {
     pub random_drops: u64,
     pub mean_queue_bytes: f64,
     pub max_queue_bytes: u64,
+    /// Packets offered to the link (`arrived = forwarded + queue_drops + random_drops +
+    /// queued_packets_end`).
+    pub arrived_packets: u64,
+    /// Packets still in the buffer at the end of the run.
+    pub queued_packets_end: u64,
 }
 
 /// Long-form time series: one row per (time, entity, metric).
@@ -113,6 +134,12 @@ pub struct RunStats {
     /// Data packets that left a sender (retransmissions included).
     pub data_packets: u64,
     pub wall_s: f64,
+    /// Pure ACKs sent by receivers.
+    pub ack_packets: u64,
+    /// Packets (data and ACK) still in the network at the end.
+    pub packets_in_network_end: u64,
+    /// Jain's fairness index of the flows' goodputs.
+    pub jain_goodput: f64,
 }
 
 /// Everything one (scenario, seed) run produces.

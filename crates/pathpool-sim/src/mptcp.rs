@@ -1,0 +1,271 @@
+//! An MPTCP connection (or a single-path TCP flow: a connection with one subflow): the data
+//! sequence space shared by K subflows, the packet scheduler, reinjection after a subflow's RTO,
+//! and the connection-level receive buffer that delivers in order to the application.
+//!
+//! Data sequence numbers (DSNs) count segments of the flow's MSS, like subflow sequence numbers.
+
+use std::collections::VecDeque;
+
+use pathpool_cc::{Controller, Subflow};
+
+use crate::config::{App, FlowKind, Scheduler};
+use crate::tcp::{Receiver, Sender};
+use crate::time::Nanos;
+
+/// Content tag of the payload at DSN `dsn` of a connection keyed `key` (SplitMix64 finaliser):
+/// what the sender puts in the segment and the receiving application expects at that offset.
+#[inline]
+pub fn content_tag(key: u64, dsn: u64) -> u64 {
+    let mut z = key ^ dsn.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// The connection-level receive buffer: holds out-of-order data until the gap before it fills,
+/// then hands it to the application, which reads at once. The advertised window's right edge is
+/// `rcv_nxt + capacity`, so data beyond the buffer can never be sent (head-of-line blocking).
+#[derive(Debug)]
+pub struct DataReceiver {
+    pub rcv_nxt: u64,
+    /// Capacity in segments.
+    pub cap: u64,
+    /// Ring of "received, not yet delivered" marks, indexed by `dsn % cap`.
+    held: Vec<bool>,
+    pub held_segs: u64,
+    pub delivered_bytes: u64,
+    pub delivered_segs: u64,
+    pub duplicates: u64,
+    /// Segments arriving beyond the advertised window (must stay 0).
+    pub window_violations: u64,
+    /// Segments whose content or length was not what the application expects at their DSN
+    /// (must stay 0).
+    pub integrity_errors: u64,
+    /// Time the last byte reached the application.
+    pub last_delivery: Nanos,
+}
+
+impl DataReceiver {
+    pub fn new(cap_segs: u64) -> Self {
+        DataReceiver {
+            rcv_nxt: 0,
+            cap: cap_segs,
+            held: vec![false; cap_segs as usize],
+            held_segs: 0,
+            delivered_bytes: 0,
+            delivered_segs: 0,
+            duplicates: 0,
+            window_violations: 0,
+            integrity_errors: 0,
+            last_delivery: 0,
+        }
+    }
+
+    /// A segment for `dsn` arrived; `expect(dsn)` gives the (length, tag) the application expects
+    /// there. Returns the bytes newly delivered in order.
+    pub fn on_segment(&mut self, dsn: u64, len: u32, tag: u64, now: Nanos, expect: impl Fn(u64) -> (u32, u64)) -> u64 {
+        if (len, tag) != expect(dsn) {
+            self.integrity_errors += 1;
+            return 0;
+        }
+        if dsn < self.rcv_nxt {
+            self.duplicates += 1;
+            return 0;
+        }
+        if dsn >= self.rcv_nxt + self.cap {
+            self.window_violations += 1;
+            return 0;
+        }
+        let slot = (dsn % self.cap) as usize;
+        if self.held[slot] {
+            self.duplicates += 1;
+            return 0;
+        }
+        self.held[slot] = true;
+        self.held_segs += 1;
+        let mut bytes = 0;
+        loop {
+            let s = (self.rcv_nxt % self.cap) as usize;
+            if !self.held[s] {
+                break;
+            }
+            self.held[s] = false;
+            self.held_segs -= 1;
+            bytes += u64::from(expect(self.rcv_nxt).0);
+            self.rcv_nxt += 1;
+            self.delivered_segs += 1;
+        }
+        if bytes > 0 {
+            self.delivered_bytes += bytes;
+            self.last_delivery = now;
+        }
+        bytes
+    }
+
+    /// First DSN outside the advertised window.
+    #[inline]
+    pub fn window_edge(&self) -> u64 {
+        self.rcv_nxt + self.cap
+    }
+}
+
+/// One connection with its subflows, controller, application and receiver.
+#[derive(Debug)]
+pub struct Conn {
+    pub name: String,
+    pub kind: FlowKind,
+    pub algorithm: String,
+    pub ctrl: Box<dyn Controller>,
+    /// The controller's view of every subflow (the transport refreshes it before each call).
+    pub views: Vec<Subflow>,
+    pub snd: Vec<Sender>,
+    pub rcv: Vec<Receiver>,
+    /// Data route and ACK route (indices into the world's routes) of each subflow.
+    pub data_route: Vec<u32>,
+    pub ack_route: Vec<u32>,
+    pub path_names: Vec<String>,
+    pub mss: u32,
+    pub app: App,
+    /// Segments the application will ever offer (`u64::MAX` for bulk).
+    pub total_segs: u64,
+    pub scheduler: Scheduler,
+    pub rr_next: usize,
+    pub delayed_ack: bool,
+    pub start: Nanos,
+    pub stop: Option<Nanos>,
+    pub started: bool,
+    /// The application still offers new data.
+    pub open: bool,
+    pub next_dsn: u64,
+    /// Highest connection-level cumulative ACK seen by the sender.
+    pub data_una: u64,
+    /// Right edge of the receive window as last advertised to the sender.
+    pub rwnd_edge: u64,
+    /// DSNs to send again on another subflow (after an RTO).
+    pub reinject: VecDeque<u64>,
+    pub reinjected: u64,
+    pub data: DataReceiver,
+    pub tag_key: u64,
+    pub send_jitter: Nanos,
+    /// The connection's own random stream (send jitter).
+    pub rng: crate::rng::Stream,
+    /// When the file download completed at the receiver.
+    pub completion: Option<Nanos>,
+    // Conservation counters (data packets only).
+    pub received_packets: u64,
+    pub dropped_packets: u64,
+    pub ack_packets: u64,
+    /// Delivered bytes at the previous sample (for the goodput time series).
+    pub sampled_delivered: u64,
+}
+
+impl Conn {
+    /// Payload bytes of the segment at `dsn`.
+    #[inline]
+    pub fn seg_len(&self, dsn: u64) -> u32 {
+        seg_len(self.app, self.mss, dsn)
+    }
+
+    /// Usable window of subflow `i` in segments (Linux works on an integer `snd_cwnd`).
+    #[inline]
+    pub fn has_room(&self, i: usize) -> bool {
+        let cwnd = self.views[i].cwnd.floor().max(1.0);
+        f64::from(self.snd[i].pipe) < cwnd
+    }
+
+    /// Is there a DSN the connection may send now? (reinjections first)
+    pub fn next_data(&mut self) -> Option<(u64, bool)> {
+        while let Some(&d) = self.reinject.front() {
+            if d < self.data_una {
+                self.reinject.pop_front();
+            } else {
+                return Some((d, true));
+            }
+        }
+        if self.open && self.next_dsn < self.total_segs && self.next_dsn < self.rwnd_edge {
+            return Some((self.next_dsn, false));
+        }
+        None
+    }
+
+    /// Pick the subflow for the next new segment, or None if none has room.
+    ///
+    /// `minrtt` is the Linux MPTCP default scheduler: among subflows with room in their window,
+    /// the lowest smoothed RTT (subflows without a sample yet come first, in index order). With
+    /// several subflows, one in loss state after an RTO is skipped, as Linux's
+    /// `mptcp_is_temp_unavailable` does.
+    pub fn pick_subflow(&mut self) -> Option<usize> {
+        let k = self.snd.len();
+        let usable = |c: &Conn, i: usize| c.views[i].active && c.has_room(i) && !(k > 1 && c.snd[i].in_loss);
+        match self.scheduler {
+            Scheduler::MinRtt => {
+                let mut best: Option<(u64, usize)> = None;
+                for i in 0..k {
+                    if usable(self, i) {
+                        let r = if self.snd[i].has_rtt { self.snd[i].srtt_ns() } else { 0 };
+                        if best.map_or(true, |(b, _)| r < b) {
+                            best = Some((r, i));
+                        }
+                    }
+                }
+                best.map(|(_, i)| i)
+            }
+            Scheduler::RoundRobin => {
+                for j in 0..k {
+                    let i = (self.rr_next + j) % k;
+                    if usable(self, i) {
+                        self.rr_next = (i + 1) % k;
+                        return Some(i);
+                    }
+                }
+                None
+            }
+        }
+    }
+
+    /// Is there nothing left to send or acknowledge (a finished download)?
+    pub fn finished(&self) -> bool {
+        self.data_una >= self.total_segs
+    }
+}
+
+/// Payload bytes at `dsn` for an application: full segments, except a file's last one.
+#[inline]
+pub fn seg_len(app: App, mss: u32, dsn: u64) -> u32 {
+    match app {
+        App::Bulk => mss,
+        App::File(size) => {
+            let off = dsn * u64::from(mss);
+            (size.saturating_sub(off)).min(u64::from(mss)) as u32
+        }
+    }
+}
+
+/// Segments in a file of `size` bytes.
+pub fn file_segs(size: u64, mss: u32) -> u64 {
+    size.div_ceil(u64::from(mss))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn data_receiver_delivers_in_order_once() {
+        let app = App::File(10_500);
+        let exp = |d: u64| (seg_len(app, 1000, d), content_tag(9, d));
+        let mut r = DataReceiver::new(4);
+        assert_eq!(r.on_segment(1, 1000, content_tag(9, 1), 1, exp), 0);
+        assert_eq!(r.on_segment(1, 1000, content_tag(9, 1), 1, exp), 0);
+        assert_eq!(r.duplicates, 1);
+        assert_eq!(r.on_segment(4, 1000, content_tag(9, 4), 1, exp), 0);
+        assert_eq!(r.window_violations, 1);
+        assert_eq!(r.on_segment(2, 1000, content_tag(9, 3), 1, exp), 0);
+        assert_eq!(r.integrity_errors, 1);
+        assert_eq!(r.on_segment(0, 1000, content_tag(9, 0), 2, exp), 2000);
+        assert_eq!(r.rcv_nxt, 2);
+        assert_eq!(r.window_edge(), 6);
+        assert_eq!(seg_len(app, 1000, 10), 500);
+        assert_eq!(file_segs(10_500, 1000), 11);
+    }
+}

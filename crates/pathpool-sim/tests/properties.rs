@@ -1,0 +1,234 @@
+//! Invariants that must hold for any scenario: exactly-once in-order delivery, packet
+//! conservation, determinism.
+
+use pathpool_sim::{run, RunOutput, Scenario};
+use proptest::prelude::*;
+
+fn scenario(text: &str) -> Scenario {
+    Scenario::from_toml_str(text, "test").unwrap_or_else(|e| panic!("{e}\n{text}"))
+}
+
+#[derive(Clone, Debug)]
+struct LinkP {
+    rate_mbps: u32,
+    delay_ms: u32,
+    buffer: u32,
+    loss_permille: u32,
+}
+
+#[derive(Clone, Debug)]
+struct Topo {
+    links: Vec<LinkP>,
+    /// Each path: indices into links, plus whether ACKs come back over (lossy) links.
+    paths: Vec<(Vec<usize>, bool)>,
+    file_kb: u32,
+    algorithm: &'static str,
+    scheduler: &'static str,
+    rcv_buffer_kb: u32,
+    delayed_ack: bool,
+}
+
+fn topo() -> impl Strategy<Value = Topo> {
+    let link = (1u32..50, 1u32..60, 3u32..80, 0u32..60)
+        .prop_map(|(rate_mbps, delay_ms, buffer, loss_permille)| LinkP { rate_mbps, delay_ms, buffer, loss_permille });
+    (prop::collection::vec(link, 1..5), 1usize..4).prop_flat_map(|(links, k)| {
+        let n = links.len();
+        let path = (prop::collection::vec(0..n, 1..3), any::<bool>());
+        (
+            Just(links),
+            prop::collection::vec(path, k..=k),
+            1u32..3000,
+            prop::sample::select(vec!["reno", "lia", "olia", "balia", "ewtcp", "cubic"]),
+            prop::sample::select(vec!["minrtt", "roundrobin"]),
+            prop::sample::select(vec![8u32, 64, 4096]),
+            any::<bool>(),
+        )
+            .prop_map(|(links, paths, file_kb, algorithm, scheduler, rcv_buffer_kb, delayed_ack)| Topo {
+                links,
+                paths: paths.into_iter().map(|(mut ls, a)| {
+                    ls.dedup();
+                    (ls, a)
+                }).collect(),
+                file_kb,
+                algorithm,
+                scheduler,
+                rcv_buffer_kb,
+                delayed_ack,
+            })
+    })
+}
+
+fn toml_of(t: &Topo) -> String {
+    let mut s = String::from("name = \"prop\"\nduration = \"8s\"\n");
+    for (i, l) in t.links.iter().enumerate() {
+        s += &format!(
+            "[[links]]\nname = \"l{i}\"\nrate = \"{}Mbps\"\ndelay = \"{}ms\"\nbuffer = {}\nloss = {}\n",
+            l.rate_mbps,
+            l.delay_ms,
+            l.buffer,
+            f64::from(l.loss_permille) / 1000.0
+        );
+    }
+    for (i, (ls, ack_links)) in t.paths.iter().enumerate() {
+        let names: Vec<String> = ls.iter().map(|l| format!("\"l{l}\"")).collect();
+        s += &format!("[[paths]]\nname = \"p{i}\"\nlinks = [{}]\n", names.join(", "));
+        if *ack_links {
+            // ACKs come back over the same (lossy, shared) links, reversed.
+            let rev: Vec<String> = names.iter().rev().cloned().collect();
+            s += &format!("ack_links = [{}]\n", rev.join(", "));
+        }
+    }
+    let paths: Vec<String> = (0..t.paths.len()).map(|i| format!("\"p{i}\"")).collect();
+    s += &format!(
+        "[[flows]]\nname = \"mp\"\nkind = \"mptcp\"\npaths = [{}]\nalgorithm = \"{}\"\nscheduler = \"{}\"\napp = \"file\"\nsize = \"{}KB\"\nrcv_buffer = \"{}KiB\"\ndelayed_ack = {}\n",
+        paths.join(", "),
+        t.algorithm,
+        t.scheduler,
+        t.file_kb,
+        t.rcv_buffer_kb,
+        t.delayed_ack
+    );
+    // A competing single-path TCP bulk flow on the first path, starting later.
+    s += "[[flows]]\nname = \"tcp\"\nkind = \"tcp\"\npath = \"p0\"\nstart = \"1s\"\nstop = \"5s\"\n";
+    s
+}
+
+fn check_invariants(out: &RunOutput, file_bytes: Option<u64>) {
+    for f in &out.flows {
+        assert_eq!(f.integrity_errors, 0, "flow {}: data corrupted or outside the window", f.flow);
+        assert_eq!(
+            f.sent_packets,
+            f.received_packets + f.dropped_packets + f.in_flight_packets,
+            "flow {}: data packets not conserved",
+            f.flow
+        );
+        let sub_sent: u64 = out.subflows.iter().filter(|s| s.flow == f.flow).map(|s| s.sent_packets).sum();
+        assert_eq!(sub_sent, f.sent_packets);
+    }
+    for l in &out.links {
+        assert_eq!(
+            l.arrived_packets,
+            l.forwarded_packets + l.queue_drops + l.random_drops + l.queued_packets_end,
+            "link {}: packets not conserved",
+            l.link
+        );
+        assert!(l.utilisation <= 1.0 + 1e-9 && l.utilisation >= 0.0);
+    }
+    let dropped: u64 = out.links.iter().map(|l| l.queue_drops + l.random_drops).sum();
+    let flow_drops: u64 = out.flows.iter().map(|f| f.dropped_packets).sum();
+    assert!(flow_drops <= dropped, "data drops exceed link drops");
+    if let Some(size) = file_bytes {
+        let f = &out.flows[0];
+        if f.completion_time_s.is_finite() {
+            assert_eq!(f.delivered_bytes, size, "completed download delivered the wrong amount");
+        } else {
+            assert!(f.delivered_bytes < size);
+        }
+        // Nothing beyond the file is ever delivered, and whole segments arrive in order.
+        assert!(f.delivered_bytes <= size);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
+
+    #[test]
+    fn delivery_is_exactly_once_in_order_and_packets_are_conserved(t in topo(), seed in 0u64..1000) {
+        let text = toml_of(&t);
+        let sc = scenario(&text);
+        let out = run(&sc, seed).unwrap();
+        check_invariants(&out, Some(u64::from(t.file_kb) * 1000));
+    }
+}
+
+const TWO_PATHS: &str = r#"
+name = "det"
+duration = "5s"
+[metrics]
+interval = "50ms"
+[[links]]
+name = "a"
+rate = "10Mbps"
+delay = "10ms"
+buffer = 30
+loss = "0.5%"
+[[links]]
+name = "b"
+rate = "5Mbps"
+delay = "40ms"
+buffer = "40KB"
+gilbert = { p = 0.01, r = 0.3, loss_bad = 0.5 }
+[[paths]]
+name = "pa"
+links = ["a"]
+[[paths]]
+name = "pb"
+links = ["b"]
+[[flows]]
+name = "mp"
+kind = "mptcp"
+paths = ["pa", "pb"]
+algorithm = "lia"
+[[flows]]
+name = "t"
+kind = "tcp"
+path = "pa"
+count = 2
+start_jitter = "1s"
+delayed_ack = true
+"#;
+
+#[test]
+fn same_seed_same_output_and_seeds_differ() {
+    let sc = scenario(TWO_PATHS);
+    let mut a = run(&sc, 7).unwrap();
+    let mut b = run(&sc, 7).unwrap();
+    a.stats.wall_s = 0.0;
+    b.stats.wall_s = 0.0;
+    // NaN != NaN, so compare the debug rendering, which is exact for floats.
+    assert_eq!(format!("{a:?}"), format!("{b:?}"));
+    assert!(!a.series.is_empty());
+    let mut c = run(&sc, 8).unwrap();
+    c.stats.wall_s = 0.0;
+    assert_ne!(format!("{a:?}"), format!("{c:?}"));
+    check_invariants(&a, None);
+}
+
+#[test]
+fn lossless_download_completes_at_the_bottleneck_rate() {
+    // 1 MB over a 10 Mb/s, 10 ms link with a buffer that never overflows: no loss, so the
+    // download takes at least size/rate and not much more than slow start plus size/rate.
+    let sc = scenario(
+        r#"
+name = "dl"
+duration = "10s"
+[[links]]
+name = "l"
+rate = "10Mbps"
+delay = "10ms"
+buffer = 100000
+[[paths]]
+name = "p"
+links = ["l"]
+[[flows]]
+name = "f"
+kind = "tcp"
+path = "p"
+app = "file"
+size = "1MB"
+send_jitter = 0
+"#,
+    );
+    let out = run(&sc, 1).unwrap();
+    let f = &out.flows[0];
+    check_invariants(&out, Some(1_000_000));
+    assert_eq!(f.delivered_bytes, 1_000_000);
+    assert_eq!(f.retransmitted_packets, 0);
+    // 691 segments of 1500 bytes on the wire at 10 Mb/s = 0.829 s, plus one-way delay.
+    let wire = (1_000_000f64 / 1448.0).ceil() * 1500.0 * 8.0 / 10e6;
+    assert!(f.completion_time_s > wire + 0.01, "{}", f.completion_time_s);
+    // Slow start from 10 segments reaches the 10 Mb/s * 20 ms BDP (~17 packets) within a few
+    // RTTs; allow 10 RTTs of overhead.
+    assert!(f.completion_time_s < wire + 0.2, "{}", f.completion_time_s);
+}
+
