@@ -1,5 +1,56 @@
-"""pathpool: multipath congestion control, from theory to a running Linux kernel."""
+"""pathpool: multipath congestion control, from theory to a running Linux kernel.
+
+The Python API of the simulator::
+
+    import pathpool
+    res = pathpool.run("scenarios/examples/two_paths.toml", seeds=[1, 2])
+    res.flows        # pandas DataFrame, one row per flow per seed
+    res.write("results/example")
+
+Names are imported on first use, so ``import pathpool`` stays cheap (worker processes rely on it).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 from pathpool._core import __version__
+from pathpool.errors import PathpoolError, ScenarioError, SimulationError
 
-__all__ = ["__version__"]
+if TYPE_CHECKING:
+    from pathpool.sim.catalog import algorithms
+    from pathpool.sim.results import Results, jain_index, read_results
+    from pathpool.sim.runner import run
+    from pathpool.sim.scenario import Scenario, load_scenario
+
+_LAZY = {
+    "run": "pathpool.sim.runner",
+    "load_scenario": "pathpool.sim.scenario",
+    "Scenario": "pathpool.sim.scenario",
+    "Results": "pathpool.sim.results",
+    "read_results": "pathpool.sim.results",
+    "jain_index": "pathpool.sim.results",
+    "algorithms": "pathpool.sim.catalog",
+}
+
+__all__ = [
+    "__version__",
+    "PathpoolError",
+    "ScenarioError",
+    "SimulationError",
+    *_LAZY,
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'pathpool' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -1,0 +1,296 @@
+"""CLI commands of the simulator: ``run``, ``algorithms``, ``validate``, ``bench``.
+
+Exit codes: 0 success, 1 the simulator failed, 2 bad input (scenario, seeds, arguments). A bad
+scenario prints exactly one line ``FILE:LINE:COL: FIELD: MESSAGE (allowed: ...)`` on stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from pathpool.errors import ScenarioError, SimulationError
+
+__all__ = ["register"]
+
+EXIT_SIM_FAILED = 1
+EXIT_BAD_INPUT = 2
+
+BENCH_SCENARIO = Path("scenarios") / "bench" / "bench.toml"
+
+
+def _fail(message: str, code: int) -> int:
+    # Plain write, not rich: the message must reach the terminal verbatim (brackets included).
+    sys.stderr.write(message.rstrip("\n") + "\n")
+    return code
+
+
+def _seeds_arg(text: str) -> list[int]:
+    from pathpool.sim.runner import parse_seeds
+
+    try:
+        seeds = parse_seeds(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+    if not seeds:
+        raise argparse.ArgumentTypeError("no seeds given")
+    return seeds
+
+
+def _positive_int(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {v}")
+    return v
+
+
+def _console(stderr: bool = False):
+    from rich.console import Console
+
+    return Console(stderr=stderr, highlight=False)
+
+
+def _mbps(bps: float | None) -> str:
+    return "-" if bps is None else f"{bps / 1e6:.3f}"
+
+
+def _summary_table(summary: dict[str, Any]):
+    from rich.table import Table
+
+    n_seeds = len(summary["seeds"])
+    table = Table(title=f"{summary['scenario']}: goodput over {n_seeds} seed{'s' if n_seeds != 1 else ''} (Mbit/s)")
+    table.add_column("flow")
+    table.add_column("kind")
+    table.add_column("algorithm")
+    table.add_column("sf", justify="right")
+    table.add_column("mean", justify="right")
+    table.add_column("sd", justify="right")
+    table.add_column("done", justify="right")
+    table.add_column("FCT s", justify="right")
+    for f in summary["flows"]:
+        ct = f["completion_time_s_mean"]
+        table.add_row(
+            f["flow"],
+            f["kind"],
+            f["algorithm"],
+            str(f["n_subflows"]),
+            _mbps(f["goodput_bps_mean"]),
+            _mbps(f["goodput_bps_std"]),
+            f"{f['completed']}/{f['seeds']}",
+            "-" if ct is None else f"{ct:.3f}",
+        )
+    return table
+
+
+# -- run ---------------------------------------------------------------------------------------
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    from pathpool.sim.runner import run
+    from pathpool.sim.scenario import load_scenario
+
+    try:
+        scenario = load_scenario(args.scenario)
+        out = Path(args.output) if args.output else Path("results") / scenario.name
+        show_bar = not args.no_progress and sys.stderr.isatty()
+        results = run(scenario, seeds=args.seeds, progress=show_bar, jobs=args.jobs)
+    except ScenarioError as e:
+        return _fail(str(e), EXIT_BAD_INPUT)
+    except SimulationError as e:
+        return _fail(f"{args.scenario}: simulation failed: {e}", EXIT_SIM_FAILED)
+    try:
+        files = results.write(out)
+    except OSError as e:
+        return _fail(f"{out}: cannot write results: {e}", EXIT_SIM_FAILED)
+    if not args.quiet:
+        summary = results.summary
+        console = _console()
+        console.print(_summary_table(summary))
+        jain = ", ".join(
+            f"{s['seed']}: {'-' if s['jain_index'] is None else format(s['jain_index'], '.4f')}"
+            for s in summary["per_seed"]
+        )
+        console.print(f"Jain index of flow goodputs per seed: {jain}", soft_wrap=True)
+        t = summary["totals"]
+        console.print(
+            f"{t['data_packets']} data packets, {t['events']} events simulated in {results.wall_s:.2f} s wall; "
+            f"wrote {len(files)} files to {out}",
+            soft_wrap=True,
+        )
+    return 0
+
+
+# -- algorithms --------------------------------------------------------------------------------
+
+
+def _cmd_algorithms(args: argparse.Namespace) -> int:
+    from rich.table import Table
+
+    from pathpool.sim.catalog import algorithms
+
+    algos = algorithms()
+    if args.json:
+        sys.stdout.write(json.dumps(algos, indent=2) + "\n")
+        return 0
+    table = Table(title="pathpool algorithms", show_lines=True)
+    table.add_column("name", style="bold")
+    table.add_column("coupled")
+    table.add_column("parameters (default; allowed)")
+    table.add_column("source")
+    for a in algos:
+        params = "\n".join(f"{p['name']} = {p['default']}; {p['allowed']}" for p in a["params"]) or "-"
+        table.add_row(a["name"], "yes" if a["coupled"] else "no", params, a["source"])
+    _console().print(table)
+    if args.verbose:
+        console = _console()
+        for a in algos:
+            console.print(f"\n[bold]{a['name']}[/bold]: {a['summary']}", markup=True)
+            console.print(a["formula"], markup=False)
+            for p in a["params"]:
+                console.print(f"  {p['name']}: {p['doc']}", markup=False)
+    return 0
+
+
+# -- validate ----------------------------------------------------------------------------------
+
+
+def _cmd_validate(args: argparse.Namespace) -> int:
+    from pathpool.sim.scenario import load_scenario
+
+    code = 0
+    for path in args.scenarios:
+        try:
+            sc = load_scenario(path)
+        except ScenarioError as e:
+            _fail(str(e), EXIT_BAD_INPUT)
+            code = EXIT_BAD_INPUT
+            continue
+        seeds = ",".join(str(s) for s in sc.seeds)
+        sys.stdout.write(f"ok {path}: {sc.name}, {sc.duration_s:g} s, seeds {seeds}\n")
+    return code
+
+
+# -- bench -------------------------------------------------------------------------------------
+
+
+def _bench_default() -> Path | None:
+    import pathpool
+
+    here = Path.cwd() / BENCH_SCENARIO
+    repo = Path(pathpool.__file__).resolve().parents[2] / BENCH_SCENARIO
+    for candidate in (here, repo):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def _cmd_bench(args: argparse.Namespace) -> int:
+    from rich.table import Table
+
+    from pathpool import _core
+    from pathpool.sim.scenario import load_scenario
+
+    path = args.scenario or _bench_default()
+    if path is None:
+        return _fail(f"no benchmark scenario: {BENCH_SCENARIO} not found here or in the source tree", EXIT_BAD_INPUT)
+    try:
+        sc = load_scenario(path)
+    except ScenarioError as e:
+        return _fail(str(e), EXIT_BAD_INPUT)
+    seed = args.seed if args.seed is not None else sc.seeds[0]
+    rows = []
+    for r in range(args.repeat):
+        t0 = time.perf_counter()
+        try:
+            raw = _core.run_scenario(sc.text, sc.origin, seed)
+        except SimulationError as e:
+            return _fail(f"{path}: simulation failed: {e}", EXIT_SIM_FAILED)
+        outer = time.perf_counter() - t0
+        st = raw["stats"]
+        # RunStats.wall_s times the simulation alone (no conversion to Python objects).
+        wall = st["wall_s"] if st["wall_s"] > 0 else outer
+        rows.append(
+            {
+                "repeat": r + 1,
+                "seed": seed,
+                "simulated_s": st["simulated_s"],
+                "wall_s": wall,
+                "wall_with_export_s": outer,
+                "data_packets": st["data_packets"],
+                "events": st["events"],
+                "data_packets_per_s": st["data_packets"] / wall,
+                "events_per_s": st["events"] / wall,
+            }
+        )
+    best = max(rows, key=lambda x: x["data_packets_per_s"])
+    median_pps = statistics.median(x["data_packets_per_s"] for x in rows)
+    if args.json:
+        doc = {"scenario": sc.name, "origin": sc.origin, "runs": rows, "best_data_packets_per_s": best["data_packets_per_s"], "median_data_packets_per_s": median_pps}
+        sys.stdout.write(json.dumps(doc, indent=2) + "\n")
+        return 0
+    table = Table(title=f"bench: {sc.name} ({sc.origin}), seed {seed}, one core")
+    for col in ("run", "simulated s", "wall s", "data packets", "data packets/s", "events/s"):
+        table.add_column(col, justify="right")
+    for x in rows:
+        table.add_row(
+            str(x["repeat"]),
+            f"{x['simulated_s']:g}",
+            f"{x['wall_s']:.3f}",
+            f"{x['data_packets']:,}",
+            f"{x['data_packets_per_s']:,.0f}",
+            f"{x['events_per_s']:,.0f}",
+        )
+    console = _console()
+    console.print(table)
+    console.print(
+        f"simulated data packets per wall-clock second: best {best['data_packets_per_s']:,.0f}, "
+        f"median {median_pps:,.0f} (over {len(rows)} run{'s' if len(rows) != 1 else ''})"
+    )
+    return 0
+
+
+# -- registration ------------------------------------------------------------------------------
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add ``run``, ``algorithms``, ``validate`` and ``bench`` to the ``pathpool`` command."""
+    p = subparsers.add_parser(
+        "run",
+        help="run a scenario for each seed and write tidy results",
+        description="Run SCENARIO for each seed and write flows/subflows/links/series (Parquet and CSV), "
+        "scenario.toml, summary.json and timing.json to DIR, each file atomically.",
+    )
+    p.add_argument("scenario", metavar="SCENARIO", help="scenario TOML file")
+    p.add_argument("-o", "--output", metavar="DIR", help="results directory (default: results/<scenario name>)")
+    p.add_argument("--seeds", type=_seeds_arg, metavar="LIST", help="seeds, e.g. 1,2,5-8 (default: the scenario's seeds)")
+    p.add_argument(
+        "-j", "--jobs", type=_positive_int, default=None, metavar="N",
+        help="worker processes (default: one per core, at most one per seed); results do not depend on it",
+    )
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("-q", "--quiet", action="store_true", help="no summary table")
+    p.set_defaults(func=_cmd_run)
+
+    p = subparsers.add_parser("algorithms", help="list congestion-control algorithms, parameters and sources")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.add_argument("-v", "--verbose", action="store_true", help="also print each formula and parameter doc")
+    p.set_defaults(func=_cmd_algorithms)
+
+    p = subparsers.add_parser("validate", help="check scenario files without running them")
+    p.add_argument("scenarios", metavar="SCENARIO", nargs="+", help="scenario TOML files")
+    p.set_defaults(func=_cmd_validate)
+
+    p = subparsers.add_parser("bench", help="measure simulated data packets per wall-clock second")
+    p.add_argument("scenario", metavar="SCENARIO", nargs="?", help=f"scenario TOML file (default: {BENCH_SCENARIO})")
+    p.add_argument("--repeat", type=_positive_int, default=1, metavar="N", help="runs (default 1)")
+    p.add_argument("--seed", type=int, default=None, help="seed (default: the scenario's first)")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(func=_cmd_bench)

@@ -1,0 +1,321 @@
+"""Results of a run: pandas DataFrames in memory, Parquet + CSV + JSON on disk.
+
+Files are byte-for-byte deterministic for a given scenario text, seed list and environment:
+column order and Arrow types come from :mod:`pathpool.sim.schema`, rows are in seed order and
+then in the simulator's (deterministic) order, Parquet files carry no pandas metadata and no
+timestamps, floats are written as the shortest text that reads back to the same double. The only
+non-deterministic quantity, wall-clock time, goes to ``timing.json`` and nowhere else.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from pathpool.errors import SimulationError
+from pathpool.sim.io import atomic_write, atomic_write_text
+from pathpool.sim.scenario import Scenario
+from pathpool.sim.schema import arrow_schema, column_names
+
+__all__ = ["Results", "jain_index", "read_results", "TABLE_NAMES", "RESULT_FILES"]
+
+#: Tables written as both Parquet and CSV, in writing order.
+TABLE_NAMES: tuple[str, ...] = ("flows", "subflows", "links", "series")
+
+#: Every file :meth:`Results.write` produces. All but ``timing.json`` are deterministic.
+RESULT_FILES: tuple[str, ...] = (
+    *(f"{t}.{ext}" for t in TABLE_NAMES for ext in ("parquet", "csv")),
+    "scenario.toml",
+    "timing.json",
+    "summary.json",
+)
+
+
+def jain_index(values: Sequence[float] | np.ndarray) -> float:
+    """Jain's fairness index ``(sum x)^2 / (n * sum x^2)``.
+
+    Jain, Chiu and Hawe, "A quantitative measure of fairness and discrimination for resource
+    allocation in shared computer systems", DEC-TR-301, 1984, eq. (1). It is 1 when all ``n``
+    values are equal and ``1/n`` when one takes everything. NaN for no values or all zeros.
+    """
+    x = np.asarray(values, dtype=np.float64)
+    sq = float(np.sum(x * x))
+    if x.size == 0 or sq == 0.0:
+        return math.nan
+    return float(np.sum(x)) ** 2 / (x.size * sq)
+
+
+def _check_columns(name: str, got: Sequence[str]) -> None:
+    expected = column_names(name)
+    if list(got) != expected:
+        raise SimulationError(
+            f"internal: the core's {name!r} columns {list(got)} do not match the documented "
+            f"schema {expected} (pathpool/sim/schema.py)"
+        )
+
+
+def _table(name: str, columns: dict[str, list[Any]]) -> pd.DataFrame:
+    _check_columns(name, list(columns))
+    return pa.table(columns, schema=arrow_schema(name)).to_pandas()
+
+
+def _decode(column: Any, field: pa.Field) -> pa.Array:
+    """One column as ``_core`` hands it over: a list, ``(numpy dtype, bytes)``, or
+    ``("dict", (u32 codes as bytes, labels))``."""
+    if isinstance(column, tuple):
+        kind, payload = column
+        if kind == "dict":
+            codes, labels = payload
+            indices = pa.array(np.frombuffer(codes, dtype="<u4"))
+            return pc.take(pa.array(labels, type=field.type), indices)
+        return pa.array(np.frombuffer(payload, dtype=kind), type=field.type)
+    return pa.array(column, type=field.type)
+
+
+def _arrow_from_core(name: str, columns: dict[str, Any]) -> pa.Table:
+    _check_columns(name, list(columns))
+    schema = arrow_schema(name)
+    return pa.Table.from_arrays([_decode(columns[f.name], f) for f in schema], schema=schema)
+
+
+def _json_value(v: Any) -> Any:
+    """Plain JSON types; NaN/inf (not valid JSON) become null."""
+    if isinstance(v, dict):
+        return {k: _json_value(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_json_value(x) for x in v]
+    if isinstance(v, (np.integer,)):
+        return int(v)
+    if isinstance(v, (float, np.floating)):
+        f = float(v)
+        return f if math.isfinite(f) else None
+    return v
+
+
+def _dumps(obj: Any) -> str:
+    return json.dumps(_json_value(obj), indent=2, allow_nan=False) + "\n"
+
+
+def _arrow(name: str, df: pd.DataFrame) -> pa.Table:
+    table = pa.Table.from_pandas(df[column_names(name)], schema=arrow_schema(name), preserve_index=False)
+    # pandas metadata records the pandas version; dropping it keeps files identical across
+    # environments and costs nothing (the Arrow types already say everything).
+    return table.replace_schema_metadata(None)
+
+
+@dataclass
+class Results:
+    """Everything a run produced: one row per flow / subflow / link per seed.
+
+    Attributes
+    ----------
+    scenario : Scenario
+        The validated scenario that was run.
+    seeds : tuple of int
+        Seeds, in the order their rows appear.
+    flows, subflows, links : pandas.DataFrame
+        Tidy tables, columns as documented in :data:`pathpool.sim.schema.TABLES`.
+    series : pandas.DataFrame
+        Long-form time series: columns seed, time_s, entity, id, metric, value.
+    stats : pandas.DataFrame
+        Per seed: simulated_s, events, data_packets, wall_s.
+    wall_s : float
+        Wall-clock seconds of the whole :func:`pathpool.run` call.
+    """
+
+    scenario: Scenario
+    seeds: tuple[int, ...]
+    flows: pd.DataFrame
+    subflows: pd.DataFrame
+    links: pd.DataFrame
+    series: pd.DataFrame
+    stats: pd.DataFrame
+    wall_s: float
+
+    @classmethod
+    def from_core(
+        cls, scenario: Scenario, seeds: Sequence[int], raws: Sequence[dict[str, Any]], wall_s: float
+    ) -> Results:
+        """Assemble results from the per-seed dicts of ``_core.run_scenario``, in seed order."""
+        tables = {
+            name: pa.concat_tables([_arrow_from_core(name, raw[name]) for raw in raws]).combine_chunks().to_pandas()
+            for name in TABLE_NAMES
+        }
+        stats_cols: dict[str, list[Any]] = {c: [] for c in column_names("stats")}
+        for raw in raws:
+            for c in stats_cols:
+                stats_cols[c].append(raw["stats"][c])
+        return cls(
+            scenario=scenario,
+            seeds=tuple(int(s) for s in seeds),
+            stats=_table("stats", stats_cols),
+            wall_s=float(wall_s),
+            **tables,
+        )
+
+    # -- summary ---------------------------------------------------------------------------
+
+    def _summary_deterministic(self) -> dict[str, Any]:
+        flows = self.flows
+        per_seed = []
+        for seed in self.seeds:
+            f = flows[flows["seed"] == seed]
+            row: dict[str, Any] = {
+                "seed": seed,
+                "jain_index": jain_index(f["goodput_bps"].to_numpy()),
+                "total_goodput_bps": float(f["goodput_bps"].sum()),
+                "delivered_bytes": int(f["delivered_bytes"].sum()),
+                "sent_packets": int(f["sent_packets"].sum()),
+                "retransmitted_packets": int(f["retransmitted_packets"].sum()),
+                "lost_packets": int(f["lost_packets"].sum()),
+            }
+            st = self.stats[self.stats["seed"] == seed]
+            for c in column_names("stats"):
+                if c not in ("seed", "wall_s"):
+                    row[c] = st[c].iloc[0].item() if len(st) else None
+            per_seed.append(row)
+        per_flow = []
+        for flow, g in flows.groupby("flow", sort=False):
+            gp = g["goodput_bps"].to_numpy(dtype=np.float64)
+            ct = g["completion_time_s"].to_numpy(dtype=np.float64)
+            finished = ct[~np.isnan(ct)]
+            per_flow.append(
+                {
+                    "flow": flow,
+                    "kind": g["kind"].iloc[0],
+                    "algorithm": g["algorithm"].iloc[0],
+                    "n_subflows": int(g["n_subflows"].iloc[0]),
+                    "seeds": int(len(g)),
+                    "goodput_bps_mean": float(gp.mean()),
+                    "goodput_bps_std": float(gp.std(ddof=1)) if gp.size > 1 else math.nan,
+                    "goodput_bps_min": float(gp.min()),
+                    "goodput_bps_max": float(gp.max()),
+                    "completed": int(finished.size),
+                    "completion_time_s_mean": float(finished.mean()) if finished.size else math.nan,
+                }
+            )
+        totals = {
+            k: int(sum(s[k] for s in per_seed))
+            for k in ("delivered_bytes", "sent_packets", "retransmitted_packets", "lost_packets", "events", "data_packets")
+        }
+        return {
+            "scenario": self.scenario.name,
+            "origin": self.scenario.origin,
+            "duration_s": self.scenario.duration_s,
+            "seeds": list(self.seeds),
+            "per_seed": per_seed,
+            "flows": per_flow,
+            "totals": totals,
+        }
+
+    def _timing(self) -> dict[str, Any]:
+        rows = []
+        for rec in self.stats.to_dict("records"):
+            wall = float(rec["wall_s"])
+            rows.append(
+                {
+                    "seed": int(rec["seed"]),
+                    "wall_s": wall,
+                    "events_per_s": rec["events"] / wall if wall > 0 else math.nan,
+                    "data_packets_per_s": rec["data_packets"] / wall if wall > 0 else math.nan,
+                }
+            )
+        return {"wall_s": self.wall_s, "per_seed": rows}
+
+    @property
+    def summary(self) -> dict[str, Any]:
+        """Scenario, seeds, per-seed Jain index of flow goodputs and totals, per-flow goodput
+        over seeds, totals, and wall-clock time (``wall_s``, ``timing``).
+
+        NaN (e.g. no completed download) is ``None``.
+        """
+        out = self._summary_deterministic()
+        out["wall_s"] = self.wall_s
+        out["timing"] = self._timing()
+        return _json_value(out)
+
+    # -- files -----------------------------------------------------------------------------
+
+    def write(self, directory: str | os.PathLike[str]) -> list[Path]:
+        """Write every table as Parquet and CSV, plus ``scenario.toml``, ``summary.json`` and
+        ``timing.json``, each file atomically.
+
+        Parameters
+        ----------
+        directory : path-like
+            Created if missing. Existing files of the same names are replaced.
+
+        Returns
+        -------
+        list of pathlib.Path
+            The files written, in :data:`RESULT_FILES` order. ``summary.json`` is written last,
+            so its presence means the set is complete.
+        """
+        out = Path(directory)
+        out.mkdir(parents=True, exist_ok=True)
+        written = []
+        for name in TABLE_NAMES:
+            df = getattr(self, name)
+            table = _arrow(name, df)
+            written.append(
+                atomic_write(
+                    out / f"{name}.parquet",
+                    lambda fh, t=table: pq.write_table(t, fh, compression="zstd", write_statistics=True),
+                )
+            )
+            written.append(
+                atomic_write(
+                    out / f"{name}.csv",
+                    lambda fh, d=df, n=name: d[column_names(n)].to_csv(
+                        fh, index=False, lineterminator="\n", encoding="utf-8"
+                    ),
+                )
+            )
+        written.append(atomic_write_text(out / "scenario.toml", self.scenario.text))
+        written.append(atomic_write_text(out / "timing.json", _dumps(self._timing())))
+        written.append(atomic_write_text(out / "summary.json", _dumps(self._summary_deterministic())))
+        return written
+
+
+def read_results(directory: str | os.PathLike[str]) -> Results:
+    """Load what :meth:`Results.write` wrote (from the Parquet files).
+
+    Parameters
+    ----------
+    directory : path-like
+
+    Returns
+    -------
+    Results
+    """
+    d = Path(directory)
+    summary = json.loads((d / "summary.json").read_text(encoding="utf-8"))
+    timing = json.loads((d / "timing.json").read_text(encoding="utf-8"))
+    scenario = Scenario(
+        name=summary["scenario"],
+        origin=summary["origin"],
+        seeds=tuple(summary["seeds"]),
+        duration_s=summary["duration_s"],
+        text=(d / "scenario.toml").read_text(encoding="utf-8"),
+    )
+    tables = {name: pq.read_table(d / f"{name}.parquet").to_pandas() for name in TABLE_NAMES}
+    wall = {row["seed"]: row["wall_s"] for row in timing["per_seed"]}
+    stats = _table(
+        "stats",
+        {
+            c: [wall.get(s["seed"]) if c == "wall_s" else s[c] for s in summary["per_seed"]]
+            for c in column_names("stats")
+        },
+    )
+    return Results(scenario=scenario, seeds=scenario.seeds, stats=stats, wall_s=timing["wall_s"], **tables)

@@ -1,0 +1,226 @@
+"""Running a scenario over its seeds, in this process or in a pool of worker processes."""
+
+from __future__ import annotations
+
+import multiprocessing
+import operator
+import os
+import queue as queue_mod
+import time
+from collections.abc import Callable, Iterable
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
+from typing import Any, Union
+
+from pathpool import _core
+from pathpool.errors import ScenarioError, SimulationError
+from pathpool.sim import _worker
+from pathpool.sim.results import Results
+from pathpool.sim.scenario import Scenario, ScenarioLike, load_scenario
+
+__all__ = ["run", "parse_seeds", "default_jobs"]
+
+ProgressArg = Union[bool, Callable[[float], Any]]
+
+_U64_MAX = 2**64 - 1
+
+
+def default_jobs(n_seeds: int) -> int:
+    """Worker processes for ``n_seeds`` seeds: one per usable core, never more than seeds."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:
+        cores = os.cpu_count() or 1
+    return max(1, min(cores, n_seeds))
+
+
+def parse_seeds(text: str) -> list[int]:
+    """Parse a seed list like ``"1,2,5-8"`` (ranges inclusive).
+
+    Raises
+    ------
+    ValueError
+        With a message naming the bad item.
+    """
+    seeds: list[int] = []
+    for item in text.split(","):
+        item = item.strip()
+        if not item:
+            continue
+        lo, sep, hi = item.partition("-")
+        try:
+            if sep:
+                a, b = int(lo), int(hi)
+                if b < a:
+                    raise ValueError
+                seeds.extend(range(a, b + 1))
+            else:
+                seeds.append(int(item))
+        except ValueError:
+            raise ValueError(f"bad seed {item!r}; expected integers or ranges like 1,2,5-8") from None
+    return seeds
+
+
+def _check_seeds(seeds: Iterable[int], origin: str) -> tuple[int, ...]:
+    out: list[int] = []
+    for item in seeds:
+        try:
+            s = operator.index(item)  # int, numpy integer; not float or str
+        except TypeError:
+            s = None
+        if s is None or isinstance(item, bool) or not 0 <= s <= _U64_MAX:
+            raise ScenarioError(
+                f"seed {item!r} is not allowed", origin=origin, field="seeds", allowed="integers 0 to 2^64-1"
+            )
+        if s in out:
+            raise ScenarioError(f"seed {s} is listed twice", origin=origin, field="seeds", allowed="distinct integers")
+        out.append(int(s))
+    if not out:
+        raise ScenarioError("no seeds to run", origin=origin, field="seeds", allowed="at least one integer")
+    return tuple(out)
+
+
+class _Progress:
+    """Overall progress over seeds, shown as a rich bar or handed to a callable."""
+
+    def __init__(self, how: ProgressArg, scenario: Scenario, n: int) -> None:
+        self.fractions = [0.0] * n
+        self.callback: Callable[[float], Any] | None = None
+        self.bar = None
+        if callable(how):
+            self.callback = how
+        elif how:
+            from rich.console import Console
+            from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+            self.bar = Progress(
+                TextColumn("[bold]{task.description}"),
+                BarColumn(),
+                TaskProgressColumn(),
+                TimeElapsedColumn(),
+                TimeRemainingColumn(),
+                console=Console(stderr=True),
+                transient=True,
+            )
+            seeds = f"{n} seed{'s' if n != 1 else ''}"
+            self.task = self.bar.add_task(f"{scenario.name} ({seeds})", total=1.0)
+            self.bar.start()
+
+    @property
+    def active(self) -> bool:
+        return self.callback is not None or self.bar is not None
+
+    def update(self, index: int, fraction: float) -> None:
+        self.fractions[index] = min(max(float(fraction), 0.0), 1.0)
+        overall = sum(self.fractions) / len(self.fractions)
+        if self.callback is not None:
+            self.callback(overall)
+        if self.bar is not None:
+            self.bar.update(self.task, completed=overall)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+
+
+def _run_sequential(sc: Scenario, seeds: tuple[int, ...], progress: _Progress) -> list[dict[str, Any]]:
+    raws = []
+    for i, seed in enumerate(seeds):
+        if progress.active:
+            raws.append(_core.run_scenario(sc.text, sc.origin, seed, lambda f, i=i: progress.update(i, f)))
+        else:
+            raws.append(_core.run_scenario(sc.text, sc.origin, seed))
+    return raws
+
+
+def _run_pool(sc: Scenario, seeds: tuple[int, ...], jobs: int, progress: _Progress) -> list[dict[str, Any]]:
+    # spawn, not fork: the parent may have threads (rich's refresher, BLAS pools) and forking a
+    # threaded process can deadlock the child.
+    ctx = multiprocessing.get_context("spawn")
+    q = ctx.Queue() if progress.active else None
+    raws: list[dict[str, Any] | None] = [None] * len(seeds)
+
+    def drain() -> None:
+        if q is None:
+            return
+        while True:
+            try:
+                i, f = q.get_nowait()
+            except queue_mod.Empty:
+                return
+            progress.update(i, f)
+
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_worker.init, initargs=(q,)) as pool:
+        futures = {pool.submit(_worker.run_one, sc.text, sc.origin, s, i): i for i, s in enumerate(seeds)}
+        pending = set(futures)
+        try:
+            while pending:
+                done, pending = wait(pending, timeout=0.1, return_when=FIRST_COMPLETED)
+                drain()
+                for fut in done:
+                    i = futures[fut]
+                    try:
+                        raws[i] = fut.result()
+                    except BrokenProcessPool as e:
+                        raise SimulationError(
+                            f"a worker process died while running seed {seeds[i]} of {sc.origin} "
+                            f"(killed, or crashed outside Python): {e}"
+                        ) from None
+                    progress.update(i, 1.0)
+        except BaseException:
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+    # Rows are merged in seed-list order, whatever order the workers finished in.
+    return [r for r in raws if r is not None]
+
+
+def run(
+    scenario: ScenarioLike,
+    seeds: Iterable[int] | None = None,
+    progress: ProgressArg = False,
+    jobs: int | None = 1,
+) -> Results:
+    """Run a scenario for each seed and return the tidy results.
+
+    Parameters
+    ----------
+    scenario : str, os.PathLike, dict or Scenario
+        A TOML scenario file, the same structure as a dict, or a :class:`Scenario` from
+        :func:`load_scenario`.
+    seeds : iterable of int, optional
+        Seeds to run, in the order their rows should appear. Default: the scenario's ``seeds``.
+    progress : bool or callable, default False
+        True shows a rich progress bar on stderr; a callable is called with the overall fraction
+        done (0 to 1) every so often.
+    jobs : int or None, default 1
+        Worker processes. 1 runs in this process (the GIL is released while simulating); None
+        uses one per core, capped at the number of seeds. Output does not depend on it.
+
+    Returns
+    -------
+    Results
+        DataFrames ``flows``, ``subflows``, ``links``, ``series``, ``stats`` and ``summary``.
+
+    Raises
+    ------
+    ScenarioError
+        The scenario (or the seed list) is invalid; nothing was run.
+    SimulationError
+        The simulator failed (an internal panic included) or a worker process died.
+    """
+    sc = load_scenario(scenario)
+    seed_tuple = _check_seeds(sc.seeds if seeds is None else seeds, sc.origin)
+    n_jobs = default_jobs(len(seed_tuple)) if jobs is None else int(jobs)
+    if n_jobs < 1:
+        raise ValueError(f"jobs must be >= 1, got {jobs}")
+    n_jobs = min(n_jobs, len(seed_tuple))
+    start = time.perf_counter()
+    bar = _Progress(progress, sc, len(seed_tuple))
+    try:
+        if n_jobs == 1:
+            raws = _run_sequential(sc, seed_tuple, bar)
+        else:
+            raws = _run_pool(sc, seed_tuple, n_jobs, bar)
+    finally:
+        bar.close()
+    return Results.from_core(sc, seed_tuple, raws, time.perf_counter() - start)
