@@ -12,6 +12,8 @@ command -v tc >/dev/null || need+=(iproute2)
 [[ -e /usr/include/libelf.h ]] || need+=(libelf-dev)
 [[ -e /usr/include/zlib.h ]] || need+=(zlib1g-dev)
 command -v pkg-config >/dev/null || need+=(pkg-config)
+[[ -e /usr/include/jansson.h ]] || need+=(libjansson-dev)   # kernel/test/host_test.c
+command -v ethtool >/dev/null || need+=(ethtool)            # test bed: offloads off on veths
 if ((${#need[@]} == 0)); then exit 0; fi
 if [[ $(id -u) != 0 ]]; then
   echo "install-system-deps: not root; missing ${need[*]} (kernel tests will skip)" >&2

@@ -1,0 +1,473 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * pp_common.bpf.h: the tcp_congestion_ops callbacks shared by every pathpool algorithm.
+ *
+ * Each pp_<algo>.bpf.c defines PP_ALGO (one of PP_ALGO_*) and PP_NAME, then includes this file,
+ * which provides the callbacks and the struct_ops map. The arithmetic lives in pp_cc_math.h.
+ *
+ * Coupling. A subflow finds its MPTCP connection through its ULP context:
+ *   inet_csk(sk)->icsk_ulp_data  --bpf_rdonly_cast-->  struct mptcp_subflow_context  ->conn
+ * (bpf_skc_to_mptcp_sock() is refused for struct_ops programs on 6.x and
+ * bpf_mptcp_sock_from_subflow() is not callable from them). The connection pointer keys a hash
+ * map whose value holds one slot per subflow (window, RTT, OLIA's inter-loss bytes). A subflow
+ * claims a slot with a compare-and-swap at init and frees it at release; the last one out
+ * deletes the entry. A subflow writes only its own slot and reads its siblings' slots as plain
+ * loads: on other CPUs those values may be a few ACKs old. The coupled formulas are rates
+ * averaged over RTTs, so a stale sibling window only shifts one increment by a fraction of a
+ * 1/w step; nothing requires a consistent snapshot.
+ *
+ * Model followed (crates/pathpool-cc/src/algos/common.rs): Linux slow start capped at ssthresh,
+ * nothing carried into congestion avoidance; one increment step per ACK in congestion
+ * avoidance whatever its size; ssthresh = max(w/2, 2) unless the algorithm says otherwise.
+ * The real-valued window of the model is snd_cwnd + frac/2^32, frac kept in the private area.
+ *
+ * Plain TCP sockets (no MPTCP ULP) run Reno with the same per-ACK rule.
+ */
+#ifndef PP_COMMON_BPF_H
+#define PP_COMMON_BPF_H
+
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+
+#include "pp_cc_math.h"
+#include "pp_tunables.h"
+
+#define PP_ALGO_RENO 0
+#define PP_ALGO_LIA 1
+#define PP_ALGO_OLIA 2
+#define PP_ALGO_BALIA 3
+#define PP_ALGO_RSFDB 4
+#define PP_ALGO_RSFLB 5
+
+#ifndef PP_ALGO
+#error "define PP_ALGO before including pp_common.bpf.h"
+#endif
+
+char _license[] SEC("license") = "GPL";
+
+/* libbpf 1.1 has no bpf_core_cast(); declare the kfunc ourselves. */
+extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym;
+
+/* Tunables, written by the loader before load (kernel/loader/pp_loader.c --set NAME=VALUE). */
+volatile struct pp_tunables pp_tun = PP_TUNABLES_DEFAULT;
+#define pp_rsf_d_us (pp_tun.rsf_d_us)
+#define pp_rsf_mu_q16 (pp_tun.rsf_mu_q16)
+#define pp_balia_quantised (pp_tun.balia_quantised)
+
+#define TCP_CA_Open_ 0
+#define TCP_CA_Recovery_ 3
+#define TCP_CA_Loss_ 4
+
+struct pp_slot {
+	__u64 sk;        /* owner socket pointer; 0 = free */
+	__u64 w;         /* q16 window (ssthresh while in recovery) */
+	__u32 rtt_us;    /* srtt */
+	__u32 active;
+	__u64 lr;        /* OLIA l_r, bytes */
+};
+
+struct pp_conn_state {
+	struct pp_slot s[PP_MAX_SF];
+	__u64 alpha_q32; /* LIA: alpha / w_total (q32) at the last recomputation (v0.95) */
+	__u32 refs;
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u64);
+	__type(value, struct pp_conn_state);
+} pp_conns SEC(".maps");
+
+/* Private per-socket state, inside icsk_ca_priv (104 bytes). */
+struct pp_ca {
+	__u64 conn;      /* mptcp_sock pointer, 0 for plain TCP */
+	__u64 frac;      /* q32 fractional window */
+	__u64 loss1;     /* OLIA: bytes_acked at the loss before last */
+	__u64 loss2;     /* OLIA: bytes_acked at the last loss */
+	__u32 slot;
+	__u32 state;     /* last TCP_CA_* seen in set_state */
+	__u32 last_rtt_us;
+	__u32 pad;
+};
+
+static __always_inline struct inet_connection_sock *pp_csk(struct sock *sk)
+{
+	return (struct inet_connection_sock *)sk;
+}
+
+static __always_inline struct tcp_sock *pp_tp(struct sock *sk)
+{
+	return (struct tcp_sock *)sk;
+}
+
+static __always_inline struct pp_ca *pp_ca(struct sock *sk)
+{
+	return (struct pp_ca *)pp_csk(sk)->icsk_ca_priv;
+}
+
+static __always_inline __u64 pp_conn_of(struct sock *sk)
+{
+	struct tcp_sock *tp = pp_tp(sk);
+	struct mptcp_subflow_context *sf;
+	void *ulp;
+
+	if (!tp->is_mptcp)
+		return 0;
+	ulp = pp_csk(sk)->icsk_ulp_data;
+	if (!ulp)
+		return 0;
+	sf = bpf_rdonly_cast(ulp, bpf_core_type_id_kernel(struct mptcp_subflow_context));
+	if (!sf)
+		return 0;
+	return (__u64)sf->conn;
+}
+
+static __always_inline struct pp_conn_state *pp_state(struct pp_ca *ca)
+{
+	__u64 key = ca->conn;
+
+	if (!key)
+		return 0;
+	return bpf_map_lookup_elem(&pp_conns, &key);
+}
+
+static __always_inline __u64 pp_own_window(struct sock *sk, struct pp_ca *ca)
+{
+	struct tcp_sock *tp = pp_tp(sk);
+
+	/* OLIA (and the model's M set) uses ssthresh for a path in recovery. */
+	if (ca->state == TCP_CA_Recovery_ || ca->state == TCP_CA_Loss_)
+		if (tp->snd_ssthresh < tp->snd_cwnd)
+			return (__u64)tp->snd_ssthresh << 16;
+	return pp_window_q16(tp->snd_cwnd, ca->frac);
+}
+
+/* Publish this subflow's numbers in its slot. */
+static __always_inline void pp_publish(struct sock *sk, struct pp_ca *ca, struct pp_conn_state *st)
+{
+	struct tcp_sock *tp = pp_tp(sk);
+	__u32 k = ca->slot;
+	__u64 l1, l2;
+
+	if (!st || k >= PP_MAX_SF)
+		return;
+	st->s[k].w = pp_own_window(sk, ca);
+	st->s[k].rtt_us = tp->srtt_us >> 3;
+	l1 = ca->loss2 - ca->loss1;
+	l2 = tp->bytes_acked - ca->loss2;
+	st->s[k].lr = l1 > l2 ? l1 : l2;
+	st->s[k].active = 1;
+}
+
+/* Copy the connection's slots into a view array. */
+static __always_inline void pp_views(struct pp_conn_state *st, struct pp_sf_view *v)
+{
+	int k;
+
+	for (k = 0; k < PP_MAX_SF; k++) {
+		v[k].w = st->s[k].w;
+		v[k].rtt_us = st->s[k].rtt_us;
+		v[k].active = st->s[k].sk ? st->s[k].active : 0;
+		v[k].lr = st->s[k].lr;
+	}
+}
+
+/*
+ * The coupled formulas run as global BPF functions: the verifier checks each once with unknown
+ * arguments instead of once per path through every caller, which otherwise exceeds its
+ * one-million-instruction budget (8 subflows x several data-dependent branches per loop).
+ */
+struct pp_vset {
+	struct pp_sf_view v[PP_MAX_SF];
+};
+
+__noinline __u64 pp_g_lia_ratio(struct pp_vset *s, int i)
+{
+	if (!s || i < 0 || i >= PP_MAX_SF)
+		return (__u64)PP_INC_ONE;
+	return pp_lia_ratio(s->v, PP_MAX_SF, i);
+}
+
+__noinline __s64 pp_g_olia_inc(struct pp_vset *s, int i)
+{
+	if (!s || i < 0 || i >= PP_MAX_SF)
+		return 0;
+	return pp_olia_inc(s->v, PP_MAX_SF, i);
+}
+
+__noinline __s64 pp_g_balia_inc(struct pp_vset *s, int i)
+{
+	if (!s || i < 0 || i >= PP_MAX_SF)
+		return 0;
+	return pp_balia_inc(s->v, PP_MAX_SF, i);
+}
+
+__noinline __u64 pp_g_balia_ssthresh(struct pp_vset *s, int i, int quantised)
+{
+	if (!s || i < 0 || i >= PP_MAX_SF)
+		return PP_MIN_SSTHRESH_W;
+	return pp_balia_ssthresh(s->v, PP_MAX_SF, i, quantised);
+}
+
+static __always_inline void pp_lia_recalc(struct pp_ca *ca, struct pp_conn_state *st)
+{
+	struct pp_vset vs;
+
+	if (!st || ca->slot >= PP_MAX_SF)
+		return;
+	pp_views(st, vs.v);
+	st->alpha_q32 = pp_g_lia_ratio(&vs, ca->slot);
+}
+
+SEC("struct_ops/pp_init")
+void BPF_PROG(pp_init, struct sock *sk)
+{
+	struct pp_ca *ca = pp_ca(sk);
+	struct pp_conn_state *st, zero = {};
+	__u64 key;
+	int k;
+
+	ca->frac = 0;
+	ca->loss1 = 0;
+	ca->loss2 = pp_tp(sk)->bytes_acked;
+	ca->slot = PP_MAX_SF;
+	ca->state = TCP_CA_Open_;
+	ca->last_rtt_us = 0;
+	ca->conn = 0;
+	key = pp_conn_of(sk);
+	if (!key)
+		return;
+	st = bpf_map_lookup_elem(&pp_conns, &key);
+	if (!st) {
+		zero.alpha_q32 = (__u64)PP_INC_ONE;
+		bpf_map_update_elem(&pp_conns, &key, &zero, BPF_NOEXIST);
+		st = bpf_map_lookup_elem(&pp_conns, &key);
+		if (!st)
+			return;   /* map full: this subflow runs uncoupled Reno */
+	}
+	for (k = 0; k < PP_MAX_SF; k++) {
+		if (__sync_val_compare_and_swap(&st->s[k].sk, 0, (__u64)sk) == 0) {
+			ca->slot = k;
+			ca->conn = key;
+			__sync_fetch_and_add(&st->refs, 1);
+			pp_publish(sk, ca, st);
+			return;
+		}
+	}
+	/* More than PP_MAX_SF subflows: this one runs uncoupled Reno. */
+}
+
+SEC("struct_ops/pp_release")
+void BPF_PROG(pp_release, struct sock *sk)
+{
+	struct pp_ca *ca = pp_ca(sk);
+	struct pp_conn_state *st = pp_state(ca);
+	__u64 key = ca->conn;
+	__u32 k = ca->slot;
+
+	if (!st || k >= PP_MAX_SF)
+		return;
+	st->s[k].active = 0;
+	st->s[k].w = 0;
+	st->s[k].sk = 0;
+	ca->conn = 0;
+	if (__sync_fetch_and_add(&st->refs, -1) == 1)
+		bpf_map_delete_elem(&pp_conns, &key);
+}
+
+static __always_inline __u64 pp_algo_ssthresh(struct sock *sk, struct pp_ca *ca,
+					      struct pp_conn_state *st)
+{
+	__u64 w = pp_window_q16(pp_tp(sk)->snd_cwnd, ca->frac);
+#if PP_ALGO == PP_ALGO_BALIA
+	struct pp_vset vs;
+
+	if (st && ca->slot < PP_MAX_SF) {
+		pp_publish(sk, ca, st);
+		pp_views(st, vs.v);
+		return pp_g_balia_ssthresh(&vs, ca->slot, pp_balia_quantised != 0);
+	}
+#endif
+	return pp_reno_ssthresh(w);
+}
+
+SEC("struct_ops/pp_ssthresh")
+__u32 BPF_PROG(pp_ssthresh, struct sock *sk)
+{
+	struct pp_ca *ca = pp_ca(sk);
+	struct pp_conn_state *st = pp_state(ca);
+	__u64 s = pp_algo_ssthresh(sk, ca, st) >> 16;
+
+	/* The kernel keeps whole segments; the model's fraction of ssthresh is dropped here. */
+	ca->frac = 0;
+	if (s < 1)
+		s = 1;
+	return (__u32)s;
+}
+
+SEC("struct_ops/pp_set_state")
+void BPF_PROG(pp_set_state, struct sock *sk, __u8 new_state)
+{
+	struct pp_ca *ca = pp_ca(sk);
+	struct pp_conn_state *st = pp_state(ca);
+
+	if ((new_state == TCP_CA_Recovery_ || new_state == TCP_CA_Loss_) &&
+	    ca->state != TCP_CA_Recovery_ && ca->state != TCP_CA_Loss_) {
+		/* OLIA's loss marks advance on entry to recovery/loss (v0.95 mptcp_olia). */
+		ca->loss1 = ca->loss2;
+		ca->loss2 = pp_tp(sk)->bytes_acked;
+	}
+	ca->state = new_state;
+	if (new_state == TCP_CA_Loss_)
+		ca->frac = 0;
+	pp_publish(sk, ca, st);
+#if PP_ALGO == PP_ALGO_LIA
+	if (new_state == TCP_CA_Loss_)
+		pp_lia_recalc(ca, st);   /* alpha is recomputed on every RTO */
+#endif
+}
+
+SEC("struct_ops/pp_pkts_acked")
+void BPF_PROG(pp_pkts_acked, struct sock *sk, const struct ack_sample *sample)
+{
+	if (sample->rtt_us > 0)
+		pp_ca(sk)->last_rtt_us = (__u32)sample->rtt_us;
+}
+
+/*
+ * RSF-DB's q_i (seed 001: queueing plus service delay from source to sink, no propagation):
+ * the latest RTT sample minus the path's minimum RTT. This attributes all of the queueing on
+ * the round trip to the forward path, which is exact when the return path carries only ACKs
+ * and its queue stays empty (the test bed, and the usual bulk-download case). TCP timestamps
+ * cannot give more here: their clock is 1 ms and, with the default random per-connection
+ * offset, not comparable across hosts.
+ */
+static __always_inline __u64 pp_queue_delay_us(struct sock *sk, struct pp_ca *ca)
+{
+	struct tcp_sock *tp = pp_tp(sk);
+	__u32 min_rtt = tp->rtt_min.s[0].v;
+	__u32 rtt = ca->last_rtt_us ? ca->last_rtt_us : tp->srtt_us >> 3;
+
+	if (!min_rtt || min_rtt == ~0U || rtt <= min_rtt)
+		return 0;
+	return rtt - min_rtt;
+}
+
+/*
+ * RSF-LB's lambda_i * l_i in packets per second (q16): the sending rate w/srtt times the
+ * fraction of this subflow's packets lost so far, lost / (delivered + lost).
+ */
+static __always_inline __u64 pp_loss_rate_q16(struct sock *sk, __u64 w)
+{
+	struct tcp_sock *tp = pp_tp(sk);
+	__u64 srtt = tp->srtt_us >> 3, lost = tp->lost, total = (__u64)tp->delivered + tp->lost;
+
+	if (!srtt || !lost || !total)
+		return 0;
+	/* (w/2^16 segments / (srtt/1e6 s)) * lost/total * 2^16 */
+	return w * 1000000ULL / srtt * lost / total;
+}
+
+static __always_inline __s64 pp_algo_inc(struct sock *sk, struct pp_ca *ca, struct pp_conn_state *st)
+{
+	__u64 w = pp_window_q16(pp_tp(sk)->snd_cwnd, ca->frac);
+#if PP_ALGO == PP_ALGO_RSFDB
+	return pp_rsfdb_inc(w, pp_rsf_d_us, pp_queue_delay_us(sk, ca));
+#elif PP_ALGO == PP_ALGO_RSFLB
+	return pp_rsflb_inc(w, pp_rsf_mu_q16, pp_loss_rate_q16(sk, w));
+#elif PP_ALGO == PP_ALGO_RENO
+	return pp_reno_inc(w);
+#else
+	struct pp_vset vs;
+
+	if (!st || ca->slot >= PP_MAX_SF)
+		return pp_reno_inc(w);
+	pp_views(st, vs.v);
+#if PP_ALGO == PP_ALGO_LIA
+	return pp_lia_inc(st->alpha_q32, w);
+#elif PP_ALGO == PP_ALGO_OLIA
+	return pp_g_olia_inc(&vs, ca->slot);
+#elif PP_ALGO == PP_ALGO_BALIA
+	return pp_g_balia_inc(&vs, ca->slot);
+#endif
+#endif
+}
+
+SEC("struct_ops/pp_cong_avoid")
+void BPF_PROG(pp_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
+{
+	struct tcp_sock *tp = pp_tp(sk);
+	struct pp_ca *ca = pp_ca(sk);
+	struct pp_conn_state *st = pp_state(ca);
+	__u32 cwnd;
+	__s64 inc;
+
+	if (!acked)
+		return;
+	if (tp->snd_cwnd < tp->snd_ssthresh) {
+		/* Linux tcp_slow_start, leftover not carried into congestion avoidance. */
+		cwnd = tp->snd_cwnd + acked;
+		if (cwnd > tp->snd_ssthresh)
+			cwnd = tp->snd_ssthresh;
+		if (cwnd > tp->snd_cwnd_clamp)
+			cwnd = tp->snd_cwnd_clamp;
+		tp->snd_cwnd = cwnd;
+		ca->frac = 0;
+		pp_publish(sk, ca, st);
+#if PP_ALGO == PP_ALGO_LIA
+		pp_lia_recalc(ca, st);
+#endif
+		return;
+	}
+	pp_publish(sk, ca, st);
+	inc = pp_algo_inc(sk, ca, st);
+	cwnd = tp->snd_cwnd;
+	{
+		__u64 frac = ca->frac;
+		__u32 before = cwnd;
+
+		pp_apply_inc(&cwnd, &frac, inc);
+		if (cwnd > tp->snd_cwnd_clamp) {
+			cwnd = tp->snd_cwnd_clamp;
+			frac = 0;
+		}
+		ca->frac = frac;
+		tp->snd_cwnd = cwnd;
+		pp_publish(sk, ca, st);
+#if PP_ALGO == PP_ALGO_LIA
+		/* v0.95 recomputes alpha on every cwnd increment. */
+		if (cwnd != before)
+			pp_lia_recalc(ca, st);
+#else
+		(void)before;
+#endif
+	}
+}
+
+SEC("struct_ops/pp_undo_cwnd")
+__u32 BPF_PROG(pp_undo_cwnd, struct sock *sk)
+{
+	struct tcp_sock *tp = pp_tp(sk);
+
+	/* tcp_reno_undo_cwnd */
+	return tp->snd_cwnd > tp->prior_cwnd ? tp->snd_cwnd : tp->prior_cwnd;
+}
+
+#define PP_DEFINE_OPS(var, namestr)                              \
+	SEC(".struct_ops")                                       \
+	struct tcp_congestion_ops var = {                        \
+		.init = (void *)pp_init,                         \
+		.release = (void *)pp_release,                   \
+		.ssthresh = (void *)pp_ssthresh,                 \
+		.cong_avoid = (void *)pp_cong_avoid,             \
+		.set_state = (void *)pp_set_state,               \
+		.pkts_acked = (void *)pp_pkts_acked,             \
+		.undo_cwnd = (void *)pp_undo_cwnd,               \
+		.name = namestr,                                 \
+	}
+
+#endif /* PP_COMMON_BPF_H */

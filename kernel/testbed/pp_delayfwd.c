@@ -1,0 +1,144 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
+/*
+ * pp_delayfwd: a fixed one-way delay for one direction of one test-bed path, for kernels
+ * without netem (this project's CI kernel has none).
+ *
+ *   pp_delayfwd DEV DELAY_US [QUEUE_PKTS]
+ *
+ * Creates TUN device DEV (in the caller's network namespace), prints "ready" once it exists,
+ * then reads every packet the kernel routes into DEV, holds it DELAY_US microseconds (from the
+ * moment it was read, CLOCK_MONOTONIC) and writes it back into DEV, from where the kernel
+ * routes it on (the router's policy rules send packets that arrive from DEV to the next hop).
+ * A fixed delay keeps packets in order, so a FIFO ring is enough. The timer slack is set to
+ * 1 ns and waits use ppoll with nanosecond timeouts, which keeps the added error in the tens
+ * of microseconds (tests/kernel checks the measured one-way delay within 1 ms of the setting).
+ * When the ring is full the packet is dropped (a tail drop, like a full netem queue).
+ * Exits on SIGTERM/SIGINT; the TUN device disappears with it.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/if.h>
+#include <linux/if_tun.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <time.h>
+#include <unistd.h>
+
+#define PKT_MAX 2048
+
+struct slot {
+	long long due_ns;
+	int len;
+	unsigned char data[PKT_MAX];
+};
+
+static volatile sig_atomic_t stop;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+static long long now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+int main(int argc, char **argv)
+{
+	struct ifreq ifr;
+	struct slot *ring;
+	long long delay_ns;
+	long qcap = 4096, head = 0, count = 0;
+	int fd;
+
+	if (argc < 3 || argc > 4) {
+		fprintf(stderr, "usage: %s DEV DELAY_US [QUEUE_PKTS]\n", argv[0]);
+		return 2;
+	}
+	delay_ns = atoll(argv[2]) * 1000LL;
+	if (argc == 4)
+		qcap = atol(argv[3]);
+	if (delay_ns < 0 || qcap < 1 || strlen(argv[1]) >= IFNAMSIZ) {
+		fprintf(stderr, "pp_delayfwd: bad arguments\n");
+		return 2;
+	}
+	ring = calloc((size_t)qcap, sizeof(*ring));
+	if (!ring) {
+		perror("pp_delayfwd: calloc");
+		return 1;
+	}
+	prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
+	signal(SIGTERM, on_signal);
+	signal(SIGINT, on_signal);
+	fd = open("/dev/net/tun", O_RDWR | O_NONBLOCK);
+	if (fd < 0) {
+		perror("pp_delayfwd: /dev/net/tun");
+		return 1;
+	}
+	memset(&ifr, 0, sizeof(ifr));
+	ifr.ifr_flags = IFF_TUN | IFF_NO_PI;
+	strncpy(ifr.ifr_name, argv[1], IFNAMSIZ - 1);
+	if (ioctl(fd, TUNSETIFF, &ifr) < 0) {
+		perror("pp_delayfwd: TUNSETIFF");
+		return 1;
+	}
+	printf("ready\n");
+	fflush(stdout);
+
+	while (!stop) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		struct timespec to, *top = NULL;
+		long long t = now_ns();
+
+		/* Send everything that is due. */
+		while (count && ring[head].due_ns <= t) {
+			if (write(fd, ring[head].data, (size_t)ring[head].len) < 0 && errno != EAGAIN)
+				perror("pp_delayfwd: write");
+			head = (head + 1) % qcap;
+			count--;
+		}
+		if (count) {
+			long long wait = ring[head].due_ns - t;
+
+			to.tv_sec = wait / 1000000000LL;
+			to.tv_nsec = wait % 1000000000LL;
+			top = &to;
+		}
+		if (ppoll(&p, 1, top, NULL) < 0) {
+			if (errno == EINTR)
+				continue;
+			perror("pp_delayfwd: ppoll");
+			break;
+		}
+		if (!(p.revents & POLLIN))
+			continue;
+		for (;;) {
+			long tail = (head + count) % qcap;
+			unsigned char drop[PKT_MAX];
+			unsigned char *buf = count < qcap ? ring[tail].data : drop;
+			ssize_t n = read(fd, buf, PKT_MAX);
+
+			if (n <= 0)
+				break;
+			if (count < qcap) {
+				ring[tail].len = (int)n;
+				ring[tail].due_ns = now_ns() + delay_ns;
+				count++;
+			}
+		}
+	}
+	close(fd);
+	free(ring);
+	return 0;
+}

@@ -1,0 +1,157 @@
+"""``pathpool kernel load|unload|status`` and ``pathpool testbed up|down|run``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+from pathpool.kernel import loader
+
+_console = Console()
+_TB_STATE = Path("/run/pathpool/testbed.json")
+
+
+def _paths(specs: list[str]):
+    from pathpool.kernel.testbed import PathSpec
+
+    out = []
+    for k, s in enumerate(specs):
+        try:
+            rate, delay, loss = (float(x) for x in s.split(","))
+        except ValueError:
+            raise SystemExit(f"--path {s!r} (path {k}): expected RATE_MBPS,DELAY_MS,LOSS "
+                             f"e.g. 10,20,0.01") from None
+        out.append(PathSpec(rate_mbps=rate, delay_ms=delay, loss=loss))
+    return out
+
+
+def _load(a: argparse.Namespace) -> int:
+    try:
+        got = loader.load(tuple(a.algorithms or loader.ALGORITHMS), d_ms=a.d_ms, mu_pps=a.mu_pps,
+                          balia_quantised=a.balia_quantised)
+    except loader.KernelError as e:
+        _console.print(f"[red]{e}[/red]")
+        return 1
+    _console.print(f"loaded {', '.join(got.names)} (loader pid {got.pid}); "
+                   "`pathpool kernel unload` removes them")
+    return 0
+
+
+def _unload(_a: argparse.Namespace) -> int:
+    try:
+        gone = loader.unload()
+    except loader.KernelError as e:
+        _console.print(f"[red]{e}[/red]")
+        return 1
+    _console.print(f"unloaded: {', '.join(gone) or 'nothing was loaded'}")
+    return 0
+
+
+def _status(a: argparse.Namespace) -> int:
+    st = loader.status()
+    if a.json:
+        json.dump(st, sys.stdout)
+        print()
+        return 0
+    t = Table(title="pathpool BPF congestion controls")
+    t.add_column("algorithm")
+    t.add_column("registered")
+    for n in loader.ALGORITHMS:
+        t.add_row(n, "yes" if n in st["registered"] else "no")
+    _console.print(t)
+    _console.print(f"loader pid: {st['loader_pid'] or 'not running'}")
+    _console.print(f"available: {' '.join(st['available'])}")
+    for p in st["problems"]:
+        _console.print(f"[yellow]cannot load here: {p}[/yellow]")
+    return 0
+
+
+def _tb_run(a: argparse.Namespace) -> int:
+    from pathpool.kernel.testbed import FlowSpec, Testbed, records, write_results
+
+    paths = _paths(a.path or ["10,10,0", "10,20,0"])
+    flows = [FlowSpec("mptcp0", "mptcp", a.cc, 0)]
+    if a.with_tcp:
+        flows.append(FlowSpec("tcp0", "tcp", "reno", 0))
+    with Testbed(paths, shared_bottleneck=a.shared) as tb:
+        raw = tb.run_flows(flows, duration_s=a.duration)
+        fr, sr = records(tb, raw, flows)
+    write_results(Path(a.output), fr, sr, {"paths": [vars(p) for p in paths], "backend": "linux"})
+    t = Table(title=f"linux test bed, {a.duration:g} s")
+    for c in ("flow", "subflow", "path", "goodput Mbit/s", "retrans"):
+        t.add_column(c)
+    for r in sr:
+        t.add_row(r["flow"], str(r["subflow"]), r["path"], f"{r['goodput_bps'] / 1e6:.2f}",
+                  str(r["retransmitted_packets"]))
+    _console.print(t)
+    _console.print(f"results in {a.output}")
+    return 0
+
+
+def _tb_up(a: argparse.Namespace) -> int:
+    from pathpool.kernel.testbed import Testbed
+
+    if a.hold <= 0:
+        raise SystemExit("--hold SECONDS must be > 0: the test bed always tears itself down")
+    import time
+
+    with Testbed(_paths(a.path or ["10,10,0", "10,20,0"]), shared_bottleneck=a.shared) as tb:
+        _console.print(f"up: namespaces {tb.ns_c} {tb.ns_r} {tb.ns_s}; server {tb.client_addr(0)} -> "
+                       f"10.79.0.1; held for {a.hold:g} s (Ctrl-C ends it)")
+        try:
+            time.sleep(a.hold)
+        except KeyboardInterrupt:
+            pass
+    return 0
+
+
+def _tb_down(a: argparse.Namespace) -> int:
+    from pathpool.kernel.testbed import _run, wait_gone
+
+    names = _run(["ip", "netns", "list"], check=False).stdout.split("\n")
+    for line in names:
+        if line and line.split()[0].startswith(a.prefix):
+            _run(["ip", "netns", "del", line.split()[0]], check=False)
+    ok = wait_gone(a.prefix)
+    _console.print("no test-bed namespace left" if ok else "[red]namespaces still present[/red]")
+    return 0 if ok else 1
+
+
+def register(subparsers) -> None:
+    k = subparsers.add_parser("kernel", help="load/unload the BPF congestion controls (root)")
+    ks = k.add_subparsers(dest="kernel_cmd", required=True)
+    p = ks.add_parser("load", help="build and register pp_* algorithms until `unload`")
+    p.add_argument("algorithms", nargs="*", help=f"default: all of {', '.join(loader.ALGORITHMS)}")
+    p.add_argument("--d-ms", type=float, default=None, help="RSF-DB target delay d (default 100)")
+    p.add_argument("--mu-pps", type=float, default=None, help="RSF-LB target loss rate (default 4)")
+    p.add_argument("--balia-quantised", action="store_true", help="v0.95 kernel's integer alpha")
+    p.set_defaults(func=_load)
+    p = ks.add_parser("unload", help="unregister everything pathpool loaded")
+    p.set_defaults(func=_unload)
+    p = ks.add_parser("status", help="what is registered")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=_status)
+
+    t = subparsers.add_parser("testbed", help="namespace test bed with emulated paths (root)")
+    ts = t.add_subparsers(dest="testbed_cmd", required=True)
+    for name, fn, hlp in (("up", _tb_up, "build it and hold it for --hold seconds"),
+                          ("run", _tb_run, "build it, run one transfer, write results, tear down")):
+        p = ts.add_parser(name, help=hlp)
+        p.add_argument("--path", action="append", metavar="RATE_MBPS,DELAY_MS,LOSS",
+                       help="one per path (default: 10,10,0 and 10,20,0)")
+        p.add_argument("--shared", action="store_true", help="all paths through one bottleneck")
+        p.set_defaults(func=fn)
+    ts.choices["up"].add_argument("--hold", type=float, default=60.0)
+    r = ts.choices["run"]
+    r.add_argument("--cc", default="pp_lia")
+    r.add_argument("--duration", type=float, default=4.0)
+    r.add_argument("--with-tcp", action="store_true", help="add a single-path TCP flow on path 0")
+    r.add_argument("-o", "--output", default="results/testbed")
+    p = ts.add_parser("down", help="delete any test-bed namespace left behind")
+    p.add_argument("--prefix", default="pp-")
+    p.set_defaults(func=_tb_down)

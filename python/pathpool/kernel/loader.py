@@ -1,0 +1,238 @@
+"""Build, load, list and unload the BPF congestion controls.
+
+Loading runs ``kernel/build/pp_loader`` (C, libbpf), which registers every algorithm through a
+BPF link and keeps the links open while it runs. The kernel drops a link's registration when
+its last file descriptor closes, so when the loader exits, crashes or is killed (even with
+SIGKILL) nothing stays registered. ``load()`` starts the loader as a daemon (its pid in
+:data:`PIDFILE`); ``unload()`` stops it. Either all algorithms register or none does: the
+loader rolls back on the first failure and this module reports which algorithm failed, at
+which stage (open, verifier, register) and the verifier's log.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ALGORITHMS: tuple[str, ...] = ("pp_reno", "pp_lia", "pp_olia", "pp_balia", "pp_rsfdb", "pp_rsflb")
+
+REPO = Path(__file__).resolve().parents[3]
+KERNEL_DIR = REPO / "kernel"
+BUILD_DIR = KERNEL_DIR / "build"
+LOADER = BUILD_DIR / "pp_loader"
+PIDFILE = Path(os.environ.get("PATHPOOL_RUNDIR", "/run/pathpool")) / "loader.pid"
+AVAILABLE = Path("/proc/sys/net/ipv4/tcp_available_congestion_control")
+BTF = Path("/sys/kernel/btf/vmlinux")
+
+
+class KernelError(RuntimeError):
+    """Loading cannot work here, or failed; the message says which step and why."""
+
+
+@dataclasses.dataclass
+class LoadedAlgorithms:
+    """A running loader: its pid and what it registered."""
+
+    pid: int
+    names: list[str]
+
+
+def object_path(name: str) -> Path:
+    """Path of the compiled BPF object of algorithm ``name`` (e.g. ``"pp_lia"``)."""
+    return BUILD_DIR / f"{name}.bpf.o"
+
+
+def check_environment(need_toolchain: bool = True) -> list[str]:
+    """Reasons why loading cannot work on this machine (empty list: it can).
+
+    Parameters
+    ----------
+    need_toolchain
+        Also require clang and bpftool (to build the objects).
+    """
+    reasons = []
+    if os.geteuid() != 0:
+        reasons.append("not root: registering a tcp_congestion_ops needs CAP_BPF and CAP_NET_ADMIN")
+    if not BTF.exists():
+        reasons.append(f"no kernel BTF ({BTF} missing): struct_ops needs CONFIG_DEBUG_INFO_BTF=y")
+    if not Path("/proc/sys/net/mptcp/enabled").exists():
+        reasons.append("no MPTCP in this kernel (/proc/sys/net/mptcp missing: CONFIG_MPTCP=n)")
+    if need_toolchain:
+        for tool in ("clang", "bpftool"):
+            if shutil.which(tool) is None:
+                reasons.append(f"{tool} not found (run `make install` as root: scripts/install-system-deps.sh)")
+        if not Path("/usr/include/bpf/libbpf.h").exists():
+            reasons.append("libbpf-dev not installed (/usr/include/bpf/libbpf.h missing)")
+    return reasons
+
+
+def build(targets: tuple[str, ...] = ("runtime",)) -> None:
+    """Run ``make -C kernel`` (BPF objects, loader, host test, delay forwarder).
+
+    Raises
+    ------
+    KernelError
+        With the compiler's output when the build fails.
+    """
+    proc = subprocess.run(
+        ["make", "-s", "-C", str(KERNEL_DIR), *targets], capture_output=True, text=True
+    )
+    if proc.returncode != 0:
+        raise KernelError(f"building kernel/ failed (make -C kernel {' '.join(targets)}):\n"
+                          f"{proc.stdout}{proc.stderr}")
+
+
+def registered() -> list[str]:
+    """Names in ``tcp_available_congestion_control`` that are pathpool's."""
+    return [n for n in AVAILABLE.read_text().split() if n in ALGORITHMS]
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    cmdline = Path(f"/proc/{pid}/cmdline")
+    return cmdline.exists() and b"pp_loader" in cmdline.read_bytes()
+
+
+def _running_pid() -> int | None:
+    try:
+        pid = int(PIDFILE.read_text().strip())
+    except (FileNotFoundError, ValueError):
+        return None
+    return pid if _pid_alive(pid) else None
+
+
+def load(
+    names: tuple[str, ...] = ALGORITHMS,
+    *,
+    d_ms: float | None = None,
+    mu_pps: float | None = None,
+    balia_quantised: bool = False,
+    rebuild: bool = True,
+    timeout_s: float = 60.0,
+) -> LoadedAlgorithms:
+    """Register ``names`` in the kernel and keep them registered until :func:`unload`.
+
+    Parameters
+    ----------
+    names
+        Algorithms to load (default: all six).
+    d_ms, mu_pps
+        RSF-DB's target delay d (ms) and RSF-LB's target loss rate mu (packets/s); defaults
+        100 ms and 4 packets/s (seed 001 Section 4).
+    balia_quantised
+        Use the v0.95 kernel's integer alpha in BALIA's decrease.
+    rebuild
+        Run ``make -C kernel`` first.
+
+    Raises
+    ------
+    KernelError
+        When the machine cannot load (not root, no BTF, no MPTCP, no toolchain), when a loader
+        is already running, or when an algorithm fails; nothing stays registered then.
+    """
+    unknown = [n for n in names if n not in ALGORITHMS]
+    if unknown:
+        raise KernelError(f"unknown algorithm(s) {unknown}; allowed: {', '.join(ALGORITHMS)}")
+    reasons = check_environment(need_toolchain=rebuild)
+    if reasons:
+        raise KernelError("cannot load BPF congestion controls: " + "; ".join(reasons))
+    pid = _running_pid()
+    if pid is not None:
+        raise KernelError(f"a pathpool loader is already running (pid {pid}); "
+                          "`pathpool kernel unload` first")
+    clash = registered()
+    if clash:
+        raise KernelError(f"already registered by something else: {clash} "
+                          f"(bpftool? `bpftool struct_ops unregister name {clash[0]}`)")
+    if rebuild:
+        build()
+    args = [str(LOADER)]
+    if d_ms is not None:
+        args += ["--set", f"d_us={int(round(d_ms * 1000))}"]
+    if mu_pps is not None:
+        args += ["--set", f"mu_pps={mu_pps}"]
+    if balia_quantised:
+        args += ["--set", "balia_quantised=1"]
+    args += [str(object_path(n)) for n in names]
+    PIDFILE.parent.mkdir(parents=True, exist_ok=True)
+    errlog = PIDFILE.parent / "loader.err"
+    with open(errlog, "wb") as err:
+        proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=err, stdin=subprocess.DEVNULL,
+                                start_new_session=True)
+    assert proc.stdout is not None
+    got: list[str] = []
+    deadline = time.monotonic() + timeout_s
+    error_line = None
+    while time.monotonic() < deadline:
+        line = proc.stdout.readline().decode(errors="replace").strip()
+        if not line:
+            break
+        if line == "READY":
+            PIDFILE.write_text(f"{proc.pid}\n")
+            proc.stdout.close()
+            return LoadedAlgorithms(proc.pid, got)
+        if line.startswith("registered "):
+            got.append(line.split()[1])
+        elif line.startswith("error "):
+            error_line = line[len("error "):]
+    if proc.poll() is None:
+        proc.kill()
+    proc.wait()
+    log = errlog.read_text(errors="replace")
+    tail = "\n".join(log.strip().splitlines()[-25:])
+    what = error_line or f"loader exited with status {proc.returncode} before READY"
+    raise KernelError(f"loading failed, nothing left registered: {what}\n{tail}")
+
+
+def unload(timeout_s: float = 10.0) -> list[str]:
+    """Stop the loader; returns the names it had registered that are now gone.
+
+    Raises
+    ------
+    KernelError
+        If algorithms are still registered afterwards (e.g. by bpftool, not by us).
+    """
+    before = registered()
+    pid = _running_pid()
+    if pid is not None:
+        os.kill(pid, signal.SIGTERM)
+        deadline = time.monotonic() + timeout_s
+        while _pid_alive(pid) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        if _pid_alive(pid):
+            os.kill(pid, signal.SIGKILL)   # the kernel still unregisters: links close on exit
+    PIDFILE.unlink(missing_ok=True)
+    # Unregistration is synchronous with the last fd close, but allow the process to finish.
+    deadline = time.monotonic() + timeout_s
+    while registered() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    left = registered()
+    if left:
+        raise KernelError(f"still registered after unload: {left} (not loaded by pathpool's "
+                          f"loader? try `bpftool struct_ops unregister name {left[0]}`)")
+    return [n for n in before if n not in left]
+
+
+def status() -> dict:
+    """What is registered and whether pathpool's loader runs."""
+    return {
+        "loader_pid": _running_pid(),
+        "registered": registered(),
+        "available": AVAILABLE.read_text().split(),
+        "problems": check_environment(need_toolchain=False),
+    }
+
+
+if __name__ == "__main__":  # pragma: no cover - manual use
+    print(status(), file=sys.stderr)

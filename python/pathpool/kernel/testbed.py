@@ -1,0 +1,445 @@
+"""A network-namespace test bed: client, router and server with K emulated paths.
+
+Topology (addresses only inside namespaces this module creates)::
+
+    client --p{k}/c{k} 10.77.k.0/24--> router --s{j}/r{j} 10.78.j.0/24--> server (10.79.0.1 on lo)
+
+Path k has its own client link; on the router side it has its own link to the server
+(``j = k``), or every path shares link 0 (``shared_bottleneck``). Per path:
+
+- rate: ``tbf`` on the router's egress towards the server (the data direction), with a
+  drop-tail limit of ``queue_pkts`` full-size packets; the ACK direction is not rate limited;
+- one-way delay per direction: a TUN device in the router served by ``kernel/build/pp_delayfwd``
+  (no netem in this kernel); the router's policy rules send the path's traffic into it and
+  route what comes back out onward;
+- loss: nftables ``numgen random mod 10000 < p*10000 drop`` on the router's forward hook for
+  packets arriving from the client link (Bernoulli, per packet; TSO/GSO/GRO are off on every
+  veth so one drop is one MSS).
+
+MPTCP: the client has one ``subflow`` endpoint per extra path and a policy rule per source
+address, so subflow k leaves through path k.
+
+Mapping a simulator scenario (``pathpool run SCENARIO --backend linux``): give one
+:class:`PathSpec` per route of the MPTCP flow (bottleneck rate, sum of one-way propagation
+delays per direction, loss probability, buffer in packets), ``shared_bottleneck=True`` when
+the routes meet at one bottleneck link, then :func:`run_flows` with one :class:`FlowSpec` per
+flow; :func:`records` returns rows in the simulator's FlowRecord/SubflowRecord schema.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from pathpool.kernel.loader import BUILD_DIR, KernelError
+
+DELAYFWD = BUILD_DIR / "pp_delayfwd"
+SERVER_ADDR = "10.79.0.1"
+MTU_BYTES = 1514
+
+
+@dataclasses.dataclass
+class PathSpec:
+    """One emulated path.
+
+    Attributes
+    ----------
+    rate_mbps : float
+        Bottleneck rate in the data direction (client to server), Mbit/s; 0 = unlimited.
+    delay_ms : float
+        One-way delay client to server, ms.
+    rev_delay_ms : float or None
+        One-way delay server to client, ms (None: same as ``delay_ms``).
+    loss : float
+        Bernoulli loss probability of data packets, in [0, 1).
+    queue_pkts : int
+        Drop-tail buffer of the bottleneck, full-size packets.
+    """
+
+    rate_mbps: float = 10.0
+    delay_ms: float = 10.0
+    rev_delay_ms: float | None = None
+    loss: float = 0.0
+    queue_pkts: int = 100
+
+    def validate(self, where: str) -> None:
+        if self.rate_mbps < 0:
+            raise ValueError(f"{where}.rate_mbps = {self.rate_mbps}: must be >= 0")
+        if self.delay_ms < 0 or (self.rev_delay_ms is not None and self.rev_delay_ms < 0):
+            raise ValueError(f"{where}: delays must be >= 0 ms")
+        if not 0.0 <= self.loss < 1.0:
+            raise ValueError(f"{where}.loss = {self.loss}: must be in [0, 1)")
+        if self.queue_pkts < 1:
+            raise ValueError(f"{where}.queue_pkts = {self.queue_pkts}: must be >= 1")
+
+
+@dataclasses.dataclass
+class FlowSpec:
+    """One transfer: ``kind`` "mptcp" (all paths) or "tcp" (on ``path``), with algorithm ``cc``."""
+
+    name: str
+    kind: str = "mptcp"
+    cc: str = "pp_lia"
+    path: int = 0
+
+
+def _run(cmd: list[str], check: bool = True) -> subprocess.CompletedProcess:
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if check and proc.returncode != 0:
+        raise KernelError(f"`{' '.join(cmd)}` failed: {proc.stderr.strip() or proc.stdout.strip()}")
+    return proc
+
+
+class Testbed:
+    """The namespaces and emulation of one test bed; use as a context manager (always torn down).
+
+    Parameters
+    ----------
+    paths
+        One :class:`PathSpec` per path (K = len(paths)).
+    shared_bottleneck
+        Route every path through router link 0, whose rate/queue are those of ``paths[0]``.
+    prefix
+        Namespace name prefix; the namespaces are ``{prefix}c``, ``{prefix}r``, ``{prefix}s``.
+    """
+
+    __test__ = False  # not a pytest test class
+
+    def __init__(self, paths: list[PathSpec], shared_bottleneck: bool = False, prefix: str = "pp-"):
+        if not paths:
+            raise ValueError("a test bed needs at least one path")
+        if len(paths) > 4:
+            raise ValueError(f"{len(paths)} paths: at most 4 (pp_* couple up to 4 subflows)")
+        for k, p in enumerate(paths):
+            p.validate(f"paths[{k}]")
+        self.paths = paths
+        self.shared = shared_bottleneck
+        self.prefix = prefix
+        self.ns_c, self.ns_r, self.ns_s = f"{prefix}c", f"{prefix}r", f"{prefix}s"
+        self.fwd_procs: list[subprocess.Popen] = []
+        self.created: list[str] = []   # only these are deleted by down()
+
+    # -------------------------------------------------------------- helpers
+    def ns(self, ns: str, *cmd: str, check: bool = True) -> subprocess.CompletedProcess:
+        return _run(["ip", "netns", "exec", ns, *cmd], check=check)
+
+    def client_addr(self, k: int) -> str:
+        return f"10.77.{k}.1"
+
+    def _link(self, k: int) -> int:
+        return 0 if self.shared else k
+
+    # -------------------------------------------------------------- up/down
+    def __enter__(self) -> "Testbed":
+        try:
+            self.up()
+        except BaseException:
+            self.down()
+            raise
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.down()
+
+    def up(self) -> None:
+        """Create namespaces, links, emulation and MPTCP endpoints."""
+        if os.geteuid() != 0:
+            raise KernelError("the test bed needs root (network namespaces, tc, nftables)")
+        if not DELAYFWD.exists():
+            raise KernelError(f"{DELAYFWD} missing: run `make -C kernel runtime`")
+        for n in (self.ns_c, self.ns_r, self.ns_s):
+            _run(["ip", "netns", "add", n])
+            self.created.append(n)
+        C, R, S = self.ns_c, self.ns_r, self.ns_s
+        K = len(self.paths)
+        links = sorted({self._link(k) for k in range(K)})
+        for k in range(K):
+            _run(["ip", "link", "add", f"p{k}", "netns", C, "type", "veth", "peer", "name", f"c{k}",
+                  "netns", R])
+        for j in links:
+            _run(["ip", "link", "add", f"s{j}", "netns", R, "type", "veth", "peer", "name", f"r{j}",
+                  "netns", S])
+        for n in (C, R, S):
+            self.ns(n, "ip", "link", "set", "lo", "up")
+            self.ns(n, "sysctl", "-qw", "net.mptcp.enabled=1")
+        self.ns(R, "sysctl", "-qw", "net.ipv4.ip_forward=1")
+        for key in ("all", "default"):
+            self.ns(R, "sysctl", "-qw", f"net.ipv4.conf.{key}.rp_filter=0")
+        for k in range(K):
+            self._addr(C, f"p{k}", f"10.77.{k}.1/24")
+            self._addr(R, f"c{k}", f"10.77.{k}.2/24")
+        for j in links:
+            self._addr(R, f"s{j}", f"10.78.{j}.1/24")
+            self._addr(S, f"r{j}", f"10.78.{j}.2/24")
+        self.ns(S, "ip", "addr", "add", f"{SERVER_ADDR}/32", "dev", "lo")
+        # Client: path k's source address leaves through p{k}.
+        self.ns(C, "ip", "route", "add", "default", "via", "10.77.0.2", "dev", "p0")
+        for k in range(K):
+            self.ns(C, "ip", "rule", "add", "from", self.client_addr(k), "table", str(100 + k),
+                    "priority", str(100 + k))
+            self.ns(C, "ip", "route", "add", "default", "via", f"10.77.{k}.2", "dev", f"p{k}",
+                    "table", str(100 + k))
+        # Server: replies to path k go back over its link.
+        for k in range(K):
+            j = self._link(k)
+            self.ns(S, "ip", "route", "add", f"10.77.{k}.0/24", "via", f"10.78.{j}.1", "dev", f"r{j}")
+        self.ns(R, "ip", "route", "add", f"{SERVER_ADDR}/32", "via", "10.78.0.2", "dev", "s0")
+        for k, p in enumerate(self.paths):
+            self._router_path(k, p)
+        for j in links:
+            p = self.paths[j]
+            if p.rate_mbps > 0:
+                burst = max(2 * MTU_BYTES, int(p.rate_mbps * 1e6 / 8 / 1000))  # ~1 ms of data
+                self.ns(R, "tc", "qdisc", "replace", "dev", f"s{j}", "root", "tbf", "rate",
+                        f"{p.rate_mbps}mbit", "burst", str(burst), "limit",
+                        str(p.queue_pkts * MTU_BYTES))
+        self._loss()
+        # Offloads off: one drop must be one MSS, and the queue must count real packets.
+        for n, devs in ((C, [f"p{k}" for k in range(K)]),
+                        (R, [f"c{k}" for k in range(K)] + [f"s{j}" for j in links]),
+                        (S, [f"r{j}" for j in links])):
+            for d in devs:
+                self.ns(n, "ethtool", "-K", d, "tso", "off", "gso", "off", "gro", "off", check=False)
+                self.ns(n, "ip", "link", "set", d, "up")
+        # MPTCP: one subflow endpoint per extra path.
+        self.ns(C, "ip", "mptcp", "limits", "set", "subflows", str(K), "add_addr_accepted", str(K))
+        self.ns(S, "ip", "mptcp", "limits", "set", "subflows", str(K), "add_addr_accepted", str(K))
+        for k in range(1, K):
+            self.ns(C, "ip", "mptcp", "endpoint", "add", self.client_addr(k), "dev", f"p{k}",
+                    "subflow")
+
+    def _addr(self, ns: str, dev: str, cidr: str) -> None:
+        self.ns(ns, "ip", "addr", "add", cidr, "dev", dev)
+        self.ns(ns, "ip", "link", "set", dev, "up")
+
+    def _delay_dev(self, name: str, delay_ms: float) -> None:
+        proc = subprocess.Popen(
+            ["ip", "netns", "exec", self.ns_r, str(DELAYFWD), name, str(int(round(delay_ms * 1000)))],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
+        self.fwd_procs.append(proc)
+        assert proc.stdout is not None
+        line = proc.stdout.readline().decode().strip()
+        if line != "ready":
+            raise KernelError(f"delay forwarder {name} did not start: "
+                              f"{proc.stderr.read().decode() if proc.stderr else ''}")
+        self.ns(self.ns_r, "ip", "link", "set", name, "up")
+        self.ns(self.ns_r, "sysctl", "-qw", f"net.ipv4.conf.{name}.rp_filter=0")
+
+    def _router_path(self, k: int, p: PathSpec) -> None:
+        R = self.ns_r
+        j = self._link(k)
+        out_table = str(300 + k)
+        self.ns(R, "ip", "route", "add", "default", "via", f"10.78.{j}.2", "dev", f"s{j}",
+                "table", out_table)
+        self.ns(R, "sysctl", "-qw", f"net.ipv4.conf.c{k}.rp_filter=0")
+        if p.delay_ms > 0:
+            dev = f"df{k}"
+            self._delay_dev(dev, p.delay_ms)
+            self.ns(R, "ip", "route", "add", "default", "dev", dev, "table", str(200 + k))
+            self.ns(R, "ip", "rule", "add", "iif", f"c{k}", "table", str(200 + k), "priority", "100")
+            self.ns(R, "ip", "rule", "add", "iif", dev, "table", out_table, "priority", "101")
+        else:
+            self.ns(R, "ip", "rule", "add", "iif", f"c{k}", "table", out_table, "priority", "100")
+        rev = p.delay_ms if p.rev_delay_ms is None else p.rev_delay_ms
+        if rev > 0:
+            dev = f"dr{k}"
+            self._delay_dev(dev, rev)
+            self.ns(R, "ip", "route", "add", "default", "dev", dev, "table", str(400 + k))
+            self.ns(R, "ip", "rule", "add", "to", f"10.77.{k}.0/24", "iif", f"s{j}", "table",
+                    str(400 + k), "priority", "102")
+            # Out of the delay device: the main table's connected route to c{k}.
+
+    def _loss(self) -> None:
+        rules = []
+        for k, p in enumerate(self.paths):
+            if p.loss > 0:
+                n = int(round(p.loss * 10000))
+                rules.append(f'    iifname "c{k}" numgen random mod 10000 < {n} drop')
+        if not rules:
+            return
+        script = "table inet pathpool {\n  chain fwd {\n    type filter hook forward priority 0;\n" + \
+            "\n".join(rules) + "\n  }\n}\n"
+        with tempfile.NamedTemporaryFile("w", suffix=".nft", delete=False) as f:
+            f.write(script)
+        try:
+            self.ns(self.ns_r, "nft", "-f", f.name)
+        finally:
+            os.unlink(f.name)
+
+    def down(self) -> None:
+        """Stop the forwarders and delete the namespaces (idempotent)."""
+        for proc in self.fwd_procs:
+            if proc.poll() is None:
+                proc.terminate()
+        for proc in self.fwd_procs:
+            try:
+                proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        self.fwd_procs.clear()
+        for n in self.created:
+            _run(["ip", "netns", "del", n], check=False)
+        self.created.clear()
+
+    # -------------------------------------------------------------- traffic
+    def _py(self, ns: str, *args: str) -> list[str]:
+        return ["ip", "netns", "exec", ns, sys.executable, "-m", "pathpool.kernel.transfer", *args]
+
+    def run_flows(self, flows: list[FlowSpec], duration_s: float = 4.0, port: int = 5201,
+                  sample_ms: float = 100.0) -> dict:
+        """Run ``flows`` at once for ``duration_s`` seconds; returns raw sender/receiver JSON."""
+        for f in flows:
+            if f.kind not in ("mptcp", "tcp"):
+                raise ValueError(f"flow {f.name}: kind {f.kind!r}; allowed: mptcp, tcp")
+            if not 0 <= f.path < len(self.paths):
+                raise ValueError(f"flow {f.name}: path {f.path} out of range 0..{len(self.paths) - 1}")
+        env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[2]))
+        recv = subprocess.Popen(
+            self._py(self.ns_s, "recv", "--addr", SERVER_ADDR, "--port", str(port), "--conns",
+                     str(len(flows)), "--timeout", str(duration_s + 15)),
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+        try:
+            assert recv.stderr is not None
+            if recv.stderr.readline().decode().strip() != "listening":
+                raise KernelError(f"receiver failed: {recv.stderr.read().decode()}")
+            senders = []
+            for f in flows:
+                args = ["send", "--dst", SERVER_ADDR, "--port", str(port), "--duration",
+                        str(duration_s), "--cc", f.cc, "--bind", self.client_addr(f.path),
+                        "--sample-ms", str(sample_ms)]
+                if f.kind == "mptcp":
+                    args.append("--mptcp")
+                senders.append(subprocess.Popen(self._py(self.ns_c, *args), stdout=subprocess.PIPE,
+                                                stderr=subprocess.PIPE, env=env))
+            out = {}
+            for f, s in zip(flows, senders):
+                o, e = s.communicate(timeout=duration_s + 30)
+                if s.returncode != 0:
+                    raise KernelError(f"sender {f.name} failed: {e.decode().strip()}")
+                out[f.name] = json.loads(o)
+            ro, re_ = recv.communicate(timeout=duration_s + 30)
+            if recv.returncode != 0:
+                raise KernelError(f"receiver failed: {re_.decode().strip()}")
+            return {"senders": out, "receiver": json.loads(ro), "duration_s": duration_s}
+        finally:
+            if recv.poll() is None:
+                recv.kill()
+                recv.wait()
+
+    def path_of(self, local_addr: str) -> int:
+        """Path index of a client source address."""
+        parts = local_addr.split(".")
+        return int(parts[2]) if parts[:2] == ["10", "77"] else -1
+
+    def measure_owd(self, path: int, count: int = 200, interval_ms: float = 5.0,
+                    port: int = 6001) -> list[float]:
+        """One-way delays (ms) of ``count`` small UDP packets client to server over ``path``."""
+        env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[2]))
+        recv = subprocess.Popen(
+            self._py(self.ns_s, "owd-recv", "--addr", SERVER_ADDR, "--port", str(port), "--count",
+                     str(count), "--timeout", "5"),
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+        try:
+            assert recv.stderr is not None
+            recv.stderr.readline()
+            send = subprocess.run(
+                self._py(self.ns_c, "owd-send", "--dst", SERVER_ADDR, "--port", str(port), "--bind",
+                         self.client_addr(path), "--count", str(count), "--interval-ms",
+                         str(interval_ms)),
+                capture_output=True, env=env, timeout=60)
+            if send.returncode != 0:
+                raise KernelError(f"owd sender failed: {send.stderr.decode()}")
+            ro, _ = recv.communicate(timeout=30)
+            return json.loads(ro)["owd_ms"]
+        finally:
+            if recv.poll() is None:
+                recv.kill()
+                recv.wait()
+
+
+def records(tb: Testbed, raw: dict, flows: list[FlowSpec], seed: int = 0) -> tuple[list[dict], list[dict]]:
+    """Flow and subflow rows in the simulator's schema (crates/pathpool-sim/src/output.rs).
+
+    Goodput is what the receiver got per connection; per-subflow numbers come from the
+    sender's final ``tcp_info`` (bytes_acked, bytes_sent, retransmissions, lost) and the mean of
+    the sampled RTT and cwnd. Fields the kernel does not expose per subflow (RTO count) are NaN.
+    """
+    nan = float("nan")
+    dur = raw["duration_s"]
+    recv = sorted(raw["receiver"]["connections"], key=lambda c: c["port"])
+    flow_rows, sub_rows = [], []
+    for f in flows:
+        s = raw["senders"][f.name]
+        final = s["final"]
+        # The receiver's connection for this flow: same client address and port.
+        got = [c for c in recv if c["peer"] == tb.client_addr(f.path) and c["port"] == s["local_port"]]
+        delivered = got[0]["bytes"] if got else 0
+        # The receiver's clock: first byte to last byte (the sender's buffer drains after it
+        # stops writing), so goodput is never above the paths' capacity.
+        rdur = got[0]["duration_s"] if got and got[0]["duration_s"] > 0 else dur
+        sent_pk = sum(x.get("data_segs_out", 0) for x in final)
+        retr = sum(x.get("total_retrans", 0) for x in final)
+        flow_rows.append({
+            "seed": seed, "flow": f.name, "kind": f.kind, "algorithm": s["cc"],
+            "n_subflows": len(final), "start_s": 0.0, "end_s": rdur, "delivered_bytes": delivered,
+            "goodput_bps": delivered * 8 / rdur,
+            "throughput_bps": sum(x.get("bytes_sent", 0) for x in final) * 8 / dur,
+            "sent_packets": sent_pk, "retransmitted_packets": retr,
+            "lost_packets": sum(x.get("lost", 0) for x in final), "rto_count": nan,
+            "completion_time_s": nan,
+        })
+        for i, x in enumerate(final):
+            rtts = [sf["rtt_us"] for smp in s["samples"] for sf in smp["subflows"]
+                    if sf.get("local") == x.get("local") and sf.get("rtt_us")]
+            cwnds = [sf["snd_cwnd"] for smp in s["samples"] for sf in smp["subflows"]
+                     if sf.get("local") == x.get("local")]
+            sub_rows.append({
+                "seed": seed, "flow": f.name, "subflow": i,
+                "path": f"path{tb.path_of(x.get('local', ''))}",
+                "acked_bytes": x.get("bytes_acked", 0),
+                "goodput_bps": x.get("bytes_acked", 0) * 8 / dur,
+                "throughput_bps": x.get("bytes_sent", 0) * 8 / dur,
+                "sent_packets": x.get("data_segs_out", 0),
+                "retransmitted_packets": x.get("total_retrans", 0),
+                "lost_packets": x.get("lost", 0), "loss_events": nan, "rto_count": nan,
+                "mean_rtt_s": (sum(rtts) / len(rtts) / 1e6) if rtts else nan,
+                "min_rtt_s": x.get("min_rtt_us", 0) / 1e6 if x.get("min_rtt_us") else nan,
+                "mean_cwnd": (sum(cwnds) / len(cwnds)) if cwnds else nan,
+            })
+    return flow_rows, sub_rows
+
+
+def write_results(out_dir: Path, flow_rows: list[dict], sub_rows: list[dict], meta: dict) -> None:
+    """Write flows.csv, subflows.csv and summary.json atomically (temp file, then rename)."""
+    import csv
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for name, rows in (("flows.csv", flow_rows), ("subflows.csv", sub_rows)):
+        tmp = out_dir / f".{name}.tmp"
+        with open(tmp, "w", newline="") as fh:
+            if rows:
+                w = csv.DictWriter(fh, fieldnames=list(rows[0]))
+                w.writeheader()
+                w.writerows(rows)
+        tmp.replace(out_dir / name)
+    tmp = out_dir / ".summary.json.tmp"
+    tmp.write_text(json.dumps({"flows": flow_rows, "subflows": sub_rows, **meta}, indent=2))
+    tmp.replace(out_dir / "summary.json")
+
+
+def wait_gone(prefix: str = "pp-", timeout_s: float = 5.0) -> bool:
+    """True once no namespace with ``prefix`` is left."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        names = _run(["ip", "netns", "list"], check=False).stdout
+        if not any(line.split()[0].startswith(prefix) for line in names.splitlines() if line):
+            return True
+        time.sleep(0.05)
+    return False

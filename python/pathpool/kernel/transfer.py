@@ -1,0 +1,238 @@
+"""The test bed's own sender and receiver (run inside the namespaces by :mod:`testbed`).
+
+``python -m pathpool.kernel.transfer recv|send|owd-recv|owd-send ...``; each prints one JSON
+object on stdout when it finishes. Transfers are bounded in time and stop by themselves.
+
+The sender opens an MPTCP socket (``IPPROTO_MPTCP`` = 262) or a plain TCP socket, sets
+``TCP_CONGESTION`` (on an MPTCP socket it applies to every subflow, later ones included), writes
+as fast as the window allows for ``--duration`` seconds and samples each subflow's ``tcp_info``
+through ``MPTCP_TCPINFO`` (plain TCP: ``TCP_INFO``) every ``--sample-ms``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import socket
+import struct
+import sys
+import threading
+import time
+
+IPPROTO_MPTCP = 262
+SOL_MPTCP = 284
+MPTCP_TCPINFO = 2
+MPTCP_SUBFLOW_ADDRS = 3
+TCP_INFO_LEN = 232   # up to tcpi_snd_wnd (Linux 5.19+ layout prefix)
+ADDRS_LEN = 256      # two sockaddr_storage
+
+# Offsets in struct tcp_info (include/uapi/linux/tcp.h).
+_TI = {
+    "lost": (32, "I"), "retrans": (36, "I"), "rtt_us": (68, "I"), "snd_ssthresh": (76, "I"),
+    "snd_cwnd": (80, "I"), "total_retrans": (100, "I"), "bytes_acked": (120, "Q"),
+    "min_rtt_us": (148, "I"), "data_segs_out": (156, "I"), "bytes_sent": (200, "Q"),
+    "bytes_retrans": (208, "Q"),
+}
+
+
+def parse_tcp_info(buf: bytes) -> dict:
+    """Fields of one ``struct tcp_info`` that the results need."""
+    return {k: struct.unpack_from("<" + f, buf, off)[0] for k, (off, f) in _TI.items()
+            if off + struct.calcsize(f) <= len(buf)}
+
+
+def subflow_infos(sock: socket.socket, mptcp: bool) -> list[dict]:
+    """Per-subflow ``tcp_info`` (with local/remote addresses) of a connected socket."""
+    if not mptcp:
+        info = parse_tcp_info(sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, TCP_INFO_LEN))
+        info["local"] = sock.getsockname()[0]
+        info["remote"] = sock.getpeername()[0]
+        return [info]
+    hdr = struct.pack("<IIII", 16, 0, 0, TCP_INFO_LEN)
+    n_max = 16
+    buf = bytearray(hdr + bytes(n_max * TCP_INFO_LEN))
+    raw = _getsockopt_inout(sock, SOL_MPTCP, MPTCP_TCPINFO, buf)
+    _, num, _, size_user = struct.unpack_from("<IIII", raw, 0)
+    infos = [parse_tcp_info(raw[16 + i * size_user: 16 + (i + 1) * size_user])
+             for i in range(min(num, n_max))]
+    abuf = bytearray(struct.pack("<IIII", 16, 0, 0, ADDRS_LEN) + bytes(n_max * ADDRS_LEN))
+    araw = _getsockopt_inout(sock, SOL_MPTCP, MPTCP_SUBFLOW_ADDRS, abuf)
+    _, anum, _, asize = struct.unpack_from("<IIII", araw, 0)
+    for i in range(min(anum, len(infos))):
+        ent = araw[16 + i * asize: 16 + (i + 1) * asize]
+        infos[i]["local"] = socket.inet_ntoa(ent[4:8])
+        infos[i]["remote"] = socket.inet_ntoa(ent[128 + 4:128 + 8])
+    return infos
+
+
+def _getsockopt_inout(sock: socket.socket, level: int, opt: int, buf: bytearray) -> bytes:
+    """getsockopt whose input buffer carries a header the kernel reads (Python's getsockopt
+    passes a zeroed buffer, so call libc directly)."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    cbuf = (ctypes.c_char * len(buf)).from_buffer(buf)
+    ln = ctypes.c_uint32(len(buf))
+    if libc.getsockopt(sock.fileno(), level, opt, cbuf, ctypes.byref(ln)) != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"getsockopt({level}, {opt}) failed")
+    return bytes(buf[: ln.value])
+
+
+def cmd_send(a: argparse.Namespace) -> dict:
+    proto = IPPROTO_MPTCP if a.mptcp else socket.IPPROTO_TCP
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM, proto)
+    if a.cc:
+        s.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, a.cc.encode())
+    if a.bind:
+        s.bind((a.bind, 0))
+    s.settimeout(5.0)
+    s.connect((a.dst, a.port))
+    s.setblocking(False)
+    local_port = s.getsockname()[1]
+    cc = s.getsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, 16).rstrip(b"\0").decode()
+    if a.cc and cc != a.cc:
+        # An MPTCP socket accepts an unknown name silently and keeps the default.
+        raise SystemExit(f"requested congestion control {a.cc!r} but the socket uses {cc!r}: "
+                         "is it registered? (`pathpool kernel load`)")
+    chunk = b"\0" * 65536
+    written = 0
+    samples = []
+    t0 = time.monotonic()
+    next_sample = t0
+    import select
+
+    while True:
+        now = time.monotonic()
+        if now - t0 >= a.duration:
+            break
+        if now >= next_sample:
+            samples.append({"t": now - t0, "subflows": subflow_infos(s, a.mptcp)})
+            next_sample += a.sample_ms / 1000.0
+        _, w, _ = select.select([], [s], [], min(0.01, max(0.0, next_sample - now)))
+        if w:
+            try:
+                written += s.send(chunk)
+            except BlockingIOError:
+                pass
+    elapsed = time.monotonic() - t0
+    final = subflow_infos(s, a.mptcp)
+    s.close()
+    return {"cc": cc, "mptcp": a.mptcp, "local_port": local_port, "written_bytes": written, "duration_s": elapsed,
+            "final": final, "samples": samples}
+
+
+def cmd_recv(a: argparse.Namespace) -> dict:
+    ls = socket.socket(socket.AF_INET, socket.SOCK_STREAM, IPPROTO_MPTCP)
+    ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    ls.bind((a.addr, a.port))
+    ls.listen(16)
+    ls.settimeout(a.timeout)
+    print("listening", file=sys.stderr, flush=True)
+    results = []
+    lock = threading.Lock()
+
+    def serve(conn: socket.socket, peer) -> None:
+        conn.settimeout(a.timeout)
+        got = 0
+        t0 = time.monotonic()
+        t_last = t0
+        try:
+            while True:
+                b = conn.recv(1 << 20)
+                if not b:
+                    break
+                got += len(b)
+                t_last = time.monotonic()
+        except OSError:
+            pass
+        conn.close()
+        with lock:
+            results.append({"peer": peer[0], "port": peer[1], "bytes": got,
+                            "duration_s": t_last - t0})
+
+    threads = []
+    deadline = time.monotonic() + a.timeout
+    while len(threads) < a.conns and time.monotonic() < deadline:
+        try:
+            c, peer = ls.accept()
+        except OSError:
+            break
+        th = threading.Thread(target=serve, args=(c, peer), daemon=True)
+        th.start()
+        threads.append(th)
+    for th in threads:
+        th.join(max(0.0, deadline - time.monotonic()))
+    ls.close()
+    return {"connections": results}
+
+
+def cmd_owd_send(a: argparse.Namespace) -> dict:
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    if a.bind:
+        s.bind((a.bind, 0))
+    for i in range(a.count):
+        s.sendto(struct.pack("<Qq", i, time.monotonic_ns()) + bytes(a.size), (a.dst, a.port))
+        time.sleep(a.interval_ms / 1000.0)
+    s.close()
+    return {"sent": a.count}
+
+
+def cmd_owd_recv(a: argparse.Namespace) -> dict:
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.bind((a.addr, a.port))
+    s.settimeout(a.timeout)
+    print("listening", file=sys.stderr, flush=True)
+    owd = []
+    try:
+        while len(owd) < a.count:
+            b, _ = s.recvfrom(4096)
+            t = time.monotonic_ns()   # namespaces share CLOCK_MONOTONIC
+            _, sent = struct.unpack_from("<Qq", b, 0)
+            owd.append((t - sent) / 1e6)
+    except OSError:
+        pass
+    s.close()
+    return {"owd_ms": owd}
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m pathpool.kernel.transfer")
+    sub = p.add_subparsers(dest="cmd", required=True)
+    sp = sub.add_parser("send")
+    sp.add_argument("--dst", required=True)
+    sp.add_argument("--port", type=int, required=True)
+    sp.add_argument("--duration", type=float, required=True)
+    sp.add_argument("--cc", default=None)
+    sp.add_argument("--bind", default=None)
+    sp.add_argument("--mptcp", action="store_true")
+    sp.add_argument("--sample-ms", type=float, default=100.0)
+    sp.set_defaults(func=cmd_send)
+    rp = sub.add_parser("recv")
+    rp.add_argument("--addr", required=True)
+    rp.add_argument("--port", type=int, required=True)
+    rp.add_argument("--conns", type=int, default=1)
+    rp.add_argument("--timeout", type=float, default=30.0)
+    rp.set_defaults(func=cmd_recv)
+    op = sub.add_parser("owd-send")
+    op.add_argument("--dst", required=True)
+    op.add_argument("--port", type=int, required=True)
+    op.add_argument("--bind", default=None)
+    op.add_argument("--count", type=int, default=200)
+    op.add_argument("--interval-ms", type=float, default=5.0)
+    op.add_argument("--size", type=int, default=100)
+    op.set_defaults(func=cmd_owd_send)
+    orp = sub.add_parser("owd-recv")
+    orp.add_argument("--addr", required=True)
+    orp.add_argument("--port", type=int, required=True)
+    orp.add_argument("--count", type=int, default=200)
+    orp.add_argument("--timeout", type=float, default=10.0)
+    orp.set_defaults(func=cmd_owd_recv)
+    a = p.parse_args(argv)
+    json.dump(a.func(a), sys.stdout)
+    sys.stdout.write("\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
