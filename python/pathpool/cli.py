@@ -12,6 +12,10 @@ import sys
 
 # Modules that add subcommands, in the order `pathpool --help` lists them.
 COMMAND_MODULES: tuple[str, ...] = (
+    "pathpool.kernel.cli",
+    "pathpool.ratecontrol.cli",
+    "pathpool.sim.cli",
+    "pathpool.analysis.cli",
 )
 
 

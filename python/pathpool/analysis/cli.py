@@ -1,0 +1,178 @@
+"""``pathpool analyze ...``: fluid model, conditions, friendliness, game, cross-validation."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["register"]
+
+
+def _print(df: pd.DataFrame, title: str) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    t = Table(title=title)
+    for c in df.columns:
+        t.add_column(str(c))
+    for _, row in df.iterrows():
+        t.add_row(*[f"{v:.4g}" if isinstance(v, (float, np.floating)) else str(v) for v in row])
+    Console().print(t)
+
+
+def _equilibrium(args) -> int:
+    from pathpool.analysis import crossval
+    from pathpool.analysis.fluid import simulate, solve_equilibrium
+    from pathpool.analysis.friendliness import fig1_network, fig2_network
+    from pathpool.analysis.plots import plot_trajectory, save_figure, write_csv
+
+    builders = {
+        "fig1": fig1_network,
+        "fig2": fig2_network,
+        "two_paths": lambda a: crossval.fluid_network("two_paths", a),
+        "shared": lambda a: crossval.fluid_network("shared", a),
+        "khalili": lambda a: crossval.fluid_network("khalili", a),
+    }
+    net = builders[args.network](args.algorithm)
+    eq = solve_equilibrium(net)
+    df = eq.table()
+    out = Path(args.output)
+    write_csv(df, out / f"equilibrium_{args.network}_{args.algorithm}.csv")
+    _print(df, f"equilibrium ({args.network}, {args.algorithm}); residual {eq.residual:.2e}")
+    if not any(a.price_dependent for a in net.algorithms):
+        traj = simulate(net, t_end=args.t_end)
+        save_figure(plot_trajectory(traj, net.route_names, eq.x), out / f"trajectory_{args.network}_{args.algorithm}")
+    return 0
+
+
+def _conditions(args) -> int:
+    from pathpool.analysis.conditions import table_one
+    from pathpool.analysis.plots import write_csv
+
+    frames = []
+    for rtt in ("equal", "different"):
+        df = table_one(n_points=args.points, seed=args.seed, rtt=rtt, check_c1=args.c1)
+        df.insert(1, "rtt", rtt)
+        frames.append(df)
+        _print(df.drop(columns=[c for c in df.columns if c.startswith("paper_")]),
+               f"Table I regenerated ({rtt} RTTs; fraction of points where each condition holds)")
+    write_csv(pd.concat(frames), Path(args.output) / "table1.csv")
+    return 0
+
+
+def _friendliness(args) -> int:
+    from pathpool.analysis.friendliness import friendliness
+    from pathpool.analysis.plots import plot_friendliness, save_figure, write_csv
+
+    out = Path(args.output)
+    for net in ("fig1", "fig2"):
+        df = friendliness(network=net)
+        write_csv(df, out / f"friendliness_{net}.csv")
+        save_figure(plot_friendliness(df, f"friendliness, seed 004 {net}"), out / f"friendliness_{net}")
+        _print(df, f"friendliness ({net}); sorted by MP throughput")
+    return 0
+
+
+def _game(args) -> int:
+    from pathpool.analysis.game import RentSeekingGame, dsc_ratio_interval_k2
+    from pathpool.analysis.plots import (plot_game_dynamics, plot_utility_surfaces, save_figure,
+                                         write_csv)
+
+    out = Path(args.output)
+    game = RentSeekingGame(args.connections, args.paths, args.p_hat)
+    z = np.array(args.z, float) if args.z else 1.0
+    cap = np.array(args.capacity, float) if len(args.capacity) > 1 else float(args.capacity[0])
+    sol = game.solve(z, cap)
+    uni = game.uniqueness(z, cap, n_starts=args.starts)
+    rows = [{"connection": n, "path": i, "rate": sol.lam[n, i]} for n in range(game.N) for i in range(game.K)]
+    df = pd.DataFrame(rows)
+    df.attrs.update(kkt=sol.kkt_residual)
+    write_csv(df, out / "game_equilibrium.csv")
+    summary = pd.DataFrame([{
+        "kkt_residual": sol.kkt_residual, "natural_residual": sol.natural_residual,
+        "iterations": sol.iterations, "uniqueness_spread": uni["spread"],
+        "dsc_holds": game.dsc_holds(z, box=(1e-2 * np.sum(cap), np.sum(cap))),
+        "multipliers": " ".join(f"{m:.6g}" for m in sol.multipliers),
+    }])
+    write_csv(summary, out / "game_summary.csv")
+    _print(df, "normalized equilibrium")
+    _print(summary, "game summary")
+    if game.N * game.K == 2:
+        B = float(np.sum(cap))
+        rng = np.random.default_rng(0)
+        sols = [game.solve(z, cap, lam0=rng.uniform(0, B, 2), keep_path=True) for _ in range(6)]
+        save_figure(plot_game_dynamics(game, sols, cap), out / "game_dynamics")
+        save_figure(plot_utility_surfaces(game, B), out / "game_utility_surfaces")
+        lo, hi = dsc_ratio_interval_k2(1e-2 * B, B)
+        write_csv(pd.DataFrame([{"box_lo": 1e-2 * B, "box_hi": B, "z2_over_z1_lo": lo, "z2_over_z1_hi": hi}]),
+                  out / "game_dsc_region_k2.csv")
+    return 0
+
+
+def _crossval(args) -> int:
+    from pathpool.analysis import crossval
+    from pathpool.analysis.plots import write_csv
+
+    frames = []
+    for net in crossval.NETWORKS:
+        for alg in crossval.CROSSVAL_ALGORITHMS:
+            if args.fluid_only:
+                frames.append(crossval.fluid_prediction(net, alg))
+            else:
+                frames.append(crossval.compare(net, alg, duration=args.duration, seeds=tuple(args.seeds)))
+    df = pd.concat(frames, ignore_index=True)
+    write_csv(df, Path(args.output) / "crossval.csv")
+    show = df[df.subflow == -1].drop(columns=["subflow", "path", "price"])
+    _print(show, "cross-validation (flow totals, packets/s)")
+    return 0
+
+
+def register(subparsers) -> None:
+    """Add ``pathpool analyze`` and its subcommands to an argparse subparsers object."""
+    from pathpool.analysis.algorithms import ALGORITHMS  # noqa: F401  (validates import)
+
+    p = subparsers.add_parser("analyze", help="fluid model, conditions C0-C5, friendliness, RSF game")
+    sub = p.add_subparsers(dest="analyze_command", metavar="WHAT")
+    p.set_defaults(func=lambda a: (p.print_help(), 2)[1])
+
+    def common(sp):
+        sp.add_argument("-o", "--output", default="analysis-out", help="output directory (default: analysis-out)")
+
+    e = sub.add_parser("equilibrium", help="solve (8)-(9) and integrate (3)-(4) on a test network")
+    e.add_argument("--network", default="fig2", choices=["fig1", "fig2", "two_paths", "shared", "khalili"])
+    e.add_argument("--algorithm", default="balia", help="e.g. lia, balia, ewtcp(a=1), generalized(eta=0.5,beta=0.2)")
+    e.add_argument("--t-end", type=float, default=60.0, help="integration time in seconds")
+    common(e)
+    e.set_defaults(func=_equilibrium)
+
+    c = sub.add_parser("conditions", help="regenerate Table I of seed 004 over random operating points")
+    c.add_argument("--points", type=int, default=500)
+    c.add_argument("--seed", type=int, default=0)
+    c.add_argument("--c1", action="store_true", help="also check C1 (slower)")
+    common(c)
+    c.set_defaults(func=_conditions)
+
+    f = sub.add_parser("friendliness", help="MP vs SP throughput in seed 004 Fig. 1 and Fig. 2")
+    common(f)
+    f.set_defaults(func=_friendliness)
+
+    g = sub.add_parser("game", help="normalized equilibrium of the RSF rent-seeking game (seed 001)")
+    g.add_argument("--connections", type=int, default=1)
+    g.add_argument("--paths", type=int, default=2)
+    g.add_argument("--p-hat", type=float, default=0.1)
+    g.add_argument("--z", type=float, nargs="*", help="player weights (default all 1)")
+    g.add_argument("--capacity", type=float, nargs="+", default=[1.0],
+                   help="B (one value, constraint (7)/(12)) or K path capacities (16)")
+    g.add_argument("--starts", type=int, default=20, help="random starts for the uniqueness check")
+    common(g)
+    g.set_defaults(func=_game)
+
+    x = sub.add_parser("crossval", help="fluid equilibrium vs packet-level simulator")
+    x.add_argument("--duration", type=float, default=100.0)
+    x.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
+    x.add_argument("--fluid-only", action="store_true", help="only the fluid predictions")
+    common(x)
+    x.set_defaults(func=_crossval)
