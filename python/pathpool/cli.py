@@ -16,6 +16,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "pathpool.ratecontrol.cli",
     "pathpool.sim.cli",
     "pathpool.analysis.cli",
+    "pathpool.reproduce.cli",
 )
 
 

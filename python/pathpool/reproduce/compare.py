@@ -1,0 +1,109 @@
+"""Put each published number (from ``published/*.csv`` only) beside ours, with a verdict."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pandas as pd
+
+from pathpool.reproduce.experiments import Experiment
+from pathpool.reproduce.verdict import cell_verdict, check_claim, kendall_tau, ordering_agrees
+
+__all__ = ["PUBLISHED", "published", "published_rows", "compare", "claims"]
+
+PUBLISHED = Path(__file__).resolve().parent / "published"
+
+#: Paper column name -> our algorithm name(s), per CSV layout.
+_KHALILI_COLS = {"sptcp_mbps": "tcp", "lia_mbps": "lia", "olia_mbps": "olia", "balia_mbps": "balia"}
+
+
+def published(name: str) -> pd.DataFrame:
+    """One transcribed table (``published/<name>``)."""
+    return pd.read_csv(PUBLISHED / name)
+
+
+def published_rows(e: Experiment) -> list[dict]:
+    """The published numbers an experiment is compared with, as rows
+    ``group, algorithm, metric, paper, paper_ci, source``; empty when the paper gives none."""
+    csv = e.spec.get("published")
+    if not csv:
+        return []
+    df = published(csv)
+    rows: list[dict] = []
+    if csv == "rsf2020_table2.csv":
+        sel = df[df["scenario_id"] == int(e.spec["published_row"])]
+        for _, r in sel.iterrows():
+            ours = [a for a in e.algorithms if a.startswith("rsf")] if r["algorithm"] == "rsf" else [r["algorithm"]]
+            for a in ours:
+                rows.append({"group": r["scenario"], "algorithm": a, "metric": "throughput_mbps",
+                             "paper": float(r["throughput_mbps"]), "paper_ci": math.nan, "source": r["source"]})
+    elif csv in ("balia2016_table3.csv", "balia2016_table4.csv"):
+        for _, r in df.iterrows():
+            for metric in ("mptcp_mbps", "sptcp_mbps"):
+                if metric in df.columns:
+                    rows.append({"group": metric, "algorithm": r["algorithm"], "metric": metric,
+                                 "paper": float(r[metric]), "paper_ci": float(r[metric.replace("_mbps", "_ci")]),
+                                 "source": r["source"]})
+    elif csv == "khalili_slides2014.csv":
+        sel = df[df["n1"] == int(e.spec["published_row"])]
+        for _, r in sel.iterrows():
+            metric = f"{r['flow_type']}_mbps"
+            for col, alg in _KHALILI_COLS.items():
+                rows.append({"group": metric, "algorithm": alg, "metric": metric, "paper": float(r[col]),
+                             "paper_ci": math.nan, "source": r["source"]})
+    else:
+        raise ValueError(f"{e.path}: no comparison layout for published table {csv!r}")
+    return rows
+
+
+def compare(experiments: list[Experiment], summary: pd.DataFrame) -> pd.DataFrame:
+    """One row per published number (and per algorithm we ran that the paper did not)."""
+    out = []
+    for e in experiments:
+        pub = published_rows(e)
+        if not pub:
+            continue
+        s = summary[(summary["experiment"] == e.key) & summary["x"].isna()]
+        groups = {}
+        for r in pub:
+            groups.setdefault((r["group"], r["metric"]), []).append(r)
+        for (group, metric), rs in groups.items():
+            ours = s[s["metric"] == metric].set_index("algorithm")
+            paper_map = {r["algorithm"]: r["paper"] for r in rs}
+            ours_map = {a: float(ours.loc[a, "mean"]) for a in ours.index}
+            agree = ordering_agrees(paper_map, ours_map)
+            tau = kendall_tau(paper_map, ours_map)
+            seen = set()
+            for r in rs:
+                a = r["algorithm"]
+                seen.add(a)
+                m, lo, hi, n = (ours.loc[a, ["mean", "lo", "hi", "n"]] if a in ours.index else (math.nan,) * 3 + (0,))
+                out.append({"table": e.key, "title": e.title, "group": group, "algorithm": a, "metric": metric,
+                            "paper": r["paper"], "paper_ci": r["paper_ci"], "mean": float(m), "lo": float(lo),
+                            "hi": float(hi), "n": int(n),
+                            "verdict": cell_verdict(r["paper"], r["paper_ci"], float(m), float(lo), float(hi), agree),
+                            "ordering_agrees": agree, "kendall_tau": tau, "source": r["source"]})
+            for a in ours.index:
+                if a not in seen:
+                    row = ours.loc[a]
+                    out.append({"table": e.key, "title": e.title, "group": group, "algorithm": a, "metric": metric,
+                                "paper": math.nan, "paper_ci": math.nan, "mean": float(row["mean"]),
+                                "lo": float(row["lo"]), "hi": float(row["hi"]), "n": int(row["n"]),
+                                "verdict": "— (not in the paper)", "ordering_agrees": agree, "kendall_tau": tau,
+                                "source": ""})
+    return pd.DataFrame(out)
+
+
+def claims(summary: pd.DataFrame, experiments: list[Experiment]) -> pd.DataFrame:
+    """Every claim of ``claims_checks.csv`` whose experiment was run, with its verdict."""
+    checks = published("claims_checks.csv")
+    keys = {e.key for e in experiments}
+    rows = []
+    for _, r in checks.iterrows():
+        if r["experiment"] not in keys:
+            continue
+        verdict, measured = check_claim(r, summary)
+        rows.append({"claim_id": r["claim_id"], "experiment": r["experiment"], "claim": r["claim"],
+                     "measured": measured, "verdict": verdict, "source": r["source"]})
+    return pd.DataFrame(rows, columns=["claim_id", "experiment", "claim", "measured", "verdict", "source"])

@@ -1,0 +1,322 @@
+"""Experiment definitions: scenario files with a ``[reproduce]`` table, expanded into sweep jobs.
+
+Each published experiment is one TOML file under ``scenarios/rsf2020``, ``scenarios/balia2016`` or
+``scenarios/khalili``. The file is a plain simulator scenario plus a top-level ``[reproduce]``
+table, which the simulator would reject (unknown fields are errors), so it is stripped here
+before any run. ``[reproduce]`` says which algorithms to run, on which flows, with which
+parameters, which metric to compute, which published CSV to compare with, and optionally one
+swept parameter::
+
+    [reproduce]
+    paper = "rsf"                      # rsf | balia | khalili
+    experiment = "fig4"
+    metric = "download"                # see pathpool.reproduce.metrics
+    algorithms = ["lia", "rsf-db"]     # "tcp" = the flows become single-path Reno on their first path
+    flows = ["conn"]                   # flows whose algorithm is swept
+    [reproduce.params]
+    rsf-db = { d = 0.1 }
+    [reproduce.sweep]
+    name = "path2_mbps"
+    values = [10, 20]
+    set = ["links.1.rate"]             # dotted paths into the scenario, list indices as numbers
+    format = "{}Mbps"
+
+Readings the papers leave open are options (:class:`Options`), one flag away on the command line.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import math
+import re
+import tomllib
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from pathpool.sweep import Job
+
+__all__ = [
+    "PAPERS",
+    "Experiment",
+    "Options",
+    "scenario_root",
+    "load_experiment",
+    "load_experiments",
+    "build_jobs",
+    "parse_seconds",
+    "parse_bytes",
+    "parse_rate",
+]
+
+#: Paper key -> scenario folder.
+PAPERS: dict[str, str] = {"rsf": "rsf2020", "balia": "balia2016", "khalili": "khalili"}
+
+#: The pseudo-algorithm meaning "these flows are single-path TCP (Reno) on their first path".
+SINGLE_PATH = "tcp"
+
+
+def scenario_root() -> Path:
+    """The repository's ``scenarios/`` folder (this package lives in ``python/pathpool/reproduce``)."""
+    return Path(__file__).resolve().parents[3] / "scenarios"
+
+
+@dataclasses.dataclass(frozen=True)
+class Options:
+    """Readings of parameters the papers leave out, and scaling for quick runs.
+
+    Attributes
+    ----------
+    delay_reading : {"rtt", "one-way"}
+        RSF test bed: NetEm's delay on the data direction only (RTT ~= delay, default) or in
+        both directions (RTT = 2 x delay).
+    buffer_reading : {"netem", "bdp"}
+        RSF test bed: NetEm's default 1000-packet queue (default) or one bandwidth-delay product.
+    balia_reading : {"two-link", "single-bottleneck"}
+        Balia Tables III/V: two 2 Mbps links (default) or the paper's Fig. 1 test network, one
+        bottleneck of their summed capacity that every path crosses.
+    khalili_reading : {"capped", "uncapped"}
+        Khalili's scenario: type-1 users behind a shared 10 Mbps access (default; the slides'
+        numbers need it) or with link 1 and link 2 only.
+    time_scale : float
+        Multiplies durations, start/stop times and measurement windows (tests use < 1).
+    size_scale : float
+        Multiplies file sizes (tests use < 1).
+    """
+
+    delay_reading: str = "rtt"
+    buffer_reading: str = "netem"
+    balia_reading: str = "two-link"
+    khalili_reading: str = "capped"
+    time_scale: float = 1.0
+    size_scale: float = 1.0
+
+    def __post_init__(self) -> None:
+        allowed = {
+            "delay_reading": ("rtt", "one-way"),
+            "buffer_reading": ("netem", "bdp"),
+            "balia_reading": ("two-link", "single-bottleneck"),
+            "khalili_reading": ("capped", "uncapped"),
+        }
+        for name, values in allowed.items():
+            if getattr(self, name) not in values:
+                raise ValueError(f"{name} = {getattr(self, name)!r} is not allowed (allowed: {', '.join(values)})")
+        if not (self.time_scale > 0 and self.size_scale > 0):
+            raise ValueError("time_scale and size_scale must be > 0")
+
+
+# --- units (the simulator's forms; see crates/pathpool-sim/SCENARIOS.md) ----------------------
+
+_NUM = r"([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)"
+_TIME = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0, "min": 60.0}
+_SIZE = {"B": 1, "KB": 1e3, "MB": 1e6, "GB": 1e9, "KiB": 1024, "MiB": 1024**2, "GiB": 1024**3}
+_RATE = {"bps": 1, "kbps": 1e3, "Kbps": 1e3, "Mbps": 1e6, "Gbps": 1e9}
+
+
+def _parse(value: Any, units: dict[str, float], what: str) -> float:
+    if isinstance(value, bool):
+        raise ValueError(f"{value!r} is not a {what}")
+    if isinstance(value, (int, float)):
+        return float(value)
+    m = re.fullmatch(_NUM + r"\s*([A-Za-z]+)", str(value).strip())
+    if not m or m.group(2) not in units:
+        raise ValueError(f"{value!r} is not a {what} (units: {', '.join(units)})")
+    return float(m.group(1)) * units[m.group(2)]
+
+
+def parse_seconds(value: Any) -> float:
+    """``"150ms"`` -> 0.15; a plain number is seconds."""
+    return _parse(value, _TIME, "time")
+
+
+def parse_bytes(value: Any) -> float:
+    """``"4MB"`` -> 4e6 (decimal prefixes; KiB/MiB binary); a plain number is bytes."""
+    return _parse(value, _SIZE, "size")
+
+
+def parse_rate(value: Any) -> float:
+    """``"10Mbps"`` -> 1e7 bits/s; a plain number is bits/s."""
+    return _parse(value, _RATE, "rate")
+
+
+def _set_path(d: Any, dotted: str, value: Any) -> None:
+    keys = dotted.split(".")
+    cur = d
+    for k in keys[:-1]:
+        cur = cur[int(k)] if isinstance(cur, list) else cur[k]
+    last = keys[-1]
+    if isinstance(cur, list):
+        cur[int(last)] = value
+    else:
+        cur[last] = value
+
+
+# --- experiments --------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class Experiment:
+    """One published experiment: a base scenario and its ``[reproduce]`` table.
+
+    Attributes
+    ----------
+    key : str
+        ``"<paper>/<experiment>"``, e.g. ``"rsf/fig4"``.
+    path : Path
+        The scenario file.
+    base : dict
+        The scenario without ``[reproduce]`` (what the simulator accepts).
+    spec : dict
+        The ``[reproduce]`` table.
+    """
+
+    key: str
+    path: Path
+    base: dict
+    spec: dict
+
+    @property
+    def paper(self) -> str:
+        return self.spec["paper"]
+
+    @property
+    def name(self) -> str:
+        return self.spec["experiment"]
+
+    @property
+    def title(self) -> str:
+        return self.spec.get("title", self.name)
+
+    @property
+    def metric(self) -> str:
+        return self.spec["metric"]
+
+    @property
+    def algorithms(self) -> list[str]:
+        return list(self.spec["algorithms"])
+
+    @property
+    def sweep(self) -> dict | None:
+        return self.spec.get("sweep")
+
+    def xs(self) -> list[float]:
+        """Swept values (``[nan]`` when nothing is swept)."""
+        return [float(v) for v in self.sweep["values"]] if self.sweep else [math.nan]
+
+    def scenario(self, algorithm: str, x: float = math.nan, options: Options = Options()) -> dict:
+        """The simulator scenario for one algorithm and one swept value, readings applied."""
+        sc = copy.deepcopy(self.base)
+        flows = set(self.spec.get("flows", []))
+        params = self.spec.get("params", {})
+        for fl in sc["flows"]:
+            if fl["name"] not in flows:
+                continue
+            if algorithm == SINGLE_PATH:
+                fl["kind"] = "tcp"
+                fl["path"] = fl.pop("paths")[0] if "paths" in fl else fl["path"]
+                fl["algorithm"] = "reno"
+                fl.pop("scheduler", None)
+                fl.pop("params", None)
+            else:
+                fl["algorithm"] = algorithm
+                if algorithm in params:
+                    fl["params"] = dict(params[algorithm])
+                else:
+                    fl.pop("params", None)
+        if self.sweep and not math.isnan(x):
+            v = int(x) if float(x).is_integer() else x
+            text = self.sweep.get("format", "{}").format(v)
+            for target in self.sweep["set"]:
+                _set_path(sc, target, text)
+        _apply_readings(sc, self.paper, options)
+        return sc
+
+    def tags(self, algorithm: str, x: float) -> dict:
+        return {"experiment": self.key, "run_algorithm": algorithm, "x": float(x)}
+
+    def jobs(self, seeds: Sequence[int], options: Options = Options()) -> list[Job]:
+        """Every (algorithm, swept value, seed) job, in that nesting order."""
+        out = []
+        for alg in self.algorithms:
+            for x in self.xs():
+                sc = self.scenario(alg, x, options)
+                out.extend(Job(sc, int(s), self.tags(alg, x)) for s in seeds)
+        return out
+
+
+def _apply_readings(sc: dict, paper: str, o: Options) -> None:
+    links = {ln["name"]: ln for ln in sc["links"]}
+    if paper == "rsf":
+        if o.delay_reading == "one-way":
+            for p in sc["paths"]:
+                p.pop("ack_delay", None)  # the simulator's default: the forward delay again
+        if o.buffer_reading == "bdp":
+            rtt_factor = 2.0 if o.delay_reading == "one-way" else 1.0
+            for ln in sc["links"]:
+                bdp = parse_rate(ln["rate"]) * parse_seconds(ln.get("delay", 0)) * rtt_factor / (1500 * 8)
+                ln["buffer"] = max(10, int(math.ceil(bdp)))
+    if paper == "balia" and o.balia_reading == "single-bottleneck" and len(sc["links"]) == 2:
+        first = sc["links"][0]
+        if all(len(p["links"]) == 1 for p in sc["paths"]):
+            total = sum(parse_rate(ln["rate"]) for ln in sc["links"])
+            first["rate"] = f"{total / 1e6:g}Mbps"
+            for p in sc["paths"]:
+                p["links"] = [first["name"]]
+            sc["links"] = [first]
+    if paper == "khalili" and o.khalili_reading == "uncapped" and "access" in links:
+        sc["links"] = [ln for ln in sc["links"] if ln["name"] != "access"]
+        for p in sc["paths"]:
+            p["links"] = [n for n in p["links"] if n != "access"]
+    if o.time_scale != 1.0:
+        sc["duration"] = parse_seconds(sc["duration"]) * o.time_scale
+        for fl in sc["flows"]:
+            for k in ("start", "stop"):
+                if k in fl:
+                    fl[k] = parse_seconds(fl[k]) * o.time_scale
+    if o.size_scale != 1.0:
+        for fl in sc["flows"]:
+            if "size" in fl:
+                fl["size"] = max(1448, int(parse_bytes(fl["size"]) * o.size_scale))
+
+
+def load_experiment(path: str | Path) -> Experiment:
+    """Read one scenario file with a ``[reproduce]`` table.
+
+    Raises
+    ------
+    ValueError
+        If the file has no ``[reproduce]`` table or it lacks a required field (named).
+    """
+    path = Path(path)
+    with open(path, "rb") as fh:
+        data = tomllib.load(fh)
+    spec = data.pop("reproduce", None)
+    if spec is None:
+        raise ValueError(f"{path}: no [reproduce] table")
+    for field in ("paper", "experiment", "metric", "algorithms"):
+        if field not in spec:
+            raise ValueError(f"{path}: reproduce.{field} is required")
+    if spec["paper"] not in PAPERS:
+        raise ValueError(f"{path}: reproduce.paper = {spec['paper']!r} (allowed: {', '.join(PAPERS)})")
+    return Experiment(key=f"{spec['paper']}/{spec['experiment']}", path=path, base=data, spec=spec)
+
+
+def load_experiments(papers: Iterable[str], root: str | Path | None = None) -> list[Experiment]:
+    """Every experiment of the given papers (``rsf``, ``balia``, ``khalili``), in file-name order."""
+    root = Path(root) if root is not None else scenario_root()
+    out = []
+    for paper in papers:
+        if paper not in PAPERS:
+            raise ValueError(f"unknown paper {paper!r} (allowed: {', '.join(PAPERS)}, all)")
+        for f in sorted((root / PAPERS[paper]).glob("*.toml")):
+            out.append(load_experiment(f))
+    return out
+
+
+def build_jobs(experiments: Sequence[Experiment], seeds: Sequence[int], options: Options = Options()) -> list[Job]:
+    """All jobs of all experiments, in experiment order."""
+    jobs: list[Job] = []
+    for e in experiments:
+        jobs.extend(e.jobs(seeds, options))
+    return jobs

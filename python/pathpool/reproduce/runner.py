@@ -1,0 +1,141 @@
+"""`pathpool reproduce`: build the jobs, run the sweep, compute metrics, compare, write the report."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import os
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from pathpool.reproduce import compare as cmp
+from pathpool.reproduce import metrics
+from pathpool.reproduce.experiments import PAPERS, Experiment, Options, build_jobs, load_experiments
+from pathpool.reproduce.verdict import summarise
+from pathpool.sweep import Job, run_sweep
+
+__all__ = ["Outcome", "reproduce", "trace_jobs", "TRACE"]
+
+#: Tag of the time-series runs that explain the findings (not a published experiment).
+TRACE = "rsf/trace"
+
+
+@dataclasses.dataclass
+class Outcome:
+    """Everything one ``reproduce`` produced (also written under ``out``)."""
+
+    experiments: list[Experiment]
+    tables: dict[str, pd.DataFrame]
+    per_run: pd.DataFrame
+    summary: pd.DataFrame
+    comparison: pd.DataFrame
+    claims: pd.DataFrame
+    seeds: list[int]
+    options: Options
+    timing: dict[str, float]
+    out: Path
+
+
+def trace_jobs(experiments: Sequence[Experiment], seed: int, options: Options) -> list[Job]:
+    """Runs with time series that show what RSF-DB's factor min{1, (d - q)/q} does (seed 001
+    eq. 1): scenario 2 of Table 2 with RSF-DB and LIA, windows and queues sampled every 100 ms."""
+    out = []
+    for e in experiments:
+        if e.key == "rsf/table2_s2":
+            for alg in ("rsf-db", "lia"):
+                sc = e.scenario(alg, math.nan, options)
+                sc["metrics"] = {"interval": "100ms"}
+                # The downloads end within a minute; sampling an idle network after that adds nothing.
+                sc["duration"] = 60.0 * options.time_scale
+                out.append(Job(sc, seed, {"experiment": TRACE, "run_algorithm": alg, "x": math.nan}))
+    return out
+
+
+def _atomic_write(path: Path, write: Callable[[str], Any]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=path.suffix)
+    os.close(fd)
+    try:
+        write(tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_table(df: pd.DataFrame, directory: Path, name: str, csv: bool = True) -> None:
+    """``name.parquet`` (and ``name.csv``), each written atomically."""
+    _atomic_write(directory / f"{name}.parquet", lambda p: df.to_parquet(p, index=False))
+    if csv:
+        _atomic_write(directory / f"{name}.csv", lambda p: df.to_csv(p, index=False))
+
+
+def reproduce(
+    papers: Sequence[str],
+    *,
+    seeds: int | Sequence[int] = 10,
+    out: str | os.PathLike = "report",
+    workers: int | None = None,
+    dask: str | None = None,
+    force: bool = False,
+    options: Options = Options(),
+    progress: Callable[[int, int], Any] | None = None,
+    scenario_root: str | os.PathLike | None = None,
+    report: bool = True,
+) -> Outcome:
+    """Run the published experiments of ``papers`` and write results and report under ``out``.
+
+    Parameters
+    ----------
+    papers : sequence of str
+        Any of ``rsf``, ``balia``, ``khalili`` (or ``all``).
+    seeds : int or sequence of int
+        A count n (seeds 1..n) or the seeds themselves.
+    out : path
+        Output folder: ``cache/``, ``results/``, ``figures/``, ``index.html``, ``README.md``.
+    workers, dask, force
+        Passed to :func:`pathpool.sweep.run_sweep`.
+    options : Options
+        Readings of the parameters the papers leave out.
+    progress : callable, optional
+        ``progress(done, total)``.
+    """
+    t0 = time.perf_counter()
+    papers = list(PAPERS) if "all" in papers else list(dict.fromkeys(papers))
+    seed_list = list(range(1, int(seeds) + 1)) if isinstance(seeds, int) else [int(s) for s in seeds]
+    out = Path(out)
+    experiments = load_experiments(papers, scenario_root)
+    jobs = build_jobs(experiments, seed_list, options) + trace_jobs(experiments, seed_list[0], options)
+    tables = run_sweep(jobs, cache_dir=out / "cache", force=force, workers=workers, dask=dask, progress=progress)
+    t_sim = time.perf_counter() - t0
+    per_run = metrics.compute(tables, experiments, options)
+    summary = summarise(per_run)
+    comparison = cmp.compare(experiments, summary)
+    claims = cmp.claims(summary, experiments)
+    res = out / "results"
+    write_table(per_run, res, "per_run")
+    write_table(summary, res, "summary")
+    write_table(comparison, res, "comparison")
+    write_table(claims, res, "claims")
+    for name in ("flows", "subflows", "links"):
+        write_table(tables[name], res, name)
+    if len(tables["series"]):
+        # The long-form series are large: Parquet in full, CSV for the first seed only.
+        write_table(tables["series"], res, "series", csv=False)
+        s0 = tables["series"][tables["series"]["seed"] == seed_list[0]]
+        write_table(s0, res, f"series_seed{seed_list[0]}", csv=True) if len(s0) else None
+    timing = {"jobs": len(jobs), "simulate_s": t_sim, "total_s": math.nan}
+    outcome = Outcome(experiments, tables, per_run, summary, comparison, claims, seed_list, options, timing, out)
+    if report:
+        from pathpool.reproduce.report import write_report
+
+        write_report(outcome)
+    timing["total_s"] = time.perf_counter() - t0
+    _atomic_write(res / "timing.json", lambda p: Path(p).write_text(json.dumps(timing, indent=2)))
+    return outcome

@@ -1,0 +1,235 @@
+"""Statistics and verdicts: our numbers against the published ones.
+
+The tolerance is data (:data:`TOLERANCE`), stated once, printed at the top of the report.
+
+Numbers (a published value P, ours a mean m with a t-based 95% confidence interval [lo, hi]
+over seeds):
+
+- **reproduced**: ``|m - P| <= rel * |P|``, or our interval overlaps the paper's (P +- its
+  published margin, 0 when none is given);
+- **same ordering only**: not reproduced, but the algorithms of the same row are ordered as in
+  the paper: every pair whose published values differ by more than ``tie`` (relative) has its
+  means in the same order (pairs the paper ties are not checked);
+- **not reproduced**: otherwise.
+
+Claims (statements in the text, checked in code against thresholds that come from
+``published/claims_checks.csv``) use the same three words: *reproduced* when the claim holds as
+stated (quantities within ``rel``), *same ordering only* when its direction holds but not its
+size or not for every algorithm, *not reproduced* otherwise. Each check's docstring says exactly.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+__all__ = [
+    "TOLERANCE",
+    "REPRODUCED",
+    "ORDERING",
+    "NOT",
+    "summarise",
+    "ci95",
+    "cell_verdict",
+    "ordering_agrees",
+    "kendall_tau",
+    "check_claim",
+]
+
+#: The tolerance, stated once.
+TOLERANCE: dict[str, float] = {
+    "rel": 0.15,  # a number is reproduced within 15% relative ...
+    "tie": 0.02,  # ... published values within 2% of each other are a tie for ordering
+    "confidence": 0.95,  # t-based confidence level of our intervals
+}
+
+REPRODUCED = "reproduced"
+ORDERING = "same ordering only"
+NOT = "not reproduced"
+
+
+def ci95(values: Sequence[float], confidence: float = TOLERANCE["confidence"]) -> tuple[float, float, float, int]:
+    """Mean, lower and upper bound of the t-based confidence interval, and n (NaNs dropped)."""
+    x = np.asarray([v for v in values if not (v is None or math.isnan(v))], dtype=float)
+    n = x.size
+    if n == 0:
+        return math.nan, math.nan, math.nan, 0
+    m = float(x.mean())
+    if n == 1:
+        return m, math.nan, math.nan, 1
+    half = float(stats.t.ppf(0.5 + confidence / 2, n - 1) * x.std(ddof=1) / math.sqrt(n))
+    return m, m - half, m + half, n
+
+
+def summarise(per_run: pd.DataFrame) -> pd.DataFrame:
+    """Mean and 95% CI over seeds for every (experiment, algorithm, x, metric)."""
+    rows = []
+    for (exp, alg, x, metric), g in per_run.groupby(["experiment", "algorithm", "x", "metric"], dropna=False, sort=False):
+        m, lo, hi, n = ci95(g["value"].tolist())
+        rows.append({"experiment": exp, "algorithm": alg, "x": x, "metric": metric, "mean": m, "lo": lo, "hi": hi, "n": n})
+    return pd.DataFrame(rows, columns=["experiment", "algorithm", "x", "metric", "mean", "lo", "hi", "n"])
+
+
+def cell_verdict(paper: float, paper_ci: float, mean: float, lo: float, hi: float, ordering_ok: bool | None) -> str:
+    """Verdict for one published number (see the module docstring)."""
+    if math.isnan(paper) or math.isnan(mean):
+        return "—"
+    if abs(mean - paper) <= TOLERANCE["rel"] * abs(paper):
+        return REPRODUCED
+    pc = 0.0 if paper_ci is None or math.isnan(paper_ci) else paper_ci
+    if not (math.isnan(lo) or math.isnan(hi)) and lo <= paper + pc and hi >= paper - pc:
+        return REPRODUCED
+    return ORDERING if ordering_ok else NOT
+
+
+def ordering_agrees(paper: dict[str, float], ours: dict[str, float]) -> bool | None:
+    """True if every pair the paper separates (by more than ``tie``) is ordered alike by ours.
+
+    None when there is no such pair (nothing to compare).
+    """
+    keys = [k for k in paper if k in ours and not math.isnan(paper[k]) and not math.isnan(ours[k])]
+    checked = False
+    for a, b in itertools.combinations(keys, 2):
+        pa, pb = paper[a], paper[b]
+        if abs(pa - pb) <= TOLERANCE["tie"] * max(abs(pa), abs(pb)):
+            continue
+        checked = True
+        if (pa - pb) * (ours[a] - ours[b]) <= 0:
+            return False
+    return True if checked else None
+
+
+def kendall_tau(paper: dict[str, float], ours: dict[str, float]) -> float:
+    """Kendall's tau-b between the paper's and our values over the common keys (NaN if < 3)."""
+    keys = [k for k in paper if k in ours and not math.isnan(paper[k]) and not math.isnan(ours[k])]
+    if len(keys) < 3:
+        return math.nan
+    tau = stats.kendalltau([paper[k] for k in keys], [ours[k] for k in keys]).statistic
+    return float(tau)
+
+
+# --- claims ---------------------------------------------------------------------------------------
+
+
+def _means(summary: pd.DataFrame, exp: str, metric: str) -> pd.DataFrame:
+    s = summary[(summary["experiment"] == exp) & (summary["metric"] == metric)]
+    return s
+
+
+def check_claim(row: pd.Series, summary: pd.DataFrame) -> tuple[str, str]:
+    """Evaluate one row of ``claims_checks.csv``; returns (verdict, what we measured, in words)."""
+    s = _means(summary, row["experiment"], row["metric"])
+    if s.empty:
+        return "—", "not run"
+    algs = str(row["algorithms"]).split()
+    others = str(row["others"]).split() if isinstance(row["others"], str) else []
+    thr = float(row["threshold"]) if not pd.isna(row["threshold"]) else math.nan
+    tol = TOLERANCE["rel"]
+    has_x = s["x"].notna().any()
+    if has_x and not pd.isna(row["x"]):
+        s = s[np.isclose(s["x"], float(row["x"]))]
+        has_x = False
+
+    def mean_of(a: str, frame: pd.DataFrame = s) -> float:
+        v = frame.loc[frame["algorithm"] == a, "mean"]
+        return float(v.mean()) if len(v) else math.nan
+
+    def ci_of(a: str) -> tuple[float, float]:
+        v = s[s["algorithm"] == a]
+        return (float(v["lo"].iloc[0]), float(v["hi"].iloc[0])) if len(v) else (math.nan, math.nan)
+
+    fmt = lambda d: ", ".join(f"{k} {v:.3g}" for k, v in d.items())  # noqa: E731
+    check = row["check"]
+    if check == "all_equal":
+        # Reproduced when the spread max/min - 1 of the means is within rel.
+        m = {a: mean_of(a) for a in algs}
+        vals = [v for v in m.values() if not math.isnan(v)]
+        spread = max(vals) / min(vals) - 1 if vals and min(vals) > 0 else math.inf
+        return (REPRODUCED if spread <= tol else NOT), f"{fmt(m)}; spread {spread:.1%}"
+    if check == "ratio_at_least":
+        # r = mean(A) / max(mean(others)). Reproduced if r >= threshold (1 - rel) and, for a
+        # threshold of 1 ("better", no size given), the intervals do not overlap; same ordering
+        # only if r > 1.
+        a = algs[0]
+        best = max(others, key=lambda o: mean_of(o) if not math.isnan(mean_of(o)) else -math.inf)
+        r = mean_of(a) / mean_of(best)
+        text = f"{a} {mean_of(a):.3g} vs best other ({best}) {mean_of(best):.3g}: ratio {r:.2f} (claimed {thr:g})"
+        if thr > 1:
+            ok = r >= thr * (1 - tol)
+        else:
+            (alo, ahi), (blo, bhi) = ci_of(a), ci_of(best)
+            ok = r > 1 and alo > bhi
+        return (REPRODUCED if ok else ORDERING if r > 1 else NOT), text
+    if check == "at_least":
+        a = algs[0]
+        m = mean_of(a)
+        others_m = {o: mean_of(o) for o in s["algorithm"].unique() if o != a}
+        text = f"{a} {m:.3f} (claimed about {thr:g}); others {fmt(others_m)}"
+        if m >= thr * (1 - tol):
+            return REPRODUCED, text
+        return (ORDERING if others_m and m >= min(others_m.values()) else NOT), text
+    if check in ("grows_others_flat", "falls_least", "above_all"):
+        xs = sorted(s["x"].dropna().unique())
+        if len(xs) < 2:
+            return "—", "needs a sweep"
+        first, last = xs[0], xs[-1]
+        at = lambda a, x: mean_of(a, s[np.isclose(s["x"], x)])  # noqa: E731
+        change = {a: at(a, last) / at(a, first) - 1 for a in algs + others}
+        text = f"change from x={first:g} to x={last:g}: {fmt({k: round(v * 100, 1) for k, v in change.items()})} (%)"
+        a = algs[0]
+        if check == "grows_others_flat":
+            # Reproduced: A gains more than rel while every other changes by at most rel.
+            if change[a] > tol and all(abs(change[o]) <= tol for o in others):
+                return REPRODUCED, text
+            return (ORDERING if change[a] > max(change[o] for o in others) else NOT), text
+        if check == "falls_least":
+            # Reproduced: every algorithm falls and A falls least; same ordering only: A falls least.
+            least = change[a] > max(change[o] for o in others)
+            if least and all(c < 0 for c in change.values()):
+                return REPRODUCED, text
+            return (ORDERING if least else NOT), text
+        # above_all: A above every other at every x and the others fall; same ordering only if A
+        # is above every other on average over x.
+        above_every = all(at(a, x) > max(at(o, x) for o in others) for x in xs)
+        avg = {k: float(np.mean([at(k, x) for x in xs])) for k in algs + others}
+        text += f"; mean over x: {fmt(avg)}"
+        if above_every and all(change[o] < 0 for o in others):
+            return REPRODUCED, text
+        return (ORDERING if avg[a] > max(avg[o] for o in others) else NOT), text
+    if check == "order_desc":
+        # Reproduced: means strictly decreasing in the listed order; same ordering only: most
+        # pairs concordant (Kendall tau > 0).
+        m = {a: mean_of(a) for a in algs}
+        vals = [m[a] for a in algs]
+        if all(x > y for x, y in zip(vals, vals[1:])):
+            return REPRODUCED, fmt(m)
+        tau = stats.kendalltau(list(range(len(vals), 0, -1)), vals).statistic
+        return (ORDERING if tau > 0 else NOT), f"{fmt(m)}; Kendall tau with the claimed order {tau:.2f}"
+    if check == "smallest":
+        m = {k: mean_of(k) for k in algs + others}
+        a = algs[0]
+        rest = min(m[o] for o in others)
+        if m[a] < rest:
+            return REPRODUCED, fmt(m)
+        return (ORDERING if m[a] <= rest * (1 + tol) else NOT), fmt(m)
+    if check == "largest":
+        m = {k: mean_of(k) for k in algs + others}
+        lo_a, hi_o = min(m[a] for a in algs), max(m[o] for o in others)
+        if lo_a > hi_o:
+            return REPRODUCED, fmt(m)
+        med = float(np.median([m[o] for o in others]))
+        return (ORDERING if lo_a > med else NOT), fmt(m)
+    if check == "below":
+        ref = mean_of(others[0])
+        m = {a: mean_of(a) for a in algs}
+        below = [a for a in algs if m[a] < ref]
+        text = f"{others[0]} {ref:.3g}; {fmt(m)}"
+        if len(below) == len(algs):
+            return REPRODUCED, text
+        return (ORDERING if len(below) > len(algs) / 2 else NOT), text
+    raise ValueError(f"unknown check {check!r} in claims_checks.csv (claim {row['claim_id']})")

@@ -1,0 +1,218 @@
+"""Sweeps: many (scenario, seed) runs, on all local cores or on a Dask cluster.
+
+A sweep is a list of :class:`Job`. Each job is one scenario (a dict, already expanded from any
+parameter grid) and one seed. Running a job calls :func:`pathpool.run` and keeps its tables.
+
+Results are cached on disk, one directory per job, keyed by a hash of the job's canonical content
+(scenario, seed, pathpool version), so an interrupted sweep resumes where it stopped and a repeated
+sweep costs nothing; ``force=True`` recomputes. Jobs are merged in the order given, never in the
+order they finished, so the merged tables do not depend on the schedule or on the executor: a
+local run and a Dask run of the same sweep give identical bytes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+import tempfile
+from collections.abc import Callable, Iterable, Sequence
+import multiprocessing
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+TABLES = ("flows", "subflows", "links", "series")
+
+
+@dataclasses.dataclass(frozen=True)
+class Job:
+    """One simulator run.
+
+    Parameters
+    ----------
+    scenario : dict
+        The scenario, as the TOML file would parse (``tomllib.load``).
+    seed : int
+        The run's seed.
+    tags : dict
+        Labels copied into every row of every table of the job (e.g. ``{"algorithm": "lia",
+        "file_mb": 4}``), so that sweeps can be grouped without parsing the scenario again.
+        Tags do not enter the cache key.
+    """
+
+    scenario: dict
+    seed: int
+    tags: dict = dataclasses.field(default_factory=dict)
+
+    def key(self) -> str:
+        """Content hash of the run: same scenario + seed + pathpool version -> same key."""
+        from pathpool import __version__
+
+        text = json.dumps(
+            {"scenario": self.scenario, "seed": self.seed, "version": __version__},
+            sort_keys=True,
+            separators=(",", ":"),
+            default=str,
+        )
+        return hashlib.sha256(text.encode()).hexdigest()[:24]
+
+
+def run_job(job: Job) -> dict[str, pd.DataFrame]:
+    """Run one job in this process and return its tables (tags added as leading columns)."""
+    import pathpool
+
+    res = pathpool.run(job.scenario, seeds=[job.seed])
+    out = {}
+    for name in TABLES:
+        df = getattr(res, name).copy()
+        clash = [k for k in job.tags if k in df.columns]
+        if clash:
+            raise ValueError(f"job tags {clash} clash with columns of the {name} table; rename the tags")
+        for i, (k, v) in enumerate(job.tags.items()):
+            df.insert(i, k, v)
+        out[name] = df.reset_index(drop=True)
+    return out
+
+
+def _atomic_parquet(df: pd.DataFrame, path: Path) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".parquet")
+    os.close(fd)
+    try:
+        df.to_parquet(tmp, index=False)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+class Cache:
+    """Per-job results on disk: ``DIR/<key>/<table>.parquet`` plus a ``done`` marker.
+
+    The marker is written last, after every table has been renamed into place, so a crash
+    mid-job leaves a directory that is simply recomputed.
+    """
+
+    def __init__(self, root: str | os.PathLike):
+        self.root = Path(root)
+
+    def _dir(self, job: Job) -> Path:
+        return self.root / job.key()
+
+    def has(self, job: Job) -> bool:
+        return (self._dir(job) / "done").exists()
+
+    def load(self, job: Job) -> dict[str, pd.DataFrame]:
+        d = self._dir(job)
+        return {name: pd.read_parquet(d / f"{name}.parquet") for name in TABLES}
+
+    def store(self, job: Job, tables: dict[str, pd.DataFrame]) -> None:
+        d = self._dir(job)
+        d.mkdir(parents=True, exist_ok=True)
+        for name in TABLES:
+            _atomic_parquet(tables[name], d / f"{name}.parquet")
+        (d / "done").write_text(job.key())
+
+
+def _executor_map(
+    jobs: Sequence[Job], workers: int | None, dask: str | None
+) -> Iterable[tuple[int, dict[str, pd.DataFrame]]]:
+    """Yield (index, tables) for each job as it completes."""
+    if dask:
+        from distributed import Client, LocalCluster, as_completed as dask_completed
+
+        cluster = None
+        if dask == "local":
+            cluster = LocalCluster(
+                n_workers=workers or os.cpu_count() or 1,
+                threads_per_worker=1,
+                processes=True,
+                dashboard_address=None,
+            )
+            client = Client(cluster)
+        else:
+            client = Client(dask)
+        try:
+            futures = {client.submit(run_job, job, pure=False): i for i, job in enumerate(jobs)}
+            for fut in dask_completed(futures):
+                yield futures[fut], fut.result()
+        finally:
+            client.close()
+            if cluster is not None:
+                cluster.close()
+        return
+    workers = workers or os.cpu_count() or 1
+    if workers == 1 or len(jobs) == 1:
+        for i, job in enumerate(jobs):
+            yield i, run_job(job)
+        return
+    # spawn, not fork: the parent may run threads (a rich progress bar, BLAS pools) and forking a
+    # threaded process can deadlock the child.
+    ctx = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
+        futures = {pool.submit(run_job, job): i for i, job in enumerate(jobs)}
+        for fut in as_completed(futures):
+            yield futures[fut], fut.result()
+
+
+def run_sweep(
+    jobs: Sequence[Job],
+    *,
+    cache_dir: str | os.PathLike | None = None,
+    force: bool = False,
+    workers: int | None = None,
+    dask: str | None = None,
+    progress: Callable[[int, int], Any] | None = None,
+) -> dict[str, pd.DataFrame]:
+    """Run every job (reusing cached results) and merge their tables in job order.
+
+    Parameters
+    ----------
+    jobs : sequence of Job
+    cache_dir : path, optional
+        Where per-job results are kept; ``None`` keeps nothing.
+    force : bool
+        Recompute jobs even if cached.
+    workers : int, optional
+        Local processes (default: all cores) or, with ``dask="local"``, local Dask workers.
+    dask : str, optional
+        ``None`` for local processes; ``"local"`` to start a local Dask cluster; otherwise the
+        address of an existing scheduler (``"tcp://host:8786"``).
+    progress : callable, optional
+        Called as ``progress(done, total)`` after each job.
+
+    Returns
+    -------
+    dict of str to pandas.DataFrame
+        ``flows``, ``subflows``, ``links``, ``series``: every job's rows, in job order.
+    """
+    cache = Cache(cache_dir) if cache_dir is not None else None
+    results: list[dict[str, pd.DataFrame] | None] = [None] * len(jobs)
+    todo = []
+    for i, job in enumerate(jobs):
+        if cache is not None and not force and cache.has(job):
+            results[i] = cache.load(job)
+        else:
+            todo.append(i)
+    done = len(jobs) - len(todo)
+    if progress:
+        progress(done, len(jobs))
+    pending = [jobs[i] for i in todo]
+    for j, tables in _executor_map(pending, workers, dask):
+        i = todo[j]
+        if cache is not None:
+            cache.store(jobs[i], tables)
+            # Reload so a fresh result and a cached one are the same bytes (parquet round trip).
+            tables = cache.load(jobs[i])
+        results[i] = tables
+        done += 1
+        if progress:
+            progress(done, len(jobs))
+    merged = {}
+    for name in TABLES:
+        frames = [r[name] for r in results if r is not None and len(r[name])]
+        merged[name] = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+    return merged

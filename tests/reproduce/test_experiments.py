@@ -1,0 +1,118 @@
+"""Scenario files validate; experiment definitions expand into the right job grid."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+import pathpool
+from pathpool.reproduce.experiments import (
+    PAPERS,
+    Options,
+    build_jobs,
+    load_experiment,
+    load_experiments,
+    parse_bytes,
+    parse_rate,
+    parse_seconds,
+)
+
+
+@pytest.fixture(scope="module")
+def experiments():
+    return load_experiments(list(PAPERS))
+
+
+def test_every_scenario_file_validates_for_every_algorithm_and_point(experiments):
+    assert {e.paper for e in experiments} == set(PAPERS)
+    for e in experiments:
+        for alg in e.algorithms:
+            for x in e.xs():
+                for o in (Options(), Options(delay_reading="one-way", buffer_reading="bdp",
+                                             balia_reading="single-bottleneck", khalili_reading="uncapped")):
+                    sc = e.scenario(alg, x, o)
+                    assert "reproduce" not in sc
+                    pathpool.load_scenario(sc)  # raises ScenarioError naming the field if invalid
+
+
+def test_the_simulator_rejects_the_reproduce_table(repo_root):
+    import tomllib
+
+    with open(repo_root / "scenarios/rsf2020/fig4_bandwidth.toml", "rb") as fh:
+        raw = tomllib.load(fh)
+    with pytest.raises(pathpool.ScenarioError):
+        pathpool.load_scenario(raw)
+
+
+def test_job_grid_of_a_sweep(repo_root):
+    e = load_experiment(repo_root / "scenarios/rsf2020/fig4_bandwidth.toml")
+    jobs = e.jobs([1, 2, 3])
+    assert len(jobs) == len(e.algorithms) * 8 * 3
+    # algorithm-major, then x, then seed
+    assert [j.seed for j in jobs[:4]] == [1, 2, 3, 1]
+    assert jobs[0].tags == {"experiment": "rsf/fig4", "run_algorithm": "lia", "x": 10.0}
+    j = next(j for j in jobs if j.tags["run_algorithm"] == "rsf-db" and j.tags["x"] == 80.0)
+    assert j.scenario["links"][1]["rate"] == "80Mbps"
+    assert j.scenario["links"][0]["rate"] == "20Mbps"
+    assert all(f["algorithm"] == "rsf-db" and f["params"] == {"d": 0.1} for f in j.scenario["flows"])
+    # distinct runs have distinct cache keys
+    assert len({j.key() for j in jobs}) == len(jobs)
+
+
+def test_single_path_pseudo_algorithm(repo_root):
+    e = load_experiment(repo_root / "scenarios/khalili/n1_5.toml")
+    sc = e.scenario("tcp")
+    t1 = next(f for f in sc["flows"] if f["name"] == "type1")
+    assert t1["kind"] == "tcp" and t1["path"] == "p1" and t1["algorithm"] == "reno" and "paths" not in t1
+    t2 = next(f for f in sc["flows"] if f["name"] == "type2")
+    assert t2["path"] == "p2_type2"
+
+
+def test_readings_change_what_they_say(repo_root):
+    e = load_experiment(repo_root / "scenarios/rsf2020/table2_s2_homogeneous_2pct.toml")
+    base = e.scenario("lia")
+    assert all(p["ack_delay"] == "0.1ms" for p in base["paths"])
+    one_way = e.scenario("lia", options=Options(delay_reading="one-way"))
+    assert all("ack_delay" not in p for p in one_way["paths"])
+    bdp = e.scenario("lia", options=Options(buffer_reading="bdp"))
+    # 10 Mbps x 150 ms / 1500 B = 125 packets
+    assert [ln["buffer"] for ln in bdp["links"]] == [125, 125]
+    b = load_experiment(repo_root / "scenarios/balia2016/table3_friendliness.toml")
+    single = b.scenario("balia", options=Options(balia_reading="single-bottleneck"))
+    assert [ln["rate"] for ln in single["links"]] == ["4Mbps"]
+    assert all(p["links"] == ["link1"] for p in single["paths"])
+    k = load_experiment(repo_root / "scenarios/khalili/n1_15.toml")
+    unc = k.scenario("lia", options=Options(khalili_reading="uncapped"))
+    assert all("access" not in p["links"] for p in unc["paths"])
+
+
+def test_scaling_for_quick_runs(repo_root):
+    e = load_experiment(repo_root / "scenarios/balia2016/table5_responsiveness.toml")
+    sc = e.scenario("balia", options=Options(time_scale=0.1))
+    assert sc["duration"] == pytest.approx(16.0)
+    sp = next(f for f in sc["flows"] if f["name"] == "sp")
+    assert (sp["start"], sp["stop"]) == (pytest.approx(4.0), pytest.approx(8.0))
+    r = load_experiment(repo_root / "scenarios/rsf2020/fig2_filesize.toml")
+    sc = r.scenario("lia", 8.0, Options(size_scale=0.01))
+    assert sc["flows"][0]["size"] == 80000
+
+
+def test_units():
+    assert parse_seconds("150ms") == pytest.approx(0.15)
+    assert parse_seconds(2) == 2.0
+    assert parse_bytes("4MB") == 4e6 and parse_bytes("1MiB") == 2**20
+    assert parse_rate("10Mbps") == 1e7
+    with pytest.raises(ValueError, match="not a time"):
+        parse_seconds("10 parsecs")
+
+
+def test_bad_options_are_named():
+    with pytest.raises(ValueError, match="delay_reading"):
+        Options(delay_reading="sideways")
+
+
+def test_build_jobs_covers_all(experiments):
+    jobs = build_jobs(experiments, [1])
+    assert len(jobs) == sum(len(e.algorithms) * len(e.xs()) for e in experiments)
+    assert not any(math.isnan(j.tags["x"]) for j in jobs if j.tags["experiment"] == "rsf/fig2")
