@@ -102,6 +102,9 @@ fn main() {
                     sfs[i].ssthresh
                 ));
             } else {
+                // The transport refreshes the counters before the call (crate README): this
+                // ACK's segment is delivered, as the kernel's snd_una has already moved.
+                sfs[i].delivered += 1;
                 c.on_ack(&mut sfs, i, &Ack { acked_bytes: MSS as u64, rtt_sample: Some(rtt),
                     one_way_delay: None, now: 1 });
                 out.push(format!(
@@ -111,5 +114,62 @@ fn main() {
             }
         }
     }
+    rsf_lb_sequences(&mut rng, &mut out);
     println!("{{\"generator\": \"crates/pathpool-cc/examples/kernel_vectors.rs\", \"mss\": {MSS}, \"vectors\": [\n{}\n]}}", out.join(",\n"));
+}
+
+/// RSF-LB's loss estimate is state carried across events, so it is checked on scripted
+/// sequences: one subflow in congestion avoidance, the transport's `delivered`/`lost` counters
+/// advancing between events (a few packets per ACK, losses in bursts), ACKs and loss events in
+/// a fixed pseudo-random order. Each step records the reference's inputs (window and RTT before
+/// the step, counters) and its result (window after an ACK, ssthresh after a loss). The C side
+/// takes each step's window from the vector but carries its own estimator from step to step,
+/// so a different estimator (e.g. a cumulative lost/(delivered+lost)) fails.
+fn rsf_lb_sequences(rng: &mut Rng, out: &mut Vec<String>) {
+    for (seq, (mu, window, loss_pct)) in [(4.0, 100.0, 3u64), (4.0, 1000.0, 1), (20.0, 50.0, 8), (1.0, 300.0, 2)]
+        .into_iter()
+        .enumerate()
+    {
+        let mut params = Params::new();
+        params.insert("mu".into(), pathpool_cc::ParamValue::Number(mu));
+        params.insert("loss_window".into(), pathpool_cc::ParamValue::Number(window));
+        let mut c = build("rsf-lb", &params, 1).expect("rsf-lb builds");
+        let mut sfs = vec![Subflow::new(MSS)];
+        sfs[0].cwnd = rng.uniform(20.0, 120.0);
+        sfs[0].ssthresh = sfs[0].cwnd * 0.7;
+        let rtt = ((rng.uniform(10.0, 150.0) * 1e6) as u64) / 1000 * 1000;
+        sfs[0].srtt = rtt;
+        sfs[0].min_rtt = rtt;
+        sfs[0].latest_rtt = rtt;
+        let mut steps = Vec::new();
+        for _ in 0..250 {
+            sfs[0].delivered += 1 + rng.next() % 3;
+            if rng.next() % 100 < loss_pct {
+                sfs[0].lost += 1 + rng.next() % 3;
+            }
+            let w0 = sfs[0].cwnd;
+            let (d, l) = (sfs[0].delivered, sfs[0].lost);
+            if rng.next() % 100 < 4 {
+                c.on_congestion_event(&mut sfs, 0, 1);
+                steps.push(format!(
+                    "{{\"ev\": \"loss\", \"delivered\": {d}, \"lost\": {l}, \"rtt_us\": {}, \"w_before\": {w0:.17e}, \"ssthresh_after\": {:.17e}}}",
+                    rtt / 1000, sfs[0].ssthresh
+                ));
+            } else {
+                c.on_ack(&mut sfs, 0, &Ack { acked_bytes: MSS as u64, rtt_sample: Some(rtt), one_way_delay: None, now: 1 });
+                steps.push(format!(
+                    "{{\"ev\": \"ack\", \"delivered\": {d}, \"lost\": {l}, \"rtt_us\": {}, \"w_before\": {w0:.17e}, \"w_after\": {:.17e}}}",
+                    rtt / 1000, sfs[0].cwnd
+                ));
+            }
+            // Stay in congestion avoidance (the sequence checks the estimator, not slow start).
+            if sfs[0].cwnd < sfs[0].ssthresh {
+                sfs[0].ssthresh = sfs[0].cwnd;
+            }
+        }
+        out.push(format!(
+            "{{\"algo\": \"rsf-lb\", \"event\": \"seq\", \"seq\": {seq}, \"mu\": {mu}, \"loss_window\": {window}, \"steps\": [\n  {}]}}",
+            steps.join(",\n  ")
+        ));
+    }
 }

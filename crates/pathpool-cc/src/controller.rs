@@ -125,6 +125,12 @@ pub trait Controller: Send + std::fmt::Debug {
     fn name(&self) -> &'static str;
 
     /// New data acknowledged on subflow `i`.
+    ///
+    /// The controllers grow the window on every call. Linux's `cong_avoid` hooks (Reno, CUBIC
+    /// and the v0.95 coupled ones) return early when the subflow is not cwnd-limited
+    /// (`tcp_is_cwnd_limited`), and RFC 9438 Section 4.6 requires such a measure of an
+    /// implementation that bases `ssthresh` on `cwnd`, as these do; that test needs the
+    /// sender's history, so it is the transport's to make.
     fn on_ack(&mut self, subflows: &mut [Subflow], i: usize, ack: &Ack);
 
     /// A loss event (fast retransmit) on subflow `i`; set `ssthresh` and `cwnd`.
@@ -132,6 +138,12 @@ pub trait Controller: Send + std::fmt::Debug {
 
     /// Retransmission timeout on subflow `i`. The default sets `ssthresh` as a loss event would
     /// and the window to 1 segment, as Linux's `tcp_enter_loss` does.
+    ///
+    /// Call it for the first expiry only: when the timer fires again (backed off) before any
+    /// new data is acknowledged, RFC 5681 Section 3.1 holds `ssthresh` constant and Linux
+    /// (`tcp_enter_loss` in `TCP_CA_Loss` with `icsk_retransmits > 0`) neither recomputes it nor
+    /// raises `CA_EVENT_LOSS`; the transport then only sets `cwnd = 1`. Calling it again would
+    /// compute `ssthresh` from the 1-segment window (Reno: `max(1/2, 2) = 2`).
     fn on_rto(&mut self, subflows: &mut [Subflow], i: usize, now: Nanos) {
         self.on_congestion_event(subflows, i, now);
         subflows[i].cwnd = MIN_CWND;

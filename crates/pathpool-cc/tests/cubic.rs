@@ -73,3 +73,78 @@ fn cubic_without_previous_loss_centres_the_curve_on_the_epoch_window() {
     close(c.k(0).unwrap(), 0.0);
     close(s[0].cwnd, 20.05);
 }
+
+#[test]
+fn cubic_reno_friendly_alpha_switches_at_cwnd_prior_not_at_w_max() {
+    // RFC 9438 Section 4.3: alpha_cubic = 3(1-0.7)/(1+0.7) = 0.5294118 until W_est >= cwnd_prior
+    // (the window when ssthresh was last set), then 1. With fast convergence W_max < cwnd_prior.
+    // Loss at 100: W_max = 100. Loss at 90 < 100: fast convergence W_max = 90 * 1.7/2 = 76.5,
+    // cwnd_prior = 90, cwnd = ssthresh = 63.
+    let mut s = vec![ca(100.0, 100)];
+    let mut c = Cubic::new(1);
+    c.on_congestion_event(&mut s, 0, 0);
+    s[0].cwnd = 90.0;
+    c.on_congestion_event(&mut s, 0, 0);
+    close(c.w_max(0), 76.5);
+    close(s[0].cwnd, 63.0);
+    // Every ACK at the epoch's first instant (t = 0): W_cubic(0) = cwnd_epoch = 63 < W_est, so
+    // the Reno-friendly region holds and cwnd = W_est after each ACK.
+    let alpha = 3.0 * 0.3 / 1.7;
+    let mut acks = 0;
+    while s[0].cwnd < 80.0 {
+        c.on_ack(&mut s, 0, &ack_at(SEC));
+        acks += 1;
+        assert!(acks < 100_000);
+    }
+    // W_est is now in [W_max, cwnd_prior) = [76.5, 90): the step must still use 0.5294118.
+    let w = s[0].cwnd;
+    c.on_ack(&mut s, 0, &ack_at(SEC));
+    close(s[0].cwnd, w + alpha / w);
+    while s[0].cwnd < 90.0 {
+        c.on_ack(&mut s, 0, &ack_at(SEC));
+    }
+    // Past cwnd_prior = 90: alpha_cubic = 1.
+    let w = s[0].cwnd;
+    c.on_ack(&mut s, 0, &ack_at(SEC));
+    close(s[0].cwnd, w + 1.0 / w);
+}
+
+#[test]
+fn cubic_after_a_timeout_starts_with_k_zero_and_w_max_at_cwnd_epoch() {
+    // RFC 9438 Section 4.8: after an RTO at w = 100 (ssthresh = 70, cwnd = 1), the first
+    // congestion-avoidance stage uses K = 0 and W_max = W_est = cwnd_epoch.
+    let mut s = vec![ca(100.0, 100)];
+    let mut c = Cubic::new(1);
+    c.on_rto(&mut s, 0, 0);
+    close(s[0].ssthresh, 70.0);
+    close(s[0].cwnd, 1.0);
+    // Slow start 1 -> 70: 69 one-segment ACKs.
+    for _ in 0..69 {
+        c.on_ack(&mut s, 0, &ack_at(SEC / 2));
+    }
+    close(s[0].cwnd, 70.0);
+    // First CA ACK at t_epoch = 1 s: K = 0, W_max = 70. W_cubic(0) = 70 < W_est = 70 + a/70:
+    // Reno-friendly, cwnd = c1 = 70 + 0.5294118/70 (alpha_cubic: W_est < cwnd_prior = 100).
+    c.on_ack(&mut s, 0, &ack_at(SEC));
+    close(c.k(0).unwrap(), 0.0);
+    close(c.w_max(0), 70.0);
+    let alpha = 3.0 * 0.3 / 1.7;
+    let c1 = 70.0 + alpha / 70.0;
+    close(s[0].cwnd, c1);
+    // t = 2 s: W_cubic(2) = 0.4 * 8 + 70 = 73.2 > W_est = c1 + a/c1: cubic region;
+    // target = W_cubic(2.1) = 0.4 * 9.261 + 70 = 73.7044; cwnd = c1 + (73.7044 - c1)/c1.
+    // (Centred on the pre-timeout W_max = 100 with K = cbrt(75) it would aim at ~96.2.)
+    c.on_ack(&mut s, 0, &ack_at(3 * SEC));
+    close(s[0].cwnd, c1 + (73.7044 - c1) / c1);
+}
+
+#[test]
+fn cubic_w_est_counts_fractional_segments() {
+    // RFC 9438 Section 4.1.2: segments_acked is a decimal when the ACK covers less than an MSS.
+    // No loss yet: K = 0, alpha_cubic = 1, W_est = 20; a 500-byte ACK (MSS 1000) adds 0.5/20.
+    let mut s = vec![ca(20.0, 100)];
+    let mut c = Cubic::new(1);
+    let a = Ack { acked_bytes: 500, rtt_sample: None, one_way_delay: None, now: 0 };
+    c.on_ack(&mut s, 0, &a);
+    close(s[0].cwnd, 20.025);
+}

@@ -124,3 +124,18 @@ fn alpha_every_ack_recomputes_on_each_ack() {
     // sum = 100.25 + 200 = 300.25 -> increase min(1002.5/300.25^2, 1/10.025).
     close(s[0].cwnd, 10.025 + 1002.5 / (300.25f64 * 300.25));
 }
+
+#[test]
+fn a_lone_remaining_subflow_is_reno_at_once_not_after_the_next_recomputation() {
+    // w = (10, 20), rtt = (100, 200) ms: the first CA ACK stores alpha/w_total = 0.025.
+    let mut s = vec![ca(10.0, 100), ca(20.0, 200)];
+    let mut lia = Lia::new(false);
+    lia.on_ack(&mut s, 0, &ack(0));
+    close(s[0].cwnd, 10.025);
+    // Subflow 1 closes. With one subflow RFC 6356's alpha is 1 (increase 1/w) and v0.95 takes
+    // Reno's step whenever cnt_established <= 1, so the next ACK adds 1/10.025, not the stale
+    // 0.025 (no integer crossing, so no recomputation would happen before it).
+    s[1].active = false;
+    lia.on_ack(&mut s, 0, &ack(0));
+    close(s[0].cwnd, 10.025 + 1.0 / 10.025);
+}

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{ca, close, MS};
+use common::{ca, close, MS, MSS};
 use pathpool_cc::algos::Olia;
 use pathpool_cc::{Ack, Controller, Subflow};
 
@@ -16,6 +16,7 @@ fn bytes(n: u64) -> Ack {
 fn with_bytes(olia: &mut Olia, s: &mut [Subflow], l: &[u64]) {
     let saved: Vec<(f64, f64)> = s.iter().map(|x| (x.cwnd, x.ssthresh)).collect();
     for (i, &b) in l.iter().enumerate() {
+        s[i].delivered += b / u64::from(MSS);
         olia.on_ack(s, i, &bytes(b));
     }
     for (x, (w, t)) in s.iter_mut().zip(saved) {
@@ -28,11 +29,13 @@ fn with_bytes(olia: &mut Olia, s: &mut [Subflow], l: &[u64]) {
 fn inter_loss_counts_advance_on_loss_only_after_new_bytes() {
     let mut s = vec![ca(10.0, 100)];
     let mut olia = Olia::new(1);
+    s[0].delivered = 50;
     olia.on_ack(&mut s, 0, &bytes(50_000));
     assert_eq!(olia.inter_loss_bytes(0), (0, 50_000));
     olia.on_congestion_event(&mut s, 0, 0);
     // l1 = bytes between the last two losses (start counts as a mark), l2 = since the last.
     assert_eq!(olia.inter_loss_bytes(0), (50_000, 0));
+    s[0].delivered = 60;
     olia.on_ack(&mut s, 0, &bytes(10_000));
     assert_eq!(olia.inter_loss_bytes(0), (50_000, 10_000));
     olia.on_rto(&mut s, 0, 0);
@@ -145,7 +148,31 @@ fn slow_start_skips_the_olia_rule() {
     let mut s = vec![ca(10.0, 100), ca(5.0, 100)];
     s[0].ssthresh = 100.0;
     let mut olia = Olia::new(2);
+    s[0].delivered = 2;
     olia.on_ack(&mut s, 0, &bytes(2000));
     close(s[0].cwnd, 12.0);
     assert_eq!(olia.inter_loss_bytes(0), (0, 2000));
+}
+
+#[test]
+fn bytes_acknowledged_during_recovery_count_in_the_next_interval() {
+    // v0.95 sets loss3 = snd_una at every cong_avoid call; none happens in recovery, but the
+    // first call after it sees snd_una past everything acknowledged meanwhile. 50 segments
+    // (MSS 1000), a loss, 20 segments acknowledged in recovery (no on_ack), recovery ends, one
+    // more ACK of 1 segment: l1 = 50 000, l2 = 21 000 bytes (not 1 000).
+    let mut s = vec![ca(10.0, 100)];
+    let mut olia = Olia::new(1);
+    for _ in 0..50 {
+        s[0].delivered += 1;
+        olia.on_ack(&mut s, 0, &bytes(1000));
+    }
+    s[0].in_recovery = true;
+    olia.on_congestion_event(&mut s, 0, 0);
+    assert_eq!(olia.inter_loss_bytes(0), (50_000, 0));
+    s[0].delivered += 20;
+    s[0].in_recovery = false;
+    olia.on_recovery_exit(&mut s, 0, 0);
+    s[0].delivered += 1;
+    olia.on_ack(&mut s, 0, &bytes(1000));
+    assert_eq!(olia.inter_loss_bytes(0), (50_000, 21_000));
 }

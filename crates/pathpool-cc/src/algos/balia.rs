@@ -7,8 +7,8 @@ use crate::registry::{choice, AlgorithmInfo, CcError, ParamInfo, Params};
 pub(crate) const INFO: AlgorithmInfo = AlgorithmInfo {
     name: "balia",
     summary: "Balanced Linked Adaptation: between LIA's friendliness and EWTCP's responsiveness",
-    source: "Seed 002 slide \"Balia\"; seed 001 Table 1; seed 004 Section I (Peng, Walid, Hwang, Low, \
-             IEEE/ACM ToN 2016); variant \"kernel\": Linux MPTCP v0.95 mptcp_balia.c",
+    source: "Seed 002 slide \"Balia\"; seed 004 Section I eq. (1)-(2) (Peng, Walid, Hwang, Low, \
+             IEEE/ACM ToN 2016); seed 001 Table 1; variant \"kernel\": Linux MPTCP v0.95 mptcp_balia.c",
     formula: "x_r = w_r/tau_r, alpha_r = max_k x_k / x_r; per ACK on r: \
               w_r += x_r/(tau_r (sum_k x_k)^2) * (1+alpha_r)/2 * (4+alpha_r)/5; per loss on r: \
               w_r -= w_r/2 * min(alpha_r, 1.5), ssthresh floor 1 with more than one active subflow \
@@ -34,7 +34,7 @@ pub enum BaliaVariant {
     Kernel,
 }
 
-/// Balia (seed 002, slide "Balia"; seed 001 Table 1; seed 004 Section I).
+/// Balia (seed 002, slide "Balia"; seed 004 Section I, eq. (1)-(2); seed 001 Table 1).
 ///
 /// With `x_r = w_r / tau_r`, `alpha_r = max_k x_k / x_r`:
 ///

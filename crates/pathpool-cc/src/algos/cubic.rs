@@ -1,18 +1,19 @@
 //! `cubic`: CUBIC (RFC 9438), uncoupled on every subflow.
 
 use super::common::{secs, set_ssthresh, slow_start_or_ca};
-use crate::controller::{Ack, Controller, Nanos, Subflow, MIN_SSTHRESH};
+use crate::controller::{Ack, Controller, Nanos, Subflow, MIN_CWND, MIN_SSTHRESH};
 use crate::registry::{AlgorithmInfo, CcError, Params};
 
 pub(crate) const INFO: AlgorithmInfo = AlgorithmInfo {
     name: "cubic",
     summary: "CUBIC on every subflow, uncoupled (what upstream Linux MPTCP runs by default)",
-    source: "RFC 9438 Section 4 (eq. 1 W_cubic, eq. 2 K, eq. 4 W_est, Sections 4.6-4.7)",
+    source: "RFC 9438 Section 4 (eq. 1 W_cubic, eq. 2 K, eq. 4 W_est, Sections 4.6-4.8)",
     formula: "W_cubic(t) = C (t - K)^3 + W_max, K = cbrt((W_max - cwnd_epoch)/C), C = 0.4; per ACK in CA: \
               target = clamp(W_cubic(t + RTT), cwnd, 1.5 cwnd), cwnd += (target - cwnd)/cwnd, or \
-              cwnd = W_est in the Reno-friendly region (W_est += alpha_cubic * acked/cwnd, alpha_cubic = \
-              3(1-beta)/(1+beta) until W_est >= W_max, then 1); per loss: W_max = cwnd (fast \
-              convergence: cwnd (1+beta)/2 if cwnd < previous W_max), ssthresh = max(beta cwnd, 2), beta = 0.7",
+              cwnd = W_est in the Reno-friendly region (W_est += alpha_cubic * segments_acked/cwnd, \
+              alpha_cubic = 3(1-beta)/(1+beta) until W_est >= cwnd_prior, then 1); per loss: cwnd_prior = \
+              cwnd, W_max = cwnd (fast convergence: cwnd (1+beta)/2 if cwnd < previous W_max), ssthresh = \
+              max(beta cwnd, 2), beta = 0.7; first CA stage after an RTO: K = 0, W_max = W_est = cwnd_epoch",
     params: &[],
     coupled: false,
 };
@@ -34,8 +35,16 @@ struct Epoch {
 
 #[derive(Debug, Clone, Copy, Default)]
 struct CubicState {
-    /// W_max: window just before the last reduction (0 before any loss).
+    /// W_max: window just before the last reduction, lowered by fast convergence (0 before
+    /// any loss); after a timeout, the window at the start of the next CA stage.
     w_max: f64,
+    /// cwnd_prior: the window when ssthresh was last set (0 before any loss). RFC 9438
+    /// Section 4.3 ends the reduced alpha_cubic here, not at W_max: with fast convergence
+    /// W_max < cwnd_prior, and switching at W_max would speed the flow up exactly when fast
+    /// convergence means to slow it down.
+    cwnd_prior: f64,
+    /// The next CA stage is the first after a retransmission timeout (Section 4.8).
+    after_timeout: bool,
     epoch: Epoch,
 }
 
@@ -48,16 +57,21 @@ struct CubicState {
 /// W_cubic(t) = C (t - K)^3 + W_max,   K = cbrt((W_max - cwnd_epoch) / C)       (eq. 1, 2)
 /// target     = min(max(W_cubic(t + RTT), cwnd), 1.5 cwnd)
 /// W_est     += alpha_cubic * segments_acked / cwnd,  alpha_cubic = 3 (1 - beta)/(1 + beta)  (eq. 4)
-///              (alpha_cubic = 1 once W_est >= W_max, Section 4.3)
+///              (alpha_cubic = 1 once W_est >= cwnd_prior, Section 4.3)
 /// if W_cubic(t) < W_est: cwnd = W_est   (Reno-friendly region)
 /// else:                  cwnd += (target - cwnd) / cwnd
 /// ```
 ///
-/// On a congestion event (Section 4.6-4.7): `W_max = cwnd`, or `cwnd (1 + beta)/2` when
-/// `cwnd < W_max` (fast convergence); `ssthresh = max(beta cwnd, 2)`, `cwnd = ssthresh`; the
-/// epoch restarts. If the epoch starts above `W_max` (no loss yet, or the window already grew
-/// past it), `K = 0` and the curve is centred on `cwnd_epoch`, as Linux does. `RTT` is the
-/// smoothed RTT (0 before the first sample). No HyStart: slow start is Linux's plain
+/// `W_est` starts at `cwnd_epoch`; `segments_acked` is `acked_bytes / MSS`, fractional for a
+/// short segment (Section 4.1.2). On a congestion event (Section 4.6-4.7): `cwnd_prior = cwnd`;
+/// `W_max = cwnd`, or `cwnd (1 + beta)/2` when `cwnd < W_max` (fast convergence);
+/// `ssthresh = max(beta cwnd, 2)`, `cwnd = ssthresh`; the epoch restarts. On a retransmission
+/// timeout (Section 4.8) the same, then `cwnd = 1`, and the first CA stage after it uses
+/// `K = 0` and `W_max = W_est = cwnd_epoch` (Linux gets the same by zeroing its W_max in
+/// `bictcp_reset` on `TCP_CA_Loss`). If an epoch starts at or above `W_max` (no loss yet, or
+/// the window already grew past it), `K = 0` and the curve is centred on `cwnd_epoch`, as
+/// Linux does (and as Section 4.10 prescribes when slow start ends without a loss). `RTT` is
+/// the smoothed RTT (0 before the first sample). No HyStart: slow start is Linux's plain
 /// `tcp_slow_start`. `C = 0.4`, `beta = 0.7`.
 #[derive(Debug, Clone)]
 pub struct Cubic {
@@ -69,7 +83,8 @@ impl Cubic {
         Cubic { state: vec![CubicState::default(); n_subflows] }
     }
 
-    /// W_max of subflow `i` (0 before its first congestion event).
+    /// W_max of subflow `i` (0 before its first congestion event; after a timeout, the window
+    /// at the start of the next congestion-avoidance stage once that stage has begun).
     pub fn w_max(&self, i: usize) -> f64 {
         self.state[i].w_max
     }
@@ -100,7 +115,11 @@ impl Controller for Cubic {
         let start = match st.epoch.start {
             Some(s) => s,
             None => {
-                let (k, origin) = if cwnd < st.w_max {
+                let (k, origin) = if st.after_timeout {
+                    st.after_timeout = false;
+                    st.w_max = cwnd;
+                    (0.0, cwnd)
+                } else if cwnd < st.w_max {
                     (((st.w_max - cwnd) / CUBIC_C).cbrt(), st.w_max)
                 } else {
                     (0.0, cwnd)
@@ -113,12 +132,13 @@ impl Controller for Cubic {
         let t = secs(ack.now.saturating_sub(start));
         let rtt = secs(sf.srtt);
         let w_cubic = |t: f64| CUBIC_C * (t - e.k).powi(3) + e.origin;
-        let alpha = if e.w_est >= st.w_max {
+        let alpha = if e.w_est >= st.cwnd_prior {
             1.0
         } else {
             3.0 * (1.0 - CUBIC_BETA) / (1.0 + CUBIC_BETA)
         };
-        e.w_est += alpha * f64::from(ack.acked_segments(sf.mss)) / cwnd;
+        let segments_acked = ack.acked_bytes as f64 / f64::from(sf.mss.max(1));
+        e.w_est += alpha * segments_acked / cwnd;
         if w_cubic(t) < e.w_est {
             sf.cwnd = e.w_est.max(cwnd);
         } else {
@@ -130,8 +150,18 @@ impl Controller for Cubic {
     fn on_congestion_event(&mut self, subflows: &mut [Subflow], i: usize, _now: Nanos) {
         let sf = &mut subflows[i];
         let st = &mut self.state[i];
+        st.cwnd_prior = sf.cwnd;
         st.w_max = if sf.cwnd < st.w_max { sf.cwnd * (1.0 + CUBIC_BETA) / 2.0 } else { sf.cwnd };
+        st.after_timeout = false;
         st.epoch = Epoch::default();
         set_ssthresh(sf, sf.cwnd * CUBIC_BETA, MIN_SSTHRESH);
+    }
+
+    fn on_rto(&mut self, subflows: &mut [Subflow], i: usize, now: Nanos) {
+        // Section 4.8: ssthresh as on a loss, cwnd as Reno's timeout, and the next CA stage
+        // re-centred on its own starting window.
+        self.on_congestion_event(subflows, i, now);
+        self.state[i].after_timeout = true;
+        subflows[i].cwnd = MIN_CWND;
     }
 }

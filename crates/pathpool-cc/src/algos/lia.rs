@@ -1,7 +1,7 @@
 //! `lia`: the Linked Increases Algorithm of RFC 6356, with alpha kept on the connection the way
 //! the out-of-tree Linux MPTCP v0.95 (`mptcp_coupled.c`) keeps it.
 
-use super::common::{add_to_cwnd, halve, participates, rtt};
+use super::common::{active_count, add_to_cwnd, halve, participates, rtt};
 use crate::controller::{slow_start, Ack, Controller, Nanos, Subflow, MIN_CWND, MIN_SSTHRESH};
 use crate::registry::{flag, AlgorithmInfo, CcError, ParamInfo, Params};
 
@@ -50,7 +50,9 @@ pub(crate) const INFO: AlgorithmInfo = AlgorithmInfo {
 ///
 /// Sums run over the active subflows with an RTT sample (the kernel's `mptcp_ccc_sk_can_send`:
 /// `srtt != 0`); if none has one, the increase falls back to Reno's `1/w_r`. With a single active
-/// subflow the kernel sets alpha so that LIA is Reno; the formula gives the same `1/w_r`.
+/// subflow the kernel takes Reno's step (`cnt_established <= 1`); so do we, at once, rather
+/// than with a ratio stored while siblings were still active (the formula would give the same
+/// `1/w_r` once recomputed).
 #[derive(Debug, Clone)]
 pub struct Lia {
     alpha_every_ack: bool,
@@ -138,7 +140,9 @@ impl Controller for Lia {
             self.forced = false;
         }
         let w = subflows[i].cwnd;
-        let inc = self.ratio.min(1.0 / w);
+        // A lone subflow is Reno at once (v0.95: `cnt_established > 1` guards the coupled
+        // threshold); the stored ratio may date from when siblings were still open.
+        let inc = if active_count(subflows, i) > 1 { self.ratio.min(1.0 / w) } else { 1.0 / w };
         add_to_cwnd(&mut subflows[i], inc);
         if !self.alpha_every_ack && subflows[i].cwnd.floor() > w.floor() {
             self.recompute(subflows, i);

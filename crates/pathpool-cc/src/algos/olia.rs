@@ -18,7 +18,8 @@ pub(crate) const INFO: AlgorithmInfo = AlgorithmInfo {
     coupled: true,
 };
 
-/// Inter-loss byte counters of one path (the kernel's `mptcp_loss1..3`, as byte counts).
+/// Inter-loss marks of one path (the kernel's `mptcp_loss1..3`): byte positions in the
+/// subflow's delivered data.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 struct Marks {
     loss1: u64,
@@ -60,9 +61,11 @@ impl Marks {
 /// only active subflows with an RTT sample are counted (kernel `mptcp_olia_sk_can_send`), while
 /// n is the number of active subflows (`cnt_established`). Windows are compared as the
 /// kernel's integer windows (`floor(w)`) when forming `M`, and `l_r/rtt_r^2` is compared exactly
-/// by cross-multiplication in integers as the kernel does. The byte counters count the bytes the
-/// transport reports through `on_ack` (ACKs outside recovery, where the kernel's `snd_una` marks
-/// also include bytes acknowledged during recovery).
+/// by cross-multiplication in integers as the kernel does. The byte position is
+/// `Subflow::delivered * mss`, read on every `on_ack` as the kernel reads `snd_una` on every
+/// `cong_avoid`: bytes acknowledged during recovery (when the transport makes no `on_ack`
+/// call) therefore count in the interval after the loss, as in v0.95 and as the paper's "bytes
+/// transmitted since the last loss" says.
 ///
 /// If the ACKed subflow has no RTT sample yet it takes Reno's `1/w_r`.
 #[derive(Debug, Clone)]
@@ -199,7 +202,9 @@ impl Controller for Olia {
 
     fn on_ack(&mut self, subflows: &mut [Subflow], i: usize, ack: &Ack) {
         // The kernel moves loss3 to snd_una on every ACK it sees, slow start included.
-        self.marks[i].loss3 = self.marks[i].loss3.saturating_add(ack.acked_bytes);
+        let sf = &subflows[i];
+        let position = sf.delivered.saturating_mul(u64::from(sf.mss));
+        self.marks[i].loss3 = self.marks[i].loss3.max(position);
         if !slow_start_or_ca(&mut subflows[i], ack) {
             return;
         }

@@ -16,11 +16,17 @@ pub(crate) const INFO: AlgorithmInfo = AlgorithmInfo {
 
 /// Uncoupled Reno on every subflow.
 ///
-/// Congestion avoidance (RFC 5681 eq. 3, in segments): `w += 1/w` per ACK. RFC 5681 counts
-/// `SMSS*SMSS/cwnd` per ACK too (its byte-counting variant, eq. 4, is optional); we take one step
-/// per ACK like the coupled algorithms, so that every coupled algorithm reduces to exactly this
-/// controller on one path. On loss (RFC 5681 eq. 4 with FlightSize ~ cwnd, Linux
-/// `tcp_reno_ssthresh`): `ssthresh = max(w/2, 2)`, `w = ssthresh`.
+/// Congestion avoidance (RFC 5681 eq. 3, in segments): `w += 1/w` per ACK. RFC 5681 Section 3.1
+/// RECOMMENDS byte counting (one SMSS once a window's worth of bytes has been acknowledged) and
+/// allows eq. 3 (`cwnd += SMSS*SMSS/cwnd` per ACK) as the common alternative; Linux
+/// (`tcp_cong_avoid_ai`) counts acknowledged segments. We take eq. 3, one step per ACK whatever
+/// it covers, like the v0.95 coupled algorithms, so that every coupled algorithm reduces to
+/// exactly this controller on one path; with delayed ACKs (one ACK per two segments) this grows
+/// half as fast per RTT as byte counting would. Slow start is Linux's (`w += acked segments`:
+/// RFC 3465 byte counting without its limit L) rather than RFC 5681 eq. 2 (`+min(N, SMSS)`
+/// per ACK). On loss
+/// (RFC 5681 eq. 4 with FlightSize ~ cwnd, Linux `tcp_reno_ssthresh`): `ssthresh = max(w/2, 2)`,
+/// `w = ssthresh`; on a timeout the same ssthresh and `w = 1` (the loss window).
 #[derive(Debug, Clone, Default)]
 pub struct Reno;
 
