@@ -21,6 +21,8 @@ use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
 use pathpool_sim::output::{FlowRecord, LinkRecord, RunOutput, RunStats, Series, SubflowRecord};
 use pathpool_sim::{ConfigError, Scenario};
 
+mod stepper;
+
 /// The Python exception classes live in `pathpool.errors` (so they have docstrings, pickle
 /// across processes and can be caught without importing `_core`); we look them up lazily.
 fn python_error<'py>(py: Python<'py>, class: &str, args: impl IntoPyObject<'py>) -> PyErr {
@@ -306,5 +308,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(validate_scenario, m)?)?;
     m.add_function(wrap_pyfunction!(run_scenario, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_for_test, m)?)?;
+    m.add_class::<stepper::Simulation>()?;
     Ok(())
 }

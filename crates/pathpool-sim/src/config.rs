@@ -58,6 +58,8 @@ impl std::error::Error for ConfigError {}
 pub enum FlowKind {
     Tcp,
     Mptcp,
+    /// A paced, rate-based multipath sender (no window, no retransmission): `crate::sim::rate`.
+    Rate,
 }
 
 impl FlowKind {
@@ -65,6 +67,7 @@ impl FlowKind {
         match self {
             FlowKind::Tcp => "tcp",
             FlowKind::Mptcp => "mptcp",
+            FlowKind::Rate => "rate",
         }
     }
 }
@@ -135,6 +138,30 @@ pub struct FlowSpec {
     pub mss: u32,
     pub rcv_buffer: u64,
     pub delayed_ack: bool,
+    /// `Some` exactly for `kind = "rate"`.
+    pub rate: Option<RateSpec>,
+}
+
+/// Labels a rate flow's `controller` may carry. The simulator itself only paces at the rates it
+/// is given; the label says which external controller (Python, `pathpool.ratecontrol`) is meant
+/// to drive the flow. `fixed` keeps the initial rates.
+pub const RATE_CONTROLLERS: &[&str] = &["fixed", "mptcp", "optimised"];
+
+/// Settings of a `kind = "rate"` flow (see `SCENARIOS.md`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct RateSpec {
+    /// Initial sending rate of each path, packets/s (one per entry of `paths`).
+    pub rates: Vec<f64>,
+    /// FEC block length n (packets per block).
+    pub block_length: u32,
+    /// Source packets per block k (1..=n) until a controller sets another.
+    pub source_per_block: u32,
+    /// A packet arriving later than this after its send time is late.
+    pub deadline: Nanos,
+    /// The receiver sends a report every this often.
+    pub feedback_interval: Nanos,
+    /// One of [`RATE_CONTROLLERS`].
+    pub controller: String,
 }
 
 /// A validated scenario.
@@ -263,6 +290,19 @@ struct RawFlow {
     rcv_buffer: Option<Spanned<Q>>,
     #[serde(default)]
     delayed_ack: Option<Spanned<bool>>,
+    // --- kind = "rate" only ---
+    #[serde(default)]
+    rates: Option<Spanned<Vec<Spanned<Q>>>>,
+    #[serde(default)]
+    block_length: Option<Spanned<i64>>,
+    #[serde(default)]
+    source_per_block: Option<Spanned<i64>>,
+    #[serde(default)]
+    deadline: Option<Spanned<Q>>,
+    #[serde(default)]
+    feedback_interval: Option<Spanned<Q>>,
+    #[serde(default)]
+    controller: Option<Spanned<String>>,
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -479,6 +519,118 @@ impl Scenario {
     }
 }
 
+/// Reject fields that do not apply to the flow's kind, naming the field.
+fn check_kind_fields(ctx: &Ctx, fl: &RawFlow, kind: FlowKind, i: usize) -> Result<(), ConfigError> {
+    let rate_only: [(&str, Option<Range<usize>>); 6] = [
+        ("rates", fl.rates.as_ref().map(|v| v.span())),
+        ("block_length", fl.block_length.as_ref().map(|v| v.span())),
+        ("source_per_block", fl.source_per_block.as_ref().map(|v| v.span())),
+        ("deadline", fl.deadline.as_ref().map(|v| v.span())),
+        ("feedback_interval", fl.feedback_interval.as_ref().map(|v| v.span())),
+        ("controller", fl.controller.as_ref().map(|v| v.span())),
+    ];
+    let window_only: [(&str, Option<Range<usize>>); 6] = [
+        ("algorithm", fl.algorithm.as_ref().map(|v| v.span())),
+        ("params", fl.params.as_ref().map(|v| v.span())),
+        ("scheduler", fl.scheduler.as_ref().map(|v| v.span())),
+        ("size", fl.size.as_ref().map(|v| v.span())),
+        ("rcv_buffer", fl.rcv_buffer.as_ref().map(|v| v.span())),
+        ("delayed_ack", fl.delayed_ack.as_ref().map(|v| v.span())),
+    ];
+    let (bad, msg, allowed) = if kind == FlowKind::Rate {
+        (&window_only, "does not apply to kind = \"rate\" (a paced sender has no window, congestion controller or receive buffer)", "rate flow fields: rates, block_length, source_per_block, deadline, feedback_interval, controller")
+    } else {
+        (&rate_only, "applies only to kind = \"rate\"", "kind = \"rate\"")
+    };
+    for (name, span) in bad.iter() {
+        if let Some(sp) = span {
+            return Err(ctx.err(Some(sp.clone()), format!("flows[{i}].{name}"), msg, Some(allowed)));
+        }
+    }
+    if kind == FlowKind::Rate {
+        if let Some(a) = &fl.app {
+            if a.get_ref() != "bulk" {
+                return Err(ctx.err(Some(a.span()), format!("flows[{i}].app"), "a rate flow streams from start to stop", Some("bulk")));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Validate the rate-flow fields of flow `i` with `n_paths` paths.
+fn rate_spec(ctx: &Ctx, fl: &RawFlow, i: usize, n_paths: usize) -> Result<RateSpec, ConfigError> {
+    let f = |k: &str| format!("flows[{i}].{k}");
+    let rates_allowed = "a list of packets/s >= 0, one per path, not all 0, e.g. [100, 50]";
+    let rates = match &fl.rates {
+        None => return Err(ctx.err(Some(fl.name.span()), f("rates"), "a rate flow needs its initial per-path rates", Some(rates_allowed))),
+        Some(rs) => {
+            if rs.get_ref().len() != n_paths {
+                return Err(ctx.err(
+                    Some(rs.span()),
+                    f("rates"),
+                    format!("{} rates given for {n_paths} paths", rs.get_ref().len()),
+                    Some(rates_allowed),
+                ));
+            }
+            let mut v = Vec::with_capacity(n_paths);
+            for (j, r) in rs.get_ref().iter().enumerate() {
+                let x = ctx.q(r, &format!("flows[{i}].rates[{j}]"), |q| match q {
+                    Q::Int(n) => Ok(*n as f64),
+                    Q::Float(x) => Ok(*x),
+                    Q::Text(t) => Err(format!("{t:?} is not a number of packets/s")),
+                }, rates_allowed)?;
+                if !(x.is_finite() && (0.0..=1e9).contains(&x)) {
+                    return Err(ctx.err(Some(r.span()), format!("flows[{i}].rates[{j}]"), format!("rate {x} is out of range"), Some(rates_allowed)));
+                }
+                v.push(x);
+            }
+            if v.iter().all(|&x| x == 0.0) {
+                return Err(ctx.err(Some(rs.span()), f("rates"), "all rates are 0", Some(rates_allowed)));
+            }
+            v
+        }
+    };
+    let block_length = match &fl.block_length {
+        None => 10,
+        Some(b) if (1..=65535).contains(b.get_ref()) => *b.get_ref() as u32,
+        Some(b) => return Err(ctx.err(Some(b.span()), f("block_length"), format!("block length {} is out of range", b.get_ref()), Some("an integer in 1..=65535"))),
+    };
+    let source_per_block = match &fl.source_per_block {
+        // Before any feedback, half the block is redundancy (as `pathpool.ratecontrol.stream`).
+        None => block_length.div_ceil(2),
+        Some(k) if *k.get_ref() >= 1 && *k.get_ref() <= i64::from(block_length) => *k.get_ref() as u32,
+        Some(k) => {
+            return Err(ctx.err(Some(k.span()), f("source_per_block"), format!("{} source packets do not fit a block of {block_length}", k.get_ref()), Some("an integer in 1..=block_length")))
+        }
+    };
+    let deadline = match &fl.deadline {
+        None => 300_000_000,
+        Some(v) => {
+            let d = ctx.q(v, &f("deadline"), duration, "a time > 0, e.g. \"300ms\"")?;
+            if d == 0 {
+                return Err(ctx.err(Some(v.span()), f("deadline"), "must be greater than 0", Some("a time > 0, e.g. \"300ms\"")));
+            }
+            d
+        }
+    };
+    let feedback_interval = match &fl.feedback_interval {
+        None => 1_000_000_000,
+        Some(v) => {
+            let d = ctx.q(v, &f("feedback_interval"), duration, "a time >= 1ms, e.g. \"1s\"")?;
+            if d < 1_000_000 {
+                return Err(ctx.err(Some(v.span()), f("feedback_interval"), "must be at least 1 ms", Some("a time >= 1ms, e.g. \"1s\"")));
+            }
+            d
+        }
+    };
+    let controller = match &fl.controller {
+        None => "fixed".to_string(),
+        Some(c) if RATE_CONTROLLERS.contains(&c.get_ref().as_str()) => c.get_ref().clone(),
+        Some(c) => return Err(ctx.err(Some(c.span()), f("controller"), format!("unknown rate controller {:?}", c.get_ref()), Some(&RATE_CONTROLLERS.join(", ")))),
+    };
+    Ok(RateSpec { rates, block_length, source_per_block, deadline, feedback_interval, controller })
+}
+
 fn validate(ctx: &Ctx, raw: RawScenario) -> Result<Scenario, ConfigError> {
     let name = raw.name.get_ref().trim().to_string();
     if name.is_empty() {
@@ -607,8 +759,10 @@ fn validate(ctx: &Ctx, raw: RawScenario) -> Result<Scenario, ConfigError> {
         let kind = match fl.kind.get_ref().as_str() {
             "tcp" => FlowKind::Tcp,
             "mptcp" => FlowKind::Mptcp,
-            other => return Err(ctx.err(Some(fl.kind.span()), f("kind"), format!("unknown flow kind {other:?}"), Some("tcp, mptcp"))),
+            "rate" => FlowKind::Rate,
+            other => return Err(ctx.err(Some(fl.kind.span()), f("kind"), format!("unknown flow kind {other:?}"), Some("tcp, mptcp, rate"))),
         };
+        check_kind_fields(ctx, fl, kind, i)?;
         let path_idx = match (kind, &fl.path, &fl.paths) {
             (_, Some(_), Some(ps)) => {
                 return Err(ctx.err(Some(ps.span()), f("paths"), "give either path or paths, not both", None));
@@ -631,7 +785,10 @@ fn validate(ctx: &Ctx, raw: RawScenario) -> Result<Scenario, ConfigError> {
                 return Err(ctx.err(Some(fl.name.span()), f("path"), "a flow needs `path` (tcp) or `paths` (mptcp)", Some(&path_names.join(", "))));
             }
         };
-        let algorithm = fl.algorithm.as_ref().map(|a| a.get_ref().clone()).unwrap_or_else(|| "reno".to_string());
+        let algorithm = match kind {
+            FlowKind::Rate => fl.controller.as_ref().map(|a| a.get_ref().clone()).unwrap_or_else(|| "fixed".to_string()),
+            _ => fl.algorithm.as_ref().map(|a| a.get_ref().clone()).unwrap_or_else(|| "reno".to_string()),
+        };
         let mut params = Params::new();
         if let Some(p) = &fl.params {
             for (k, v) in p.get_ref() {
@@ -641,7 +798,10 @@ fn validate(ctx: &Ctx, raw: RawScenario) -> Result<Scenario, ConfigError> {
                 params.insert(k.clone(), pv);
             }
         }
-        if let Err(e) = pathpool_cc::build(&algorithm, &params, path_idx.len()) {
+        let rate_spec = if kind == FlowKind::Rate { Some(rate_spec(ctx, fl, i, path_idx.len())?) } else { None };
+        if kind == FlowKind::Rate {
+            // Checked by rate_spec; a rate flow has no congestion controller.
+        } else if let Err(e) = pathpool_cc::build(&algorithm, &params, path_idx.len()) {
             let alg_span = fl.algorithm.as_ref().map(|a| a.span()).or_else(|| Some(fl.name.span()));
             let par_span = fl.params.as_ref().map(|p| p.span()).or(alg_span.clone());
             return Err(match e {
@@ -744,6 +904,7 @@ fn validate(ctx: &Ctx, raw: RawScenario) -> Result<Scenario, ConfigError> {
                 mss,
                 rcv_buffer,
                 delayed_ack,
+                rate: rate_spec.clone(),
             });
         }
     }

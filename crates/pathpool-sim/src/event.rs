@@ -1,8 +1,19 @@
-//! The event queue: a binary heap ordered by (time, insertion sequence), so that events at the
-//! same instant run in the order they were scheduled and a run never depends on heap internals.
+//! The event queue: events are ordered by (time, scheduling sequence number), so that events at
+//! the same instant run in the order they were scheduled and a run never depends on queue
+//! internals.
+//!
+//! Most events are packet arrivals, and those come in *lanes* whose times never decrease: the
+//! far end of a link (a FIFO served at a constant rate, so departures leave in order, each a
+//! fixed propagation delay later), a fixed-delay route, a host's send queue. A lane is a FIFO of
+//! `(time, seq, packet)`; only its head sits in the binary heap, the way htsim lets each queue
+//! schedule its own next departure. A lane keeps the sequence number each packet got when it
+//! was scheduled, so the pop order is exactly that of one heap holding every event; but the heap
+//! holds a few hundred entries instead of every packet in flight, and appending to a non-empty
+//! lane costs no heap operation at all.
 
 use std::cmp::Ordering;
-use std::collections::BinaryHeap;
+use std::collections::binary_heap::PeekMut;
+use std::collections::{BinaryHeap, VecDeque};
 
 use crate::time::Nanos;
 
@@ -21,13 +32,23 @@ pub enum Ev {
     Stop(u32),
     /// Take one sample of every time series.
     Sample,
+    /// Rate flow `.0`: pacing timer of path `.1`, or its start, stop or receiver report
+    /// (`crate::sim::rate::CODE_*`).
+    Rate(u32, u16),
+}
+
+/// What a heap entry stands for: an event, or the head of a lane.
+#[derive(Clone, Copy, Debug)]
+enum Slot {
+    Ev(Ev),
+    Lane(u32),
 }
 
 #[derive(Clone, Copy, Debug)]
 struct Item {
     at: Nanos,
     seq: u64,
-    ev: Ev,
+    slot: Slot,
 }
 
 impl PartialEq for Item {
@@ -43,32 +64,86 @@ impl PartialOrd for Item {
 }
 impl Ord for Item {
     /// Reversed, so that the max-heap pops the earliest (time, seq) first.
+    #[inline]
     fn cmp(&self, o: &Self) -> Ordering {
         o.at.cmp(&self.at).then_with(|| o.seq.cmp(&self.seq))
     }
+}
+
+/// One pending arrival in a lane.
+#[derive(Clone, Copy, Debug)]
+struct Entry {
+    at: Nanos,
+    seq: u64,
+    pid: u32,
 }
 
 /// Deterministic future-event list.
 #[derive(Debug, Default)]
 pub struct EventQueue {
     heap: BinaryHeap<Item>,
+    lanes: Vec<VecDeque<Entry>>,
     seq: u64,
 }
 
 impl EventQueue {
-    pub fn with_capacity(n: usize) -> Self {
-        EventQueue { heap: BinaryHeap::with_capacity(n), seq: 0 }
+    /// A queue with `lanes` arrival lanes (numbered `0..lanes`) and room for `n` heap entries.
+    pub fn new(lanes: usize, n: usize) -> Self {
+        EventQueue { heap: BinaryHeap::with_capacity(n), lanes: (0..lanes).map(|_| VecDeque::with_capacity(64)).collect(), seq: 0 }
     }
 
+    /// Schedule `ev` at `at`.
     #[inline]
     pub fn push(&mut self, at: Nanos, ev: Ev) {
         self.seq += 1;
-        self.heap.push(Item { at, seq: self.seq, ev });
+        self.heap.push(Item { at, seq: self.seq, slot: Slot::Ev(ev) });
     }
 
+    /// Schedule the arrival of packet `pid` at `at` in `lane`; `at` must not be earlier than
+    /// the lane's last arrival (the lane is a FIFO). Same order as `push(at, Ev::Arrive(pid))`.
+    #[inline]
+    pub fn push_lane(&mut self, lane: u32, at: Nanos, pid: u32) {
+        self.seq += 1;
+        let q = &mut self.lanes[lane as usize];
+        debug_assert!(q.back().map_or(true, |e| e.at <= at), "lane {lane} would reorder");
+        if q.is_empty() {
+            self.heap.push(Item { at, seq: self.seq, slot: Slot::Lane(lane) });
+        }
+        q.push_back(Entry { at, seq: self.seq, pid });
+    }
+
+    /// Remove and return the earliest event if it is due at or before `until`. A lane's head
+    /// comes out as `Ev::Arrive`.
+    #[inline]
+    pub fn pop_until(&mut self, until: Nanos) -> Option<(Nanos, Ev)> {
+        let mut top = self.heap.peek_mut()?;
+        if top.at > until {
+            return None;
+        }
+        match top.slot {
+            Slot::Ev(ev) => Some((PeekMut::pop(top).at, ev)),
+            Slot::Lane(l) => {
+                let q = &mut self.lanes[l as usize];
+                let e = q.pop_front().expect("a lane in the heap is not empty");
+                match q.front() {
+                    // Re-key the entry in place: one sift-down instead of a pop and a push.
+                    Some(n) => {
+                        top.at = n.at;
+                        top.seq = n.seq;
+                    }
+                    None => {
+                        PeekMut::pop(top);
+                    }
+                }
+                Some((e.at, Ev::Arrive(e.pid)))
+            }
+        }
+    }
+
+    /// Remove and return the earliest event.
     #[inline]
     pub fn pop(&mut self) -> Option<(Nanos, Ev)> {
-        self.heap.pop().map(|i| (i.at, i.ev))
+        self.pop_until(Nanos::MAX)
     }
 
     #[inline]
@@ -76,8 +151,9 @@ impl EventQueue {
         self.heap.peek().map(|i| i.at)
     }
 
+    /// Pending events.
     pub fn len(&self) -> usize {
-        self.heap.len()
+        self.heap.iter().filter(|i| matches!(i.slot, Slot::Ev(_))).count() + self.lanes.iter().map(VecDeque::len).sum::<usize>()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -86,7 +162,11 @@ impl EventQueue {
 
     /// Every pending event, in no particular order (for end-of-run accounting).
     pub fn pending(&self) -> impl Iterator<Item = Ev> + '_ {
-        self.heap.iter().map(|i| i.ev)
+        let evs = self.heap.iter().filter_map(|i| match i.slot {
+            Slot::Ev(ev) => Some(ev),
+            Slot::Lane(_) => None,
+        });
+        evs.chain(self.lanes.iter().flat_map(|q| q.iter().map(|e| Ev::Arrive(e.pid))))
     }
 }
 
@@ -103,5 +183,74 @@ mod tests {
         q.push(5, Ev::Sample);
         let order: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
         assert_eq!(order, vec![(3, Ev::Start(2)), (5, Ev::Start(1)), (5, Ev::Start(3)), (5, Ev::Sample)]);
+    }
+
+    /// The obvious future-event list: every event in one std binary heap on (time, seq).
+    #[derive(Default)]
+    struct Oracle {
+        heap: std::collections::BinaryHeap<std::cmp::Reverse<(Nanos, u64, u32)>>,
+        evs: Vec<Ev>,
+    }
+
+    impl Oracle {
+        fn push(&mut self, at: Nanos, ev: Ev) {
+            self.heap.push(std::cmp::Reverse((at, self.evs.len() as u64, self.evs.len() as u32)));
+            self.evs.push(ev);
+        }
+        fn pop(&mut self) -> Option<(Nanos, Ev)> {
+            self.heap.pop().map(|std::cmp::Reverse((at, _, i))| (at, self.evs[i as usize]))
+        }
+        fn pending(&self) -> impl Iterator<Item = Ev> + '_ {
+            self.heap.iter().map(|std::cmp::Reverse((_, _, i))| self.evs[*i as usize])
+        }
+    }
+
+    /// Lanes must give exactly the order of one heap holding every event, with (time,
+    /// scheduling order) ties broken the same way.
+    #[test]
+    fn lanes_pop_in_the_order_of_one_heap() {
+        let mut lanes = EventQueue::new(3, 16);
+        let mut flat = Oracle::default();
+        let mut tail = [0u64; 3];
+        // A fixed pseudo-random schedule (LCG): lane arrivals nondecreasing per lane, timers anywhere.
+        let mut x: u64 = 12345;
+        let mut now = 0;
+        for step in 0..20_000u32 {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            let r = x >> 33;
+            if r % 3 == 0 {
+                // Pop a few from both, comparing.
+                for _ in 0..(r % 4) {
+                    let a = lanes.pop();
+                    assert_eq!(a, flat.pop());
+                    if let Some((t, _)) = a {
+                        now = t;
+                    }
+                }
+            } else if r % 5 == 1 {
+                let at = now + r % 50;
+                lanes.push(at, Ev::Rto(step, 0));
+                flat.push(at, Ev::Rto(step, 0));
+            } else {
+                let l = (r % 3) as usize;
+                let at = tail[l].max(now) + (r >> 8) % 4; // ties across lanes happen often
+                tail[l] = at;
+                lanes.push_lane(l as u32, at, step);
+                flat.push(at, Ev::Arrive(step));
+            }
+        }
+        assert_eq!(lanes.len(), flat.heap.len());
+        assert!(lanes.len() > 100, "the schedule should leave a backlog to drain");
+        let mut pend: Vec<_> = lanes.pending().map(|e| format!("{e:?}")).collect();
+        let mut pend_flat: Vec<_> = flat.pending().map(|e| format!("{e:?}")).collect();
+        pend.sort();
+        pend_flat.sort();
+        assert_eq!(pend, pend_flat);
+        assert_eq!(lanes.pop_until(now.saturating_sub(1)), None);
+        while let Some(a) = lanes.pop() {
+            assert_eq!(Some(a), flat.pop());
+        }
+        assert_eq!(flat.pop(), None);
+        assert!(lanes.is_empty());
     }
 }

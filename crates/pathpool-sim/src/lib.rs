@@ -25,6 +25,7 @@ pub mod units;
 pub use config::{ConfigError, Scenario};
 pub use metrics::jain_index;
 pub use output::{FlowRecord, LinkRecord, RunOutput, RunStats, Series, SubflowRecord};
+pub use sim::rate::{PathCounters, RateFeedback, RateInfo};
 pub use sim::SimError;
 
 /// Run one seed of a scenario.
@@ -34,8 +35,67 @@ pub fn run(scenario: &Scenario, seed: u64) -> Result<RunOutput, SimError> {
 
 /// Run one seed of a scenario, reporting progress (a fraction in 0..=1) about 200 times.
 pub fn run_with_progress(scenario: &Scenario, seed: u64, progress: &mut dyn FnMut(f64)) -> Result<RunOutput, SimError> {
-    let t0 = std::time::Instant::now();
-    let mut world = sim::World::build(scenario, seed)?;
-    world.run(progress);
-    Ok(world.finish(t0.elapsed().as_secs_f64()))
+    let mut sim = Simulation::new(scenario, seed)?;
+    let end = sim.end();
+    sim.run_until_with_progress(end, progress);
+    Ok(sim.finish())
+}
+
+/// One seed of a scenario that can be advanced step by step: `run_until(a); run_until(b)` gives
+/// exactly the events, state and output of a single `run_until(b)`, and `finish` gives the same
+/// [`RunOutput`] as [`run`] (apart from `stats.wall_s`, the wall time spent building and
+/// running it).
+pub struct Simulation {
+    world: sim::World,
+    wall: std::time::Duration,
+}
+
+impl Simulation {
+    /// Build the world of `scenario` for `seed` (simulated time 0, nothing run yet).
+    pub fn new(scenario: &Scenario, seed: u64) -> Result<Self, SimError> {
+        let t0 = std::time::Instant::now();
+        let world = sim::World::build(scenario, seed)?;
+        Ok(Simulation { world, wall: t0.elapsed() })
+    }
+
+    /// Current simulated time.
+    pub fn now(&self) -> time::Nanos {
+        self.world.now()
+    }
+
+    /// Simulated end of the run (the scenario's duration).
+    pub fn end(&self) -> time::Nanos {
+        self.world.end()
+    }
+
+    /// Events processed so far.
+    pub fn events(&self) -> u64 {
+        self.world.counts().0
+    }
+
+    /// TCP/MPTCP data packets sent so far (transmissions and retransmissions).
+    pub fn data_packets(&self) -> u64 {
+        self.world.counts().1
+    }
+
+    /// Process every event at or before `t` (at most the end of the run); the clock is then
+    /// `min(t, end)`. A `t` in the past does nothing.
+    pub fn run_until(&mut self, t: time::Nanos) {
+        self.run_until_with_progress(t, &mut |_| {});
+    }
+
+    /// [`Simulation::run_until`], reporting progress through the whole run (a fraction in
+    /// 0..=1) about 200 times per run.
+    pub fn run_until_with_progress(&mut self, t: time::Nanos, progress: &mut dyn FnMut(f64)) {
+        let t0 = std::time::Instant::now();
+        self.world.run_until(t, progress);
+        self.wall += t0.elapsed();
+    }
+
+    /// Run to the end and turn the final state into the run's output.
+    pub fn finish(mut self) -> RunOutput {
+        let end = self.end();
+        self.run_until(end);
+        self.world.finish(self.wall.as_secs_f64())
+    }
 }

@@ -147,6 +147,8 @@ pub struct Conn {
     pub data: DataReceiver,
     pub tag_key: u64,
     pub send_jitter: Nanos,
+    /// Event-queue lane of subflow 0's host send queue (subflow `i` uses `lane0 + i`).
+    pub lane0: u32,
     /// The connection's own random stream (send jitter).
     pub rng: crate::rng::Stream,
     /// When the file download completed at the receiver.
@@ -169,8 +171,10 @@ impl Conn {
     /// Usable window of subflow `i` in segments (Linux works on an integer `snd_cwnd`).
     #[inline]
     pub fn has_room(&self, i: usize) -> bool {
-        let cwnd = self.views[i].cwnd.floor().max(1.0);
-        f64::from(self.snd[i].pipe) < cwnd
+        // pipe < max(floor(cwnd), 1) for an integer pipe, without a libm `floor` call per packet:
+        // pipe < floor(cwnd) <=> pipe + 1 <= cwnd (and a NaN cwnd leaves just the 1).
+        let pipe = self.snd[i].pipe;
+        pipe == 0 || f64::from(pipe) + 1.0 <= self.views[i].cwnd
     }
 
     /// Is there a DSN the connection may send now? (reinjections first)

@@ -5,7 +5,7 @@ use std::fmt;
 
 use pathpool_cc::{Ack, Subflow};
 
-use crate::config::{AckRoute, App, Scenario};
+use crate::config::{AckRoute, App, FlowKind, Scenario};
 use crate::event::{Ev, EventQueue};
 use crate::link::Link;
 use crate::metrics::jain_index;
@@ -35,9 +35,18 @@ impl std::error::Error for SimError {}
 struct Route {
     links: Vec<u32>,
     delay: Nanos,
+    /// Event-queue lane of a route without links (its arrivals are in send order).
+    lane: u32,
 }
 
 const NO_EVENT: Nanos = Nanos::MAX;
+
+/// Rate-based multipath flows (`kind = "rate"`); a child module so it can extend `World`.
+#[path = "rate.rs"]
+pub(crate) mod rate;
+
+/// Progress is reported about this many times per run.
+const PROGRESS_STEPS: u64 = 200;
 
 pub(crate) struct World {
     now: Nanos,
@@ -53,6 +62,9 @@ pub(crate) struct World {
     events: u64,
     data_packets: u64,
     ack_packets: u64,
+    rate_flows: Vec<rate::RateFlow>,
+    /// Simulated time of the next progress report.
+    next_report: Nanos,
 }
 
 impl World {
@@ -64,15 +76,22 @@ impl World {
             .collect();
         let mut routes = Vec::with_capacity(sc.paths.len() * 2);
         for p in &sc.paths {
-            routes.push(Route { links: p.links.iter().map(|&l| l as u32).collect(), delay: 0 });
+            let lane = (links.len() + routes.len()) as u32;
+            routes.push(Route { links: p.links.iter().map(|&l| l as u32).collect(), delay: 0, lane });
+            let lane = lane + 1;
             routes.push(match &p.ack {
-                AckRoute::Delay(d) => Route { links: Vec::new(), delay: *d },
-                AckRoute::Links(ls) => Route { links: ls.iter().map(|&l| l as u32).collect(), delay: 0 },
+                AckRoute::Delay(d) => Route { links: Vec::new(), delay: *d, lane },
+                AckRoute::Links(ls) => Route { links: ls.iter().map(|&l| l as u32).collect(), delay: 0, lane },
             });
         }
-        let mut q = EventQueue::with_capacity(1 << 16);
+        // Event lanes: the far end of each link, then each route without links, then each
+        // subflow's host send queue (send jitter).
+        let n_subflows: usize = sc.flows.iter().map(|f| f.paths.len()).sum();
+        let mut lane = (links.len() + routes.len()) as u32;
+        let mut q = EventQueue::new(lane as usize + n_subflows, 1 << 12);
         let mut conns = Vec::with_capacity(sc.flows.len());
-        for (c, f) in sc.flows.iter().enumerate() {
+        for f in sc.flows.iter().filter(|f| f.kind != FlowKind::Rate) {
+            let c = conns.len();
             let k = f.paths.len();
             let ctrl = pathpool_cc::build(&f.algorithm, &f.params, k)
                 .map_err(|e| SimError { message: format!("flow {:?}: {e}", f.name) })?;
@@ -84,6 +103,8 @@ impl World {
                 App::Bulk => u64::MAX,
                 App::File(size) => file_segs(size, f.mss),
             };
+            let lane0 = lane;
+            lane += k as u32;
             conns.push(Conn {
                 name: f.name.clone(),
                 kind: f.kind,
@@ -114,6 +135,7 @@ impl World {
                 data: DataReceiver::new(cap),
                 tag_key: rng.next_u64(),
                 send_jitter: f.send_jitter,
+                lane0,
                 rng,
                 completion: None,
                 received_packets: 0,
@@ -130,6 +152,13 @@ impl World {
                 }
             }
         }
+        let rate_flows = sc
+            .flows
+            .iter()
+            .filter(|f| f.kind == FlowKind::Rate)
+            .map(|f| rate::RateFlow::build(sc, f, seed, &links, &routes))
+            .collect::<Result<Vec<_>, _>>()?;
+        rate::schedule_rate_flows(&rate_flows, &mut q, sc.duration);
         if sc.sample_interval > 0 && sc.sample_interval <= sc.duration {
             q.push(sc.sample_interval, Ev::Sample);
         }
@@ -147,18 +176,21 @@ impl World {
             events: 0,
             data_packets: 0,
             ack_packets: 0,
+            rate_flows,
+            next_report: (sc.duration / PROGRESS_STEPS).max(1),
         })
     }
 
-    pub(crate) fn run(&mut self, progress: &mut dyn FnMut(f64)) {
-        const STEPS: u64 = 200;
-        let step = (self.end / STEPS).max(1);
-        let mut next_report = step;
-        while let Some(t) = self.q.peek_time() {
-            if t > self.end {
-                break;
-            }
-            let (t, ev) = self.q.pop().expect("peeked");
+    /// Process every event at or before `t` (clipped to the end of the run), then set the clock
+    /// to `t`. Splitting a run into several calls gives exactly the run of a single call: events
+    /// are processed in the same (time, scheduling order) either way.
+    pub(crate) fn run_until(&mut self, t: Nanos, progress: &mut dyn FnMut(f64)) {
+        let until = t.min(self.end);
+        if until < self.now {
+            return;
+        }
+        let step = (self.end / PROGRESS_STEPS).max(1);
+        while let Some((t, ev)) = self.q.pop_until(until) {
             self.now = t;
             self.events += 1;
             match ev {
@@ -168,14 +200,30 @@ impl World {
                 Ev::Start(c) => self.on_start(c as usize),
                 Ev::Stop(c) => self.conns[c as usize].open = false,
                 Ev::Sample => self.sample(),
+                Ev::Rate(f, code) => self.rate_event(f, code),
             }
-            if t >= next_report {
+            if t >= self.next_report {
                 progress((t as f64 / self.end as f64).min(1.0));
-                next_report = (t / step + 1) * step;
+                self.next_report = (t / step + 1) * step;
             }
         }
-        self.now = self.end;
-        progress(1.0);
+        self.now = until;
+        if until == self.end {
+            progress(1.0);
+        }
+    }
+
+    pub(crate) fn now(&self) -> Nanos {
+        self.now
+    }
+
+    pub(crate) fn end(&self) -> Nanos {
+        self.end
+    }
+
+    /// Events processed and TCP/MPTCP data packets sent so far.
+    pub(crate) fn counts(&self) -> (u64, u64) {
+        (self.events, self.data_packets)
     }
 
     // --- packets through routes -----------------------------------------------------------
@@ -184,10 +232,10 @@ impl World {
     #[inline]
     fn inject(&mut self, p: Packet) {
         let route = &self.routes[p.route as usize];
-        let (no_links, delay) = (route.links.is_empty(), route.delay);
+        let (no_links, delay, lane) = (route.links.is_empty(), route.delay, route.lane);
         let pid = self.pool.alloc(p);
         if no_links {
-            self.q.push(self.now + delay, Ev::Arrive(pid));
+            self.q.push_lane(lane, self.now + delay, pid);
         } else {
             self.arrive(pid);
         }
@@ -205,44 +253,51 @@ impl World {
             match self.links[l].offer(self.now, wire) {
                 Ok(at) => {
                     self.pool.get_mut(pid).hop += 1;
-                    self.q.push(at, Ev::Arrive(pid));
+                    self.q.push_lane(l as u32, at, pid);
                 }
                 Err(_) => {
                     let p = self.pool.get(pid);
-                    if !p.is_ack {
+                    if p.conn & rate::RATE_FLAG != 0 {
+                        let p = *p;
+                        self.rate_drop(&p);
+                    } else if !p.is_ack {
                         self.conns[p.conn as usize].dropped_packets += 1;
                     }
                     self.pool.free(pid);
                 }
             }
-        } else {
+        } else if p.conn & rate::RATE_FLAG != 0 {
             let p = *p;
             self.pool.free(pid);
-            if p.is_ack {
-                self.on_ack(&p);
-            } else {
-                self.on_data(&p);
-            }
+            self.rate_endpoint(&p);
+        } else if p.is_ack {
+            self.on_ack(pid);
+        } else {
+            self.on_data(pid);
         }
     }
 
     // --- receiver ---------------------------------------------------------------------------
 
-    fn on_data(&mut self, p: &Packet) {
+    /// Data packet `pid` reached its receiver (which frees it).
+    fn on_data(&mut self, pid: u32) {
         let now = self.now;
-        let (c, j) = (p.conn as usize, p.sub as usize);
+        // Read the few fields needed rather than copying the whole packet out of the slab.
+        let p = self.pool.get(pid);
+        let (c, j, seq, dsn, len, tag, ts) = (p.conn as usize, p.sub as usize, p.seq, p.dsn, p.len, p.tag, p.ts);
+        self.pool.free(pid);
         let conn = &mut self.conns[c];
         conn.received_packets += 1;
-        let arrival = conn.rcv[j].on_segment(p.seq);
+        let arrival = conn.rcv[j].on_segment(seq);
         let (app, mss, key) = (conn.app, conn.mss, conn.tag_key);
-        conn.data.on_segment(p.dsn, p.len, p.tag, now, |d| (seg_len(app, mss, d), content_tag(key, d)));
+        conn.data.on_segment(dsn, len, tag, now, |d| (seg_len(app, mss, d), content_tag(key, d)));
         if conn.completion.is_none() && conn.data.rcv_nxt >= conn.total_segs {
             conn.completion = Some(now);
         }
         let delayed = conn.delayed_ack;
         let r = &mut conn.rcv[j];
-        r.last_ts = p.ts;
-        r.last_owd = now - p.ts;
+        r.last_ts = ts;
+        r.last_owd = now - ts;
         // RFC 5681 section 4.2: ACK at once for out-of-order or gap-filling segments; otherwise
         // (with delayed ACKs) every second full segment or after the delayed-ACK timeout.
         if !delayed || arrival != Arrival::InOrder {
@@ -336,14 +391,19 @@ impl World {
         }
     }
 
-    fn on_ack(&mut self, p: &Packet) {
+    /// ACK `pid` reached its sender (which frees it).
+    fn on_ack(&mut self, pid: u32) {
         let now = self.now;
+        let p = self.pool.get(pid);
         let (c, i) = (p.conn as usize, p.sub as usize);
+        let (ts, owd) = (p.ts, p.owd);
         let conn = &mut self.conns[c];
         conn.data_una = conn.data_una.max(p.data_ack);
         conn.rwnd_edge = conn.rwnd_edge.max(p.rwnd_edge);
         let s = &mut conn.snd[i];
         let eff = s.on_ack(p.cum_ack, &p.sacks[..p.n_sacks as usize]);
+        // Nothing below allocates a packet before the slot is no longer read.
+        self.pool.free(pid);
         // RFC 6675 section 2: a duplicate ACK carries SACK information for new data and does
         // not advance the cumulative point.
         if eff.advanced {
@@ -356,7 +416,7 @@ impl World {
             // The echoed timestamp belongs to the segment that triggered the ACK, so the sample
             // is unambiguous even for retransmissions (RFC 7323 section 4; Karn's rule is only
             // needed without timestamps).
-            let r = now - p.ts;
+            let r = now - ts;
             s.rtt_sample(r);
             rtt = Some(r);
         }
@@ -399,11 +459,11 @@ impl World {
             conn.ctrl.on_congestion_event(&mut conn.views, i, now);
             // (4.3): retransmit the first segment deemed lost whatever pipe says.
             if let Some(seq) = conn.snd[i].next_retx() {
-                self.send_segment(c, i, seq, true);
+                self.send_segment(c, i, seq, None);
             }
         } else if eff.segs > 0 && !s.in_recovery {
             Self::account_cwnd(conn, i, now);
-            let ack = Ack { acked_bytes: eff.bytes, rtt_sample: rtt, one_way_delay: Some(p.owd), now };
+            let ack = Ack { acked_bytes: eff.bytes, rtt_sample: rtt, one_way_delay: Some(owd), now };
             conn.ctrl.on_ack(&mut conn.views, i, &ack);
         }
         let conn = &mut self.conns[c];
@@ -462,17 +522,23 @@ impl World {
         self.try_send(c);
     }
 
-    /// Put segment `seq` of subflow `i` on the wire (a retransmission if `retx`).
-    fn send_segment(&mut self, c: usize, i: usize, seq: u64, retx: bool) {
+    /// Put segment `seq` of subflow `i` on the wire: a new segment carrying `new = (dsn, len)`
+    /// (just pushed to the scoreboard), or a retransmission if `new` is `None`.
+    fn send_segment(&mut self, c: usize, i: usize, seq: u64, new: Option<(u64, u32)>) {
         let now = self.now;
         let conn = &mut self.conns[c];
         let s = &mut conn.snd[i];
-        if retx {
-            s.mark_retransmitted(seq, now);
-            s.retransmitted += 1;
-        }
-        let seg = *s.seg(seq);
-        let wire = seg.len + HEADER_BYTES;
+        let (dsn, len) = match new {
+            // Not read back from the scoreboard: its slot may be a cold line.
+            Some(dl) => dl,
+            None => {
+                s.mark_retransmitted(seq, now);
+                s.retransmitted += 1;
+                let seg = s.seg(seq);
+                (seg.dsn, seg.len)
+            }
+        };
+        let wire = len + HEADER_BYTES;
         s.sent += 1;
         s.sent_wire_bytes += u64::from(wire);
         if s.rto_deadline == 0 {
@@ -488,9 +554,9 @@ impl World {
             hop: 0,
             wire,
             seq,
-            dsn: seg.dsn,
-            len: seg.len,
-            tag: content_tag(conn.tag_key, seg.dsn),
+            dsn,
+            len,
+            tag: content_tag(conn.tag_key, dsn),
             ts: now,
             ..Packet::default()
         };
@@ -501,7 +567,7 @@ impl World {
             let at = (now + d).max(s.tx_clock);
             s.tx_clock = at;
             let pid = self.pool.alloc(pkt);
-            self.q.push(at, Ev::Arrive(pid));
+            self.q.push_lane(conn.lane0 + i as u32, at, pid);
         } else {
             self.inject(pkt);
         }
@@ -522,7 +588,7 @@ impl World {
                     break;
                 }
                 match conn.snd[i].next_retx() {
-                    Some(seq) => self.send_segment(c, i, seq, true),
+                    Some(seq) => self.send_segment(c, i, seq, None),
                     None => break,
                 }
             }
@@ -539,7 +605,7 @@ impl World {
             }
             let len = conn.seg_len(dsn);
             let seq = conn.snd[i].push_new(dsn, len, now);
-            self.send_segment(c, i, seq, false);
+            self.send_segment(c, i, seq, Some((dsn, len)));
         }
     }
 
@@ -583,7 +649,7 @@ impl World {
             if let Ev::Arrive(pid) = ev {
                 live += 1;
                 let p = self.pool.get(pid);
-                if !p.is_ack {
+                if !p.is_ack && p.conn & rate::RATE_FLAG == 0 {
                     in_flight[p.conn as usize] += 1;
                 }
             }
@@ -651,6 +717,7 @@ impl World {
                 });
             }
         }
+        self.rate_records(&mut out);
         for l in &self.links {
             out.links.push(LinkRecord {
                 seed: self.seed,

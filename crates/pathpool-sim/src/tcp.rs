@@ -100,6 +100,8 @@ pub struct Sender {
     pub loss_point: u64,
     // RFC 6298 state.
     srtt: f64,
+    /// `srtt` rounded to whole nanoseconds (read per ACK and per scheduling decision).
+    srtt_ns: Nanos,
     rttvar: f64,
     pub has_rtt: bool,
     pub rto: Nanos,
@@ -138,6 +140,7 @@ impl Default for Sender {
             in_loss: false,
             loss_point: 0,
             srtt: 0.0,
+            srtt_ns: 0,
             rttvar: 0.0,
             has_rtt: false,
             rto: RTO_INIT,
@@ -339,20 +342,32 @@ impl Sender {
             self.rttvar = 0.75 * self.rttvar + 0.25 * (self.srtt - r).abs();
             self.srtt = 0.875 * self.srtt + 0.125 * r;
         }
+        self.srtt_ns = round_ns(self.srtt);
         let rto = self.srtt + (CLOCK_G as f64).max(4.0 * self.rttvar);
-        self.rto = (rto.round() as Nanos).clamp(RTO_MIN, RTO_MAX);
+        self.rto = round_ns(rto).clamp(RTO_MIN, RTO_MAX);
         self.rtt_sum += r;
         self.rtt_n += 1;
     }
 
+    #[inline]
     pub fn srtt_ns(&self) -> Nanos {
-        self.srtt.round() as Nanos
+        self.srtt_ns
     }
 
     /// RFC 6298 (5.5): back off the timer.
     pub fn backoff(&mut self) {
         self.rto = (self.rto.saturating_mul(2)).min(RTO_MAX);
     }
+}
+
+/// `x.round() as Nanos` (half away from zero, saturating, NaN -> 0) without a libm call: this
+/// runs on every RTT sample, and baseline x86-64 has no rounding instruction. For `0 <= x < 2^53`
+/// the fraction `x - trunc(x)` is exact; above 2^52 every f64 is an integer (fraction 0); for
+/// negative x, NaN and x >= 2^64 the saturating cast and the comparison give what `round` gives.
+#[inline]
+pub fn round_ns(x: f64) -> Nanos {
+    let n = x as Nanos;
+    n.saturating_add(Nanos::from(x - n as f64 >= 0.5))
 }
 
 /// The receiving side of one subflow.
@@ -525,6 +540,27 @@ mod tests {
         assert_eq!(s.rto, RTO_MIN);
         s.backoff();
         assert_eq!(s.rto, 2 * RTO_MIN);
+    }
+
+    #[test]
+    fn round_ns_is_round() {
+        let xs = [
+            0.0, -0.0, 0.3, 0.5, 0.49999999999999994, 1.5, 2.5, 2.4999999999999996, -0.3, -0.5, -0.7, -3.5,
+            1e9 + 0.5, 123456789.49999999, 4503599627370495.5, 4503599627370497.0, 9007199254740993.0,
+            1.8446744073709552e19, 1e30, f64::INFINITY, f64::NEG_INFINITY, f64::NAN, f64::MIN_POSITIVE,
+        ];
+        for x in xs {
+            assert_eq!(round_ns(x), x.round() as Nanos, "x = {x:e}");
+        }
+        let mut s = 0x1234_5678_9abc_def0u64;
+        for _ in 0..100_000 {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            // Random magnitudes from 1e-3 to 1e12 with random fractions.
+            let x = (s >> 11) as f64 / (1u64 << 53) as f64 * 10f64.powi((s % 16) as i32 - 3);
+            assert_eq!(round_ns(x), x.round() as Nanos, "x = {x:e}");
+        }
     }
 
     #[test]

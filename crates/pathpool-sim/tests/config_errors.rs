@@ -80,7 +80,7 @@ fn bad_units_and_references() {
 
     let e = err(&GOOD.replace("kind = \"tcp\"", "kind = \"udp\""));
     assert_eq!(e.field, "flows[0].kind");
-    assert_eq!(e.allowed.as_deref(), Some("tcp, mptcp"));
+    assert_eq!(e.allowed.as_deref(), Some("tcp, mptcp, rate"));
 
     let e = err(&GOOD.replace("delay = \"10ms\"", "delay = \"10ms\"\nloss = \"120%\""));
     assert_eq!(e.field, "links[0].loss");

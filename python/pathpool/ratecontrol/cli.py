@@ -147,8 +147,56 @@ def _cmd_stream(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_packetsim(args: argparse.Namespace) -> int:
+    from rich.console import Console
+    from rich.table import Table
+
+    from pathpool.errors import PathpoolError
+    from pathpool.ratecontrol._io import write_csv, write_json
+    from pathpool.ratecontrol.packetsim import friendliness, run_rate_flow
+
+    try:
+        res = run_rate_flow(args.scenario, controller=args.controller, interval=args.interval, seed=args.seed,
+                            flow=args.flow, loss_measure=args.loss_measure)
+    except (PathpoolError, ValueError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    out = Path(args.out)
+    files = res.results.write(out / "sim")
+    write_csv(out / "intervals.csv", res.intervals)
+    write_csv(out / "paths.csv", res.paths)
+    summary: dict = {"scenario": res.results.scenario.origin, "flow": res.flow, "controller": res.controller,
+                     "loss_measure": res.loss_measure, "seed": res.seed, "interval_s": res.interval}
+    c = Console()
+    try:
+        fr = friendliness(res, warmup=args.warmup)
+    except ValueError as e:
+        fr = None
+        c.print(f"no friendliness measurement: {e}")
+    if fr is not None:
+        summary["friendliness"] = fr
+        t = Table(title=f"{res.flow} ({res.controller}, p from {res.loss_measure}, seed {res.seed}) on {fr['link']}, "
+                        f"t > {fr['warmup_s']:g} s")
+        for col in ("path", "p (packets)", "p (TFRC events)", "RTT ms", "rate pkt/s", "x^TCP sqrt2", "x^TCP sqrt3/2"):
+            t.add_column(col, justify="right")
+        for pp in fr["per_path"]:
+            t.add_row(pp["path"], f"{pp['p']:.4f}", f"{pp['p_events']:.4f}", f"{pp['rtt_s'] * 1e3:.1f}",
+                      f"{pp['rate_pps']:.1f}", f"{pp['x_tcp_packets_sqrt2_pps']:.1f}", f"{pp['x_tcp_packets_sqrt3_2_pps']:.1f}")
+        c.print(t)
+        c.print(f"shared paths {', '.join(fr['shared_paths'])}: rate flow {fr['rate_flow_arrived_bps'] / 1e6:.3f} Mbit/s arrived vs mean TCP "
+                f"{fr['tcp_mean_bps'] / 1e6:.3f} Mbit/s over {len(fr['tcp_flows'])} flows: ratio {fr['ratio']:.3f}")
+        c.print("TCP-friendly region (eq. 1) violation / max x^TCP: " + ", ".join(
+            f"{k} {v['violation_rel']:+.3f}" for k, v in fr["region"].items()) + "  (<= 0: inside)")
+        c.print(f"stream goodput {fr['rate_flow_goodput_pps']:.1f} packets/s at FEC {fr['rate_flow_fec_ratio']:.0%}")
+    from pathpool.sim.results import _json_value
+    write_json(out / "summary.json", _json_value(summary))
+    c.print("wrote: " + ", ".join(str(p) for p in [out / "intervals.csv", out / "paths.csv", out / "summary.json"])
+            + f" and {len(files)} simulator files in {out / 'sim'}")
+    return 0
+
+
 def register(subparsers) -> None:
-    """Add ``pathpool ratecontrol {rates,stream}``."""
+    """Add ``pathpool ratecontrol {rates,stream,packetsim}``."""
     rc = subparsers.add_parser("ratecontrol", help="TCP-friendly rate control for non-TCP multipath flows (seed 003)")
     sub = rc.add_subparsers(dest="rc_command", metavar="SUBCOMMAND")
     rc.set_defaults(func=lambda a: (rc.print_help(), 2)[1])
@@ -173,3 +221,18 @@ def register(subparsers) -> None:
     s.add_argument("--sweep", action="store_true",
                    help="also run block length x FEC loss model x delay model and write sensitivity.csv")
     s.set_defaults(func=_cmd_stream)
+
+    k = sub.add_parser("packetsim", help="drive a simulator scenario's rate flow with seed 003's controllers; "
+                                         "measure its TCP-friendliness beside real TCP flows")
+    k.add_argument("scenario", help="simulator scenario with a kind = \"rate\" flow, e.g. "
+                                    "scenarios/pluntke2011/friendliness_shared_bottleneck.toml")
+    k.add_argument("--controller", choices=("mptcp", "optimised", "fixed"), default=None,
+                   help="default: the flow's controller field")
+    k.add_argument("--loss-measure", choices=("packets", "events"), default="packets",
+                   help="loss rate the equations use: lost packets/sent (seed 003) or TFRC loss events/sent (RFC 5348)")
+    k.add_argument("--seed", type=int, default=None, help="default: the scenario's first seed")
+    k.add_argument("--interval", type=float, default=None, help="control interval, s (default: the flow's feedback_interval)")
+    k.add_argument("--flow", default=None, help="the rate flow, if the scenario has several")
+    k.add_argument("--warmup", type=float, default=20.0, help="seconds left out of the friendliness averages (default 20)")
+    k.add_argument("--out", default="results/ratecontrol/packetsim", help="output directory")
+    k.set_defaults(func=_cmd_packetsim)
