@@ -55,6 +55,7 @@ volatile struct pp_tunables pp_tun = PP_TUNABLES_DEFAULT;
 #define pp_rsf_d_us (pp_tun.rsf_d_us)
 #define pp_rsf_mu_q16 (pp_tun.rsf_mu_q16)
 #define pp_balia_quantised (pp_tun.balia_quantised)
+#define pp_rsf_lb_keep_q32 (pp_tun.rsf_lb_keep_q32)
 
 #define TCP_CA_Open_ 0
 #define TCP_CA_Recovery_ 3
@@ -92,6 +93,7 @@ struct pp_ca {
 	__u32 state;     /* last TCP_CA_* seen in set_state */
 	__u32 last_rtt_us;
 	__u32 pad;
+	struct pp_loss_est lest; /* RSF-LB's loss-probability estimate */
 };
 
 static __always_inline struct inet_connection_sock *pp_csk(struct sock *sk)
@@ -223,6 +225,13 @@ static __always_inline void pp_lia_recalc(struct pp_ca *ca, struct pp_conn_state
 	st->alpha_q32 = pp_g_lia_ratio(&vs, ca->slot);
 }
 
+static __always_inline void pp_rsflb_observe(struct sock *sk, struct pp_ca *ca)
+{
+#if PP_ALGO == PP_ALGO_RSFLB
+	pp_loss_est_update(&ca->lest, pp_tp(sk)->delivered, pp_tp(sk)->lost, pp_rsf_lb_keep_q32);
+#endif
+}
+
 SEC("struct_ops/pp_init")
 void BPF_PROG(pp_init, struct sock *sk)
 {
@@ -238,6 +247,7 @@ void BPF_PROG(pp_init, struct sock *sk)
 	ca->state = TCP_CA_Open_;
 	ca->last_rtt_us = 0;
 	ca->conn = 0;
+	pp_loss_est_init(&ca->lest, pp_tp(sk)->delivered, pp_tp(sk)->lost);
 	key = pp_conn_of(sk);
 	if (!key)
 		return;
@@ -300,7 +310,10 @@ __u32 BPF_PROG(pp_ssthresh, struct sock *sk)
 {
 	struct pp_ca *ca = pp_ca(sk);
 	struct pp_conn_state *st = pp_state(ca);
-	__u64 s = pp_algo_ssthresh(sk, ca, st) >> 16;
+	__u64 s;
+
+	pp_rsflb_observe(sk, ca);
+	s = pp_algo_ssthresh(sk, ca, st) >> 16;
 
 	/* The kernel keeps whole segments; the model's fraction of ssthresh is dropped here. */
 	ca->frac = 0;
@@ -358,18 +371,13 @@ static __always_inline __u64 pp_queue_delay_us(struct sock *sk, struct pp_ca *ca
 }
 
 /*
- * RSF-LB's lambda_i * l_i in packets per second (q16): the sending rate w/srtt times the
- * fraction of this subflow's packets lost so far, lost / (delivered + lost).
+ * RSF-LB's lambda_i * l_i in packets per second (q16): the sending rate w/srtt times the loss
+ * probability estimated as pathpool-cc does (pp_loss_est: EWMA over ~loss_window packets of
+ * the transport's delivered/lost counters), updated on every ACK and loss event.
  */
-static __always_inline __u64 pp_loss_rate_q16(struct sock *sk, __u64 w)
+static __always_inline __u64 pp_loss_rate_q24(struct sock *sk, struct pp_ca *ca, __u64 w)
 {
-	struct tcp_sock *tp = pp_tp(sk);
-	__u64 srtt = tp->srtt_us >> 3, lost = tp->lost, total = (__u64)tp->delivered + tp->lost;
-
-	if (!srtt || !lost || !total)
-		return 0;
-	/* (w/2^16 segments / (srtt/1e6 s)) * lost/total * 2^16 */
-	return w * 1000000ULL / srtt * lost / total;
+	return pp_rsflb_loss_rate_q24(w, pp_tp(sk)->srtt_us >> 3, pp_loss_est_q32(&ca->lest));
 }
 
 static __always_inline __s64 pp_algo_inc(struct sock *sk, struct pp_ca *ca, struct pp_conn_state *st)
@@ -378,7 +386,7 @@ static __always_inline __s64 pp_algo_inc(struct sock *sk, struct pp_ca *ca, stru
 #if PP_ALGO == PP_ALGO_RSFDB
 	return pp_rsfdb_inc(w, pp_rsf_d_us, pp_queue_delay_us(sk, ca));
 #elif PP_ALGO == PP_ALGO_RSFLB
-	return pp_rsflb_inc(w, pp_rsf_mu_q16, pp_loss_rate_q16(sk, w));
+	return pp_rsflb_inc(w, pp_rsf_mu_q16 << 8, pp_loss_rate_q24(sk, ca, w));
 #elif PP_ALGO == PP_ALGO_RENO
 	return pp_reno_inc(w);
 #else
@@ -408,6 +416,7 @@ void BPF_PROG(pp_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
 
 	if (!acked)
 		return;
+	pp_rsflb_observe(sk, ca);
 	if (tp->snd_cwnd < tp->snd_ssthresh) {
 		/* Linux tcp_slow_start, leftover not carried into congestion avoidance. */
 		cwnd = tp->snd_cwnd + acked;

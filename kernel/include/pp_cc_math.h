@@ -15,7 +15,7 @@
  *   - increments:  signed,   segments * 2^32   (PP_INC_SHIFT) added to a window per ACK
  *   - ratios:      unsigned, value    * 2^24   (PP_R_SHIFT)   e.g. rtt_min / rtt_k in (0, 1]
  *   - RTTs/delays: microseconds, u32, clamped to [1, 2^24] us (about 16.8 s)
- *   - rates of events (RSF-LB's lambda*l, mu): packets per second * 2^16
+ *   - rates of events (RSF-LB's lambda*l, mu): packets per second * 2^24 (mu tunable: 2^16)
  * Domain limits: at most PP_MAX_SF subflows, windows up to 2^20 segments, RTTs up to 2^24 us
  * (clamped); alpha-like ratios are clamped (PP_ALPHA_MAX_Q32, PP_BALIA_ALPHA_MAX_Q16) so that
  * intermediate products stay below 2^64. (The host test checks random states inside the
@@ -25,6 +25,8 @@
  * increment differs from the exact real-number formula by at most
  *       |err| <= 1e-5 |exact| + 2^-24 segments                       (reno, lia, rsf-db)
  *       |err| <= 1e-5 |exact| + 2^-24 + |exact| * 2^-15 / b_r        (olia, balia)
+ *       |err| <= 1e-5 |exact| + 2^-24 + (mu/L + 1) 2^-16 / w^2       (rsf-lb: the q16 window
+ *                                                 enters lambda = w/srtt, amplified by mu/L)
  * where b_r = w_r * (rtt_min / rtt_r)^2 (segments): b_r is kept in q16, so a path whose RTT
  * is much longer than the shortest one loses relative precision (b_r = 1 segment: 3e-5). A decrease (new
  * ssthresh) differs by at most 1e-5 |exact| + 2^-15 segments. The other error sources are the
@@ -470,10 +472,128 @@ PP_INLINE pp_s64 pp_rsfdb_inc(pp_u64 w, pp_u64 d_us, pp_u64 q_us)
 	return pp_scale_inc(pp_reno_inc(w), pp_rsf_factor_q32(d_us > (1ULL << 30) ? (1ULL << 30) : d_us, q_us > (1ULL << 30) ? (1ULL << 30) : q_us));
 }
 
-/* mu, L: packets per second in q16. */
-PP_INLINE pp_s64 pp_rsflb_inc(pp_u64 w, pp_u64 mu_q16, pp_u64 l_q16)
+/*
+ * RSF-LB's loss probability l_i, as pathpool-cc's RsfLb estimates it (crates/pathpool-cc/src/
+ * algos/rsf.rs, LossEstimate): a bias-corrected EWMA of the per-packet loss indicator with gain
+ * g = 1/loss_window per packet. When the transport's counters say n more packets were resolved
+ * (delivered + lost increments), k of them lost, with keep = (1-g)^n:
+ *     S  <- keep S  + (k/n)(1 - keep)
+ *     Wt <- keep Wt + (1 - keep)
+ *     l   = S / Wt
+ * S and Wt are kept in q48 (values in [0, 1]); (1-g) is the tunable keep1 in q32, raised to n by
+ * squaring (n < 2^20 per update; larger gaps are clamped, where (1-g)^n is 0 anyway for
+ * loss_window <= 10^5). Error: each step truncates S and Wt by at most 2^-48 + (1-g)^n 2^-32
+ * relative, so l is within ~1e-7 relative of the real-valued estimate (host_test checks the
+ * RSF-LB sequences against pathpool-cc).
+ */
+struct pp_loss_est {
+	pp_u32 seen_delivered;
+	pp_u32 seen_lost;
+	pp_u64 s_q48;
+	pp_u64 wt_q48;
+};
+
+#define PP_Q48_ONE (1ULL << 48)
+
+/* a * b >> 32 for a < 2^52, b <= 2^32, without overflow. */
+PP_INLINE pp_u64 pp_mul_q32(pp_u64 a, pp_u64 b)
 {
-	return pp_scale_inc(pp_reno_inc(w), pp_rsf_factor_q32(mu_q16 > (1ULL << 31) ? (1ULL << 31) : mu_q16, l_q16 > (1ULL << 31) ? (1ULL << 31) : l_q16));
+	return (a >> 32) * b + (((a & 0xffffffffULL) * b) >> 32);
+}
+
+/* base^n in q32, base <= 2^32 (q32), n < 2^20. */
+PP_INLINE pp_u64 pp_pow_q32(pp_u64 base, pp_u32 n)
+{
+	pp_u64 r = 1ULL << 32;
+	int k;
+
+	if (n >= (1U << 20))
+		n = (1U << 20) - 1;
+	PP_UNROLL
+	for (k = 0; k < 20; k++) {
+		if (n & (1U << k))
+			r = pp_mul_q32(r, base);
+		base = pp_mul_q32(base, base);
+	}
+	return r;
+}
+
+/* Start counting from the transport's current counters (pathpool-cc starts from 0 at the
+ * connection's start, which is where the kernel's counters are too). */
+PP_INLINE void pp_loss_est_init(struct pp_loss_est *e, pp_u32 delivered, pp_u32 lost)
+{
+	e->seen_delivered = delivered;
+	e->seen_lost = lost;
+	e->s_q48 = 0;
+	e->wt_q48 = 0;
+}
+
+PP_INLINE void pp_loss_est_update(struct pp_loss_est *e, pp_u32 delivered, pp_u32 lost,
+				  pp_u64 keep1_q32)
+{
+	/* Counters only grow (u32 differences also survive a wrap). */
+	pp_u32 d = delivered - e->seen_delivered, k = lost - e->seen_lost;
+	pp_u64 n = (pp_u64)d + k, keep, one_minus;
+
+	e->seen_delivered = delivered;
+	e->seen_lost = lost;
+	if (!n)
+		return;
+	keep = pp_pow_q32(keep1_q32, n > 0xfffff ? 0xfffff : (pp_u32)n) << 16;   /* q48 */
+	one_minus = PP_Q48_ONE - keep;
+	e->s_q48 = pp_mul_q32(e->s_q48, keep >> 16) + one_minus / n * k;
+	e->wt_q48 = pp_mul_q32(e->wt_q48, keep >> 16) + one_minus;
+}
+
+/* l = S / Wt in q32 (0 before any packet). */
+PP_INLINE pp_u64 pp_loss_est_q32(const struct pp_loss_est *e)
+{
+	pp_u64 den = e->wt_q48 >> 17;
+
+	if (!den || !e->s_q48)
+		return 0;
+	if (e->s_q48 >= e->wt_q48)
+		return 1ULL << 32;
+	return (e->s_q48 << 15) / den;
+}
+
+/* lambda_i l_i = (w / srtt) * l in packets/s q24, w in q16 segments, srtt in us. (q24, not
+ * the q16 of the other rates: the factor (mu - L)/L near L = mu needs L to ~1e-7.) */
+PP_INLINE pp_u64 pp_rsflb_loss_rate_q24(pp_u64 w, pp_u32 srtt_us, pp_u64 l_q32)
+{
+	pp_u64 num, rtt, q, rate;
+
+	if (!srtt_us || !l_q32)
+		return 0;
+	rtt = pp_clamp_rtt(srtt_us);
+	num = pp_clamp_w(w) * 1000000ULL;            /* < 2^56 */
+	q = num / rtt;                               /* packets/s q16 */
+	if (q >= (1ULL << 54))
+		q = (1ULL << 54) - 1;
+	rate = (q << 8) + ((num - q * rtt) << 8) / rtt;   /* q24, < 2^62 */
+	return pp_mul_q32(rate, l_q32);
+}
+
+/* min{1, (target - measured)/measured} in q32 for any target, measured < 2^63: both are shifted
+ * right until measured fits in 31 bits, so the quotient keeps ~30 bits whatever their size. */
+PP_INLINE pp_s64 pp_rsf_factor_wide_q32(pp_u64 target, pp_u64 measured)
+{
+	int b;
+
+	if (!measured || target >= 2 * measured)
+		return PP_INC_ONE;
+	b = pp_bitlen(measured) - 31;
+	if (b > 0) {
+		target >>= b;
+		measured >>= b;
+	}
+	return pp_rsf_factor_q32(target, measured);
+}
+
+/* RSF-LB (seed 001 eq. 2): w += (1/w) min{1, (mu - L)/L}; mu, L in packets per second q24. */
+PP_INLINE pp_s64 pp_rsflb_inc(pp_u64 w, pp_u64 mu_q24, pp_u64 l_q24)
+{
+	return pp_scale_inc(pp_reno_inc(w), pp_rsf_factor_wide_q32(mu_q24, l_q24));
 }
 
 /* ------------------------------------------------ applying an increment to a window ------- */

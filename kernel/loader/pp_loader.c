@@ -2,7 +2,8 @@
 /*
  * pp_loader: load pathpool's BPF congestion controls and keep them registered while it runs.
  *
- *   pp_loader [--set d_us=N] [--set mu_pps=X] [--set balia_quantised=0|1] [--check] OBJ...
+ *   pp_loader [--set d_us=N] [--set mu_pps=X] [--set loss_window=N]
+ *             [--set balia_quantised=0|1] [--check] OBJ...
  *
  * Every struct_ops map is registered through a BPF link (BPF_F_LINK + BPF_LINK_CREATE), not by
  * a plain map update: the kernel then unregisters the algorithm when the link's last file
@@ -154,6 +155,9 @@ static int parse_set(const char *kv, struct pp_tunables *tun)
 		tun->rsf_d_us = (unsigned long long)v;
 	else if (!strncmp(kv, "mu_pps=", 7) && v > 0)
 		tun->rsf_mu_q16 = (unsigned long long)(v * 65536.0);
+	else if (!strncmp(kv, "loss_window=", 12) && v >= 1)
+		/* RSF-LB's EWMA keeps (1 - 1/loss_window) per packet, q32 (pp_cc_math.h). */
+		tun->rsf_lb_keep_q32 = (unsigned long long)((1.0 - 1.0 / v) * 4294967296.0 + 0.5);
 	else if (!strncmp(kv, "balia_quantised=", 16) && (v == 0 || v == 1))
 		tun->balia_quantised = (unsigned long long)v;
 	else
@@ -180,7 +184,7 @@ int main(int argc, char **argv)
 			check = 1;
 		} else if (!strcmp(argv[i], "--set") && i + 1 < argc) {
 			if (parse_set(argv[++i], &tun)) {
-				printf("error - args: bad --set %s (d_us=N>0, mu_pps=X>0, "
+				printf("error - args: bad --set %s (d_us=N>0, mu_pps=X>0, loss_window=N>=1, "
 				       "balia_quantised=0|1)\n", argv[i]);
 				return 2;
 			}

@@ -29,7 +29,7 @@ static double worst_rel[8];
 
 static int algo_index(const char *a)
 {
-	static const char *names[] = { "reno", "lia", "olia", "balia", "rsf-db", NULL };
+	static const char *names[] = { "reno", "lia", "olia", "balia", "rsf-db", "rsf-lb", NULL };
 
 	for (int i = 0; names[i]; i++)
 		if (!strcmp(a, names[i]))
@@ -79,6 +79,54 @@ static void test_apply_inc(void)
 	}
 }
 
+/*
+ * An RSF-LB sequence: the estimator (pp_loss_est) is carried from step to step exactly as the
+ * BPF object carries it in its socket's private area; each step's window comes from the vector.
+ * Returns the number of steps checked.
+ */
+static int run_rsflb_sequence(json_t *v, size_t n)
+{
+	double mu = json_number_value(json_object_get(v, "mu"));
+	double window = json_number_value(json_object_get(v, "loss_window"));
+	pp_u64 keep1 = (pp_u64)((1.0 - 1.0 / window) * 4294967296.0 + 0.5);
+	pp_u64 mu_q24 = (pp_u64)(mu * 65536.0) << 8;   /* the loader's q16 tunable, as the BPF side */
+	struct pp_loss_est e;
+	json_t *steps = json_object_get(v, "steps"), *st;
+	size_t k;
+	char what[96];
+
+	pp_loss_est_init(&e, 0, 0);
+	extra_tol = 0;
+	json_array_foreach(steps, k, st) {
+		const char *ev = json_string_value(json_object_get(st, "ev"));
+		pp_u32 delivered = (pp_u32)json_integer_value(json_object_get(st, "delivered"));
+		pp_u32 lost = (pp_u32)json_integer_value(json_object_get(st, "lost"));
+		pp_u32 rtt_us = (pp_u32)json_integer_value(json_object_get(st, "rtt_us"));
+		double w0 = json_real_value(json_object_get(st, "w_before"));
+		pp_u64 w = (pp_u64)llround(w0 * 65536.0);
+
+		snprintf(what, sizeof(what), "rsf-lb sequence %zu step %zu (%s)", n, k, ev ? ev : "?");
+		pp_loss_est_update(&e, delivered, lost, keep1);
+		if (ev && !strcmp(ev, "loss")) {
+			double want = json_real_value(json_object_get(st, "ssthresh_after"));
+
+			extra_tol = 0;
+			check(what, 5, (double)pp_reno_ssthresh(w) / 65536.0, want, ABS_TOL_SSTH);
+		} else {
+			double want = json_real_value(json_object_get(st, "w_after")) - w0;
+			pp_u64 l = pp_rsflb_loss_rate_q24(w, rtt_us, pp_loss_est_q32(&e));
+			double L = (double)l / 16777216.0, wd = (double)w / 65536.0;
+
+			/* The window enters as q16 (pp_window_q16), and the factor amplifies a relative
+			 * error of lambda by mu/L: |d inc| <= (mu/L + 1) 2^-16 / w^2. */
+			extra_tol = L > 0 ? (mu / L + 1.0) / 65536.0 / (wd * wd) : 0;
+
+			check(what, 5, (double)pp_rsflb_inc(w, mu_q24, l) / 4294967296.0, want, ABS_TOL_INC);
+		}
+	}
+	return (int)k;
+}
+
 int main(int argc, char **argv)
 {
 	const char *path = argc > 1 ? argv[1] : "kernel/test/vectors.json";
@@ -106,6 +154,15 @@ int main(int argc, char **argv)
 		if (idx < 0 || !event) {
 			fprintf(stderr, "%s: vector %zu: unknown algo\n", path, n);
 			return 2;
+		}
+		if (!strcmp(event, "seq")) {
+			if (idx == 5)
+				per_algo[idx] += run_rsflb_sequence(v, n);
+			else {
+				fprintf(stderr, "%s: vector %zu: no sequence replay for %s\n", path, n, algo);
+				return 2;
+			}
+			continue;
 		}
 		memset(view, 0, sizeof(view));
 		json_array_foreach(sfs, k, sf) {
@@ -160,11 +217,12 @@ int main(int argc, char **argv)
 		}
 	}
 	test_apply_inc();
-	printf("host_test: %d checks, %d failures (reno %d, lia %d, olia %d, balia %d, rsf-db %d vectors)\n",
-	       checked, failures, per_algo[0], per_algo[1], per_algo[2], per_algo[3], per_algo[4]);
+	printf("host_test: %d checks, %d failures (reno %d, lia %d, olia %d, balia %d, rsf-db %d, "
+	       "rsf-lb %d vectors)\n", checked, failures, per_algo[0], per_algo[1], per_algo[2],
+	       per_algo[3], per_algo[4], per_algo[5]);
 	printf("worst relative error beyond the absolute floor: reno %.2g lia %.2g olia %.2g "
-	       "balia %.2g rsf-db %.2g\n", worst_rel[0], worst_rel[1], worst_rel[2], worst_rel[3],
-	       worst_rel[4]);
+	       "balia %.2g rsf-db %.2g rsf-lb %.2g\n", worst_rel[0], worst_rel[1], worst_rel[2],
+	       worst_rel[3], worst_rel[4], worst_rel[5]);
 	json_decref(root);
 	return failures ? 1 : 0;
 }

@@ -52,8 +52,30 @@ def test_fixed_point_matches_pathpool_cc_vectors():
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert " 0 failures" in proc.stdout
     # Every algorithm that has vectors was exercised.
-    for algo in ("reno 200", "lia 200", "olia 200", "balia 200", "rsf-db 200"):
+    for algo in ("reno 200", "lia 200", "olia 200", "balia 200", "rsf-db 200", "rsf-lb 1000"):
         assert algo in proc.stdout
+
+
+def test_rsf_lb_sequences_check_the_loss_estimator(tmp_path):
+    """RSF-LB's vectors are sequences whose outcome depends on the estimator's memory: moving
+    one step's losses to a later step (same totals at the end) must make host_test fail."""
+    reason = _skip_reason(need_root=False)
+    if reason:
+        pytest.skip(reason)
+    _build("host-test")
+    import json
+
+    data = json.loads((KDIR / "test/vectors.json").read_text())
+    seq = next(x for x in data["vectors"] if x["algo"] == "rsf-lb" and x["event"] == "seq")
+    steps = seq["steps"]
+    k = next(i for i in range(1, len(steps) - 40) if steps[i]["lost"] > steps[i - 1]["lost"])
+    held = steps[k - 1]["lost"]
+    for st in steps[k:k + 40]:
+        st["lost"] = held                     # the loss is seen 40 steps later
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(data))
+    proc = subprocess.run([str(KDIR / "build/host_test"), str(bad)], capture_output=True, text=True)
+    assert proc.returncode == 1, proc.stdout
 
 
 def test_host_test_detects_a_wrong_vector(tmp_path):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -33,7 +34,7 @@ def _paths(specs: list[str]):
 def _load(a: argparse.Namespace) -> int:
     try:
         got = loader.load(tuple(a.algorithms or loader.ALGORITHMS), d_ms=a.d_ms, mu_pps=a.mu_pps,
-                          balia_quantised=a.balia_quantised)
+                          loss_window=a.loss_window, balia_quantised=a.balia_quantised)
     except loader.KernelError as e:
         _console.print(f"[red]{e}[/red]")
         return 1
@@ -122,13 +123,63 @@ def _tb_down(a: argparse.Namespace) -> int:
     return 0 if ok else 1
 
 
+def run_linux_command(a: argparse.Namespace) -> int:
+    """``pathpool run SCENARIO --backend linux`` (called by pathpool.sim.cli's ``run``).
+
+    Exit codes as the simulator's: 2 bad or unsupported scenario, 1 the run failed.
+    """
+    from pathpool.errors import ScenarioError
+    from pathpool.kernel.mapping import map_scenario
+    from pathpool.kernel.run import run_linux
+
+    def fail(msg: str, code: int) -> int:
+        sys.stderr.write(msg.rstrip("\n") + "\n")
+        return code
+
+    if not a.max_duration > 0:
+        return fail(f"--max-duration {a.max_duration}: must be > 0 seconds", 2)
+    try:
+        plan = map_scenario(a.scenario, max_duration_s=a.max_duration)
+    except ScenarioError as e:
+        return fail(str(e), 2)
+    out = Path(a.output) if a.output else Path("results") / f"{Path(a.scenario).stem}-linux"
+    quiet = getattr(a, "quiet", False)
+    try:
+        res = run_linux(a.scenario, seeds=a.seeds, max_duration_s=a.max_duration, output=out,
+                        progress=None if quiet else (lambda m: _console.print(f"[dim]{m}[/dim]")))
+    except loader.KernelError as e:
+        return fail(f"{a.scenario}: linux backend: {e}", 1)
+    if not quiet:
+        t = Table(title=f"{res.scenario.name} on Linux {os.uname().release}, "
+                        f"{plan.duration_s:g} s x {len(res.seeds)} (Mbit/s)")
+        for c in ("seed", "flow", "algorithm", "subflow", "path", "goodput", "retrans", "mean RTT ms"):
+            t.add_column(c, justify="right" if c in ("goodput", "retrans", "mean RTT ms") else "left")
+        for r in res.flows.to_dict("records"):
+            t.add_row(str(r["seed"]), r["flow"], r["algorithm"], "all", "", f"{r['goodput_bps'] / 1e6:.3f}",
+                      str(r["retransmitted_packets"]), "")
+            for s in res.subflows[(res.subflows["flow"] == r["flow"]) &
+                                  (res.subflows["seed"] == r["seed"])].to_dict("records"):
+                t.add_row("", "", "", str(s["subflow"]), s["path"], f"{s['goodput_bps'] / 1e6:.3f}",
+                          str(s["retransmitted_packets"]), f"{s['mean_rtt_s'] * 1e3:.1f}")
+        _console.print(t)
+        for n in plan.notes:
+            _console.print(f"[yellow]note:[/yellow] {n}")
+        _console.print(f"results in {out}")
+    return 0
+
+
 def register(subparsers) -> None:
+    from pathpool import compare
+
+    compare.register(subparsers)
     k = subparsers.add_parser("kernel", help="load/unload the BPF congestion controls (root)")
     ks = k.add_subparsers(dest="kernel_cmd", required=True)
     p = ks.add_parser("load", help="build and register pp_* algorithms until `unload`")
     p.add_argument("algorithms", nargs="*", help=f"default: all of {', '.join(loader.ALGORITHMS)}")
     p.add_argument("--d-ms", type=float, default=None, help="RSF-DB target delay d (default 100)")
     p.add_argument("--mu-pps", type=float, default=None, help="RSF-LB target loss rate (default 4)")
+    p.add_argument("--loss-window", type=float, default=None,
+                   help="RSF-LB loss-estimate memory, packets (default 1000)")
     p.add_argument("--balia-quantised", action="store_true", help="v0.95 kernel's integer alpha")
     p.set_defaults(func=_load)
     p = ks.add_parser("unload", help="unregister everything pathpool loaded")

@@ -12,6 +12,7 @@ which stage (open, verifier, register) and the verifier's log.
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import shutil
 import signal
@@ -29,6 +30,13 @@ LOADER = BUILD_DIR / "pp_loader"
 PIDFILE = Path(os.environ.get("PATHPOOL_RUNDIR", "/run/pathpool")) / "loader.pid"
 AVAILABLE = Path("/proc/sys/net/ipv4/tcp_available_congestion_control")
 BTF = Path("/sys/kernel/btf/vmlinux")
+
+
+#: Tunables of the BPF objects and their defaults (kernel/include/pp_tunables.h).
+TUNABLE_DEFAULTS: dict[str, object] = {"d_ms": 100.0, "mu_pps": 4.0, "loss_window": 1000.0,
+                                       "balia_quantised": False}
+#: What the running loader was started with (read by ``pathpool run --backend linux``).
+TUNABLES_FILE = PIDFILE.parent / "tunables.json"
 
 
 class KernelError(RuntimeError):
@@ -117,6 +125,7 @@ def load(
     *,
     d_ms: float | None = None,
     mu_pps: float | None = None,
+    loss_window: float | None = None,
     balia_quantised: bool = False,
     rebuild: bool = True,
     timeout_s: float = 60.0,
@@ -130,6 +139,9 @@ def load(
     d_ms, mu_pps
         RSF-DB's target delay d (ms) and RSF-LB's target loss rate mu (packets/s); defaults
         100 ms and 4 packets/s (seed 001 Section 4).
+    loss_window
+        RSF-LB's loss-estimate memory in packets (EWMA gain 1/loss_window; default 1000, as
+        pathpool-cc's ``rsf-lb`` ``loss_window``).
     balia_quantised
         Use the v0.95 kernel's integer alpha in BALIA's decrease.
     rebuild
@@ -162,8 +174,17 @@ def load(
         args += ["--set", f"d_us={int(round(d_ms * 1000))}"]
     if mu_pps is not None:
         args += ["--set", f"mu_pps={mu_pps}"]
+    if loss_window is not None:
+        if not loss_window >= 1:
+            raise KernelError(f"loss_window = {loss_window}: must be >= 1 (packets)")
+        args += ["--set", f"loss_window={loss_window}"]
     if balia_quantised:
         args += ["--set", "balia_quantised=1"]
+    tunables = dict(TUNABLE_DEFAULTS)
+    for k, v in (("d_ms", d_ms), ("mu_pps", mu_pps), ("loss_window", loss_window)):
+        if v is not None:
+            tunables[k] = float(v)
+    tunables["balia_quantised"] = bool(balia_quantised)
     args += [str(object_path(n)) for n in names]
     PIDFILE.parent.mkdir(parents=True, exist_ok=True)
     errlog = PIDFILE.parent / "loader.err"
@@ -180,6 +201,7 @@ def load(
             break
         if line == "READY":
             PIDFILE.write_text(f"{proc.pid}\n")
+            TUNABLES_FILE.write_text(json.dumps(tunables) + "\n")
             proc.stdout.close()
             return LoadedAlgorithms(proc.pid, got)
         if line.startswith("registered "):
@@ -213,6 +235,7 @@ def unload(timeout_s: float = 10.0) -> list[str]:
         if _pid_alive(pid):
             os.kill(pid, signal.SIGKILL)   # the kernel still unregisters: links close on exit
     PIDFILE.unlink(missing_ok=True)
+    TUNABLES_FILE.unlink(missing_ok=True)
     # Unregistration is synchronous with the last fd close, but allow the process to finish.
     deadline = time.monotonic() + timeout_s
     while registered() and time.monotonic() < deadline:

@@ -107,11 +107,15 @@ class Testbed:
         Route every path through router link 0, whose rate/queue are those of ``paths[0]``.
     prefix
         Namespace name prefix; the namespaces are ``{prefix}c``, ``{prefix}r``, ``{prefix}s``.
+    mptcp_paths
+        Paths ``0..mptcp_paths-1`` carry an MPTCP connection's subflows (an MPTCP endpoint per
+        extra path); the others only carry TCP flows. Default: every path.
     """
 
     __test__ = False  # not a pytest test class
 
-    def __init__(self, paths: list[PathSpec], shared_bottleneck: bool = False, prefix: str = "pp-"):
+    def __init__(self, paths: list[PathSpec], shared_bottleneck: bool = False, prefix: str = "pp-",
+                 mptcp_paths: int | None = None):
         if not paths:
             raise ValueError("a test bed needs at least one path")
         if len(paths) > 4:
@@ -119,6 +123,9 @@ class Testbed:
         for k, p in enumerate(paths):
             p.validate(f"paths[{k}]")
         self.paths = paths
+        self.mptcp_paths = len(paths) if mptcp_paths is None else mptcp_paths
+        if not 0 <= self.mptcp_paths <= len(paths):
+            raise ValueError(f"mptcp_paths = {mptcp_paths}: must be in 0..{len(paths)}")
         self.shared = shared_bottleneck
         self.prefix = prefix
         self.ns_c, self.ns_r, self.ns_s = f"{prefix}c", f"{prefix}r", f"{prefix}s"
@@ -210,7 +217,7 @@ class Testbed:
         # MPTCP: one subflow endpoint per extra path.
         self.ns(C, "ip", "mptcp", "limits", "set", "subflows", str(K), "add_addr_accepted", str(K))
         self.ns(S, "ip", "mptcp", "limits", "set", "subflows", str(K), "add_addr_accepted", str(K))
-        for k in range(1, K):
+        for k in range(1, self.mptcp_paths):
             self.ns(C, "ip", "mptcp", "endpoint", "add", self.client_addr(k), "dev", f"p{k}",
                     "subflow")
 
@@ -303,7 +310,7 @@ class Testbed:
         env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[2]))
         recv = subprocess.Popen(
             self._py(self.ns_s, "recv", "--addr", SERVER_ADDR, "--port", str(port), "--conns",
-                     str(len(flows)), "--timeout", str(duration_s + 15)),
+                     str(len(flows)), "--timeout", str(duration_s + 15), "--window", str(duration_s)),
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
         try:
             assert recv.stderr is not None
@@ -332,6 +339,22 @@ class Testbed:
             if recv.poll() is None:
                 recv.kill()
                 recv.wait()
+
+    def link_stats(self) -> dict[int, dict]:
+        """Cumulative ``tbf`` counters of each rate-limited router link: ``{j: {"packets",
+        "bytes", "drops"}}`` (j = router link, 0 for a shared bottleneck)."""
+        out = {}
+        for j in sorted({self._link(k) for k in range(len(self.paths))}):
+            if self.paths[j].rate_mbps <= 0:
+                continue
+            proc = self.ns(self.ns_r, "tc", "-s", "-j", "qdisc", "show", "dev", f"s{j}", check=False)
+            try:
+                q = next(x for x in json.loads(proc.stdout) if x.get("kind") == "tbf")
+            except (ValueError, StopIteration):
+                continue
+            out[j] = {"packets": int(q.get("packets", 0)), "bytes": int(q.get("bytes", 0)),
+                      "drops": int(q.get("drops", 0))}
+        return out
 
     def path_of(self, local_addr: str) -> int:
         """Path index of a client source address."""

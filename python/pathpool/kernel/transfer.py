@@ -23,7 +23,7 @@ IPPROTO_MPTCP = 262
 SOL_MPTCP = 284
 MPTCP_TCPINFO = 2
 MPTCP_SUBFLOW_ADDRS = 3
-TCP_INFO_LEN = 232   # up to tcpi_snd_wnd (Linux 5.19+ layout prefix)
+TCP_INFO_LEN = 248   # up to tcpi_total_rto_time (Linux 6.7+; older kernels return less)
 ADDRS_LEN = 256      # two sockaddr_storage
 
 # Offsets in struct tcp_info (include/uapi/linux/tcp.h).
@@ -31,7 +31,7 @@ _TI = {
     "lost": (32, "I"), "retrans": (36, "I"), "rtt_us": (68, "I"), "snd_ssthresh": (76, "I"),
     "snd_cwnd": (80, "I"), "total_retrans": (100, "I"), "bytes_acked": (120, "Q"),
     "min_rtt_us": (148, "I"), "data_segs_out": (156, "I"), "bytes_sent": (200, "Q"),
-    "bytes_retrans": (208, "Q"),
+    "bytes_retrans": (208, "Q"), "total_rto": (240, "H"),
 }
 
 
@@ -137,19 +137,28 @@ def cmd_recv(a: argparse.Namespace) -> dict:
         got = 0
         t0 = time.monotonic()
         t_last = t0
+        # Bytes received in the first --window seconds after accept: every flow is measured
+        # over the same span, so a flow that drains its send buffer alone afterwards does not
+        # count that tail.
+        in_window = None
         try:
             while True:
                 b = conn.recv(1 << 20)
+                now = time.monotonic()
+                if a.window and in_window is None and now - t0 >= a.window:
+                    in_window = got
                 if not b:
                     break
                 got += len(b)
-                t_last = time.monotonic()
+                t_last = now
         except OSError:
             pass
         conn.close()
         with lock:
             results.append({"peer": peer[0], "port": peer[1], "bytes": got,
-                            "duration_s": t_last - t0})
+                            "duration_s": t_last - t0,
+                            "bytes_in_window": got if in_window is None else in_window,
+                            "window_s": a.window})
 
     threads = []
     deadline = time.monotonic() + a.timeout
@@ -213,6 +222,8 @@ def main(argv: list[str] | None = None) -> int:
     rp.add_argument("--port", type=int, required=True)
     rp.add_argument("--conns", type=int, default=1)
     rp.add_argument("--timeout", type=float, default=30.0)
+    rp.add_argument("--window", type=float, default=0.0,
+                    help="also report the bytes received in the first WINDOW s of each connection")
     rp.set_defaults(func=cmd_recv)
     op = sub.add_parser("owd-send")
     op.add_argument("--dst", required=True)

@@ -94,6 +94,10 @@ def _summary_table(summary: dict[str, Any]):
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
+    if args.backend == "linux":
+        from pathpool.kernel.cli import run_linux_command
+
+        return run_linux_command(args)
     from pathpool.sim.runner import run
     from pathpool.sim.scenario import load_scenario
 
@@ -277,6 +281,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("-q", "--quiet", action="store_true", help="no summary table")
+    p.add_argument(
+        "--backend", choices=("sim", "linux"), default="sim",
+        help="sim: the packet-level simulator (default); linux: the real kernel on a namespace test bed "
+        "(root; see python/pathpool/kernel/README.md)",
+    )
+    p.add_argument(
+        "--max-duration", type=float, default=10.0, metavar="S",
+        help="linux backend: cap on the run's real time, seconds (default 10)",
+    )
     p.set_defaults(func=_cmd_run)
 
     p = subparsers.add_parser("algorithms", help="list congestion-control algorithms, parameters and sources")

@@ -1,0 +1,308 @@
+"""``pathpool compare``: the simulator and the Linux kernel side by side on one scenario.
+
+Either runs both backends on a scenario (``pathpool compare SCENARIO -o DIR``: the simulator
+over its seeds, the Linux test bed ``--linux-runs`` times, both for the same duration), or
+reads two result directories (``pathpool compare --sim DIR1 --linux DIR2 -o DIR``). Writes
+``comparison.csv``, ``comparison.md`` and a bar plot ``comparison.png`` / ``comparison.svg``.
+
+Per flow and per subflow (matched by flow name and path name) and per metric:
+
+- ``goodput_mbps``: the ``goodput_bps`` column, Mbit/s;
+- ``retrans_pct``: retransmitted / sent data packets, percent. This is the loss measure both
+  backends report the same way (the kernel has no cumulative count of loss marks, the
+  simulator's drop counters have no kernel equivalent);
+- ``rtt_ms``: mean RTT sample (flow: mean over its subflows weighted by sent packets).
+
+Each side gives the mean over its runs (seeds) and the half-width of a 95 % Student-t
+confidence interval (NaN with one run); ``diff_pct`` is ``(linux - sim) / sim``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["METRICS", "compare_dirs", "compare_results", "register", "write_comparison"]
+
+#: metric -> (unit, description)
+METRICS: dict[str, tuple[str, str]] = {
+    "goodput_mbps": ("Mbit/s", "goodput"),
+    "retrans_pct": ("%", "retransmitted / sent packets"),
+    "rtt_ms": ("ms", "mean RTT"),
+}
+COLUMNS = ["level", "flow", "subflow", "path", "metric", "unit", "sim_mean", "sim_ci95", "sim_n",
+           "linux_mean", "linux_ci95", "linux_n", "diff_pct"]
+
+
+def _ci95(x: np.ndarray) -> float:
+    from scipy import stats
+
+    x = x[np.isfinite(x)]
+    if x.size < 2:
+        return math.nan
+    return float(stats.t.ppf(0.975, x.size - 1) * x.std(ddof=1) / math.sqrt(x.size))
+
+
+def _per_run(flows: pd.DataFrame, subflows: pd.DataFrame) -> pd.DataFrame:
+    """One row per (seed, level, flow, subflow, path) with the three metrics."""
+    rows = []
+    for r in subflows.to_dict("records"):
+        sent = float(r["sent_packets"])
+        rows.append({
+            "seed": r["seed"], "level": "subflow", "flow": r["flow"], "subflow": str(int(r["subflow"])),
+            "path": r["path"], "goodput_mbps": r["goodput_bps"] / 1e6,
+            "retrans_pct": 100.0 * r["retransmitted_packets"] / sent if sent > 0 else math.nan,
+            "rtt_ms": r["mean_rtt_s"] * 1e3, "_sent": sent,
+        })
+    sub = pd.DataFrame(rows)
+    for r in flows.to_dict("records"):
+        sent = float(r["sent_packets"])
+        rtt = math.nan
+        if len(sub):
+            mine = sub[(sub["seed"] == r["seed"]) & (sub["flow"] == r["flow"])]
+            ok = mine[np.isfinite(mine["rtt_ms"]) & (mine["_sent"] > 0)]
+            if len(ok):
+                rtt = float(np.average(ok["rtt_ms"], weights=ok["_sent"]))
+        rows.append({
+            "seed": r["seed"], "level": "flow", "flow": r["flow"], "subflow": "", "path": "",
+            "goodput_mbps": r["goodput_bps"] / 1e6,
+            "retrans_pct": 100.0 * r["retransmitted_packets"] / sent if sent > 0 else math.nan,
+            "rtt_ms": rtt, "_sent": sent,
+        })
+    return pd.DataFrame(rows)
+
+
+def compare_results(sim: Any, linux: Any) -> pd.DataFrame:
+    """Side-by-side table of two :class:`pathpool.Results` (simulator, Linux backend).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns :data:`COLUMNS`; flows first (in the simulator's order), each followed by its
+        subflows, three metrics each. An entity only one side has gets NaN on the other.
+    """
+    a = _per_run(sim.flows, sim.subflows)
+    b = _per_run(linux.flows, linux.subflows)
+    keys = ["level", "flow", "subflow", "path"]
+    order: list[tuple] = []
+    flow_order = list(dict.fromkeys(list(sim.flows["flow"]) + list(linux.flows["flow"])))
+    for f in flow_order:
+        order.append(("flow", f, "", ""))
+        subs = pd.concat([a[(a["level"] == "subflow") & (a["flow"] == f)],
+                          b[(b["level"] == "subflow") & (b["flow"] == f)]])
+        for s, p in sorted({(s, p) for s, p in zip(subs["subflow"], subs["path"])},
+                           key=lambda t: (int(t[0]), t[1])):
+            order.append(("subflow", f, s, p))
+    out = []
+    for key in order:
+        sel_a = a[(a[keys] == pd.Series(key, index=keys)).all(axis=1)] if len(a) else a
+        sel_b = b[(b[keys] == pd.Series(key, index=keys)).all(axis=1)] if len(b) else b
+        for m, (unit, _doc) in METRICS.items():
+            xa = sel_a[m].to_numpy(dtype=float) if len(sel_a) else np.array([])
+            xb = sel_b[m].to_numpy(dtype=float) if len(sel_b) else np.array([])
+            ma = float(np.nanmean(xa)) if np.isfinite(xa).any() else math.nan
+            mb = float(np.nanmean(xb)) if np.isfinite(xb).any() else math.nan
+            out.append({
+                "level": key[0], "flow": key[1], "subflow": key[2], "path": key[3], "metric": m,
+                "unit": unit, "sim_mean": ma, "sim_ci95": _ci95(xa), "sim_n": int(np.isfinite(xa).sum()),
+                "linux_mean": mb, "linux_ci95": _ci95(xb), "linux_n": int(np.isfinite(xb).sum()),
+                "diff_pct": 100.0 * (mb - ma) / ma if ma and math.isfinite(ma) and math.isfinite(mb)
+                else math.nan,
+            })
+    return pd.DataFrame(out, columns=COLUMNS)
+
+
+def _backend(directory: Path) -> str:
+    try:
+        return json.loads((directory / "summary.json").read_text()).get("backend", "sim")
+    except (OSError, ValueError):
+        return "?"
+
+
+def compare_dirs(sim_dir: str | os.PathLike, linux_dir: str | os.PathLike) -> pd.DataFrame:
+    """:func:`compare_results` of two result directories written by ``pathpool run``.
+
+    Raises
+    ------
+    ValueError
+        If a directory is not a results directory, or the backends are not sim and linux.
+    """
+    from pathpool.sim.results import read_results
+
+    res = []
+    for want, d in (("sim", Path(sim_dir)), ("linux", Path(linux_dir))):
+        if not (d / "summary.json").is_file():
+            raise ValueError(f"{d}: no summary.json; expected a directory written by `pathpool run`")
+        got = _backend(d)
+        if got != want:
+            raise ValueError(f"{d}: results of backend {got!r}, expected {want!r} "
+                             f"(summary.json field \"backend\"; absent = sim)")
+        res.append(read_results(d))
+    return compare_results(*res)
+
+
+def _fmt(x: float, ci: float = math.nan) -> str:
+    if not math.isfinite(x):
+        return "-"
+    return f"{x:.3g} ± {ci:.2g}" if math.isfinite(ci) else f"{x:.3g}"
+
+
+def _label(r: dict) -> str:
+    return r["flow"] if r["level"] == "flow" else f"{r['flow']}/{r['subflow']} ({r['path']})"
+
+
+def markdown(table: pd.DataFrame, title: str = "") -> str:
+    """The comparison as a markdown table (mean ± 95 % CI half-width)."""
+    lines = [f"# {title}", ""] if title else []
+    lines += ["| flow / subflow | metric | sim | linux | linux - sim |", "|---|---|---:|---:|---:|"]
+    for r in table.to_dict("records"):
+        d = f"{r['diff_pct']:+.0f} %" if math.isfinite(r["diff_pct"]) else "-"
+        lines.append(f"| {_label(r)} | {r['metric']} ({r['unit']}) | {_fmt(r['sim_mean'], r['sim_ci95'])} "
+                     f"| {_fmt(r['linux_mean'], r['linux_ci95'])} | {d} |")
+    n_sim = int(table["sim_n"].max()) if len(table) else 0
+    n_lin = int(table["linux_n"].max()) if len(table) else 0
+    lines += ["", f"sim: mean ± 95 % CI over {n_sim} seed(s); linux: over {n_lin} run(s). "
+              "retrans_pct = retransmitted / sent data packets."]
+    return "\n".join(lines) + "\n"
+
+
+def plot(table: pd.DataFrame, stem: Path, title: str = "") -> list[Path]:
+    """Grouped bars of goodput per flow and subflow, sim (95 % CI) vs linux; PNG and SVG."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from pathpool.sim.io import atomic_write
+
+    g = table[table["metric"] == "goodput_mbps"].reset_index(drop=True)
+    x = np.arange(len(g))
+    fig, ax = plt.subplots(figsize=(max(5.0, 1.2 * len(g) + 2), 3.6))
+    wdt = 0.38
+    err = lambda s: np.nan_to_num(g[s].to_numpy(dtype=float), nan=0.0)  # noqa: E731
+    ax.bar(x - wdt / 2, g["sim_mean"], wdt, yerr=err("sim_ci95"), capsize=3, label="simulator")
+    ax.bar(x + wdt / 2, g["linux_mean"], wdt, yerr=err("linux_ci95"), capsize=3, label="Linux kernel")
+    ax.set_xticks(x, [_label(r) for r in g.to_dict("records")], rotation=20, ha="right", fontsize=8)
+    ax.set_ylabel("goodput (Mbit/s)")
+    if title:
+        ax.set_title(title, fontsize=10)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    out = []
+    for ext in ("png", "svg"):
+        out.append(atomic_write(stem.with_suffix(f".{ext}"),
+                                lambda fh, e=ext: fig.savefig(fh, format=e, dpi=120)))
+    plt.close(fig)
+    return out
+
+
+def write_comparison(table: pd.DataFrame, out_dir: str | os.PathLike, title: str = "") -> list[Path]:
+    """Write comparison.csv, comparison.md, comparison.png and comparison.svg (atomically)."""
+    from pathpool.sim.io import atomic_write, atomic_write_text
+
+    d = Path(out_dir)
+    d.mkdir(parents=True, exist_ok=True)
+    files = [atomic_write(d / "comparison.csv",
+                          lambda fh: table.to_csv(fh, index=False, lineterminator="\n")),
+             atomic_write_text(d / "comparison.md", markdown(table, title))]
+    files += plot(table, d / "comparison", title)
+    return files
+
+
+def _rich_table(table: pd.DataFrame, title: str):
+    from rich.table import Table
+
+    t = Table(title=title)
+    for c in ("flow / subflow", "metric", "sim (mean ± CI)", "linux", "diff"):
+        t.add_column(c, justify="left" if c in ("flow / subflow", "metric") else "right")
+    for r in table.to_dict("records"):
+        d = f"{r['diff_pct']:+.0f} %" if math.isfinite(r["diff_pct"]) else "-"
+        t.add_row(_label(r), r["metric"], _fmt(r["sim_mean"], r["sim_ci95"]),
+                  _fmt(r["linux_mean"], r["linux_ci95"]), d)
+    return t
+
+
+def _cmd_compare(a: argparse.Namespace) -> int:
+    from rich.console import Console
+
+    from pathpool.errors import ScenarioError
+
+    def fail(msg: str, code: int) -> int:
+        sys.stderr.write(msg.rstrip("\n") + "\n")
+        return code
+
+    console = Console(highlight=False)
+    out = Path(a.output)
+    if a.sim or a.linux:
+        if not (a.sim and a.linux) or a.scenario:
+            return fail("give either SCENARIO, or both --sim DIR and --linux DIR", 2)
+        try:
+            table = compare_dirs(a.sim, a.linux)
+        except (ValueError, OSError) as e:
+            return fail(str(e), 2)
+        title = f"{json.loads((Path(a.sim) / 'summary.json').read_text())['scenario']}: simulator vs Linux"
+    else:
+        if not a.scenario:
+            return fail("give SCENARIO, or --sim DIR and --linux DIR", 2)
+        import tomllib
+
+        import tomli_w
+
+        from pathpool.kernel.loader import KernelError
+        from pathpool.kernel.mapping import map_scenario
+        from pathpool.kernel.run import run_linux
+        from pathpool.sim.runner import run
+        from pathpool.sim.scenario import load_scenario
+
+        try:
+            sc = load_scenario(a.scenario)
+            plan = map_scenario(sc, max_duration_s=a.max_duration)
+        except ScenarioError as e:
+            return fail(str(e), 2)
+        # Same duration on both sides (the test bed's is capped).
+        doc = tomllib.loads(sc.text)
+        doc["duration"] = plan.duration_s
+        sim_sc = load_scenario(doc)
+        console.print(f"[dim]simulator: {plan.duration_s:g} s x {len(a.seeds or sc.seeds)} seeds[/dim]")
+        sim_res = run(sim_sc, seeds=a.seeds)
+        sim_res.write(out / "sim")
+        seeds = list((a.seeds or list(sc.seeds)))[: a.linux_runs]
+        seeds += [max(seeds, default=0) + 1 + k for k in range(a.linux_runs - len(seeds))]
+        try:
+            lin_res = run_linux(sc, seeds=seeds, max_duration_s=a.max_duration, output=out / "linux",
+                                progress=lambda m: console.print(f"[dim]linux: {m}[/dim]"))
+        except KernelError as e:
+            return fail(f"{a.scenario}: linux backend: {e}", 1)
+        table = compare_results(sim_res, lin_res)
+        title = f"{sc.name}: simulator vs Linux {os.uname().release}"
+    files = write_comparison(table, out, title)
+    console.print(_rich_table(table, title))
+    console.print(f"wrote {', '.join(f.name for f in files)} to {out}")
+    return 0
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add ``compare`` to the ``pathpool`` command."""
+    from pathpool.sim.cli import _seeds_arg
+
+    p = subparsers.add_parser(
+        "compare", help="simulator vs Linux kernel on one scenario (side-by-side table + plot)",
+        description="Run SCENARIO on the simulator and on the Linux test bed (root), or read two "
+        "result directories, and write comparison.csv/.md/.png/.svg to DIR.")
+    p.add_argument("scenario", metavar="SCENARIO", nargs="?", help="scenario TOML file")
+    p.add_argument("--sim", metavar="DIR", help="simulator results (instead of SCENARIO)")
+    p.add_argument("--linux", metavar="DIR", help="Linux backend results (instead of SCENARIO)")
+    p.add_argument("--seeds", type=_seeds_arg, metavar="LIST", help="simulator seeds (default: the scenario's)")
+    p.add_argument("--linux-runs", type=int, default=1, metavar="N", help="test-bed runs (default 1)")
+    p.add_argument("--max-duration", type=float, default=10.0, metavar="S",
+                   help="both backends run min(scenario duration, S) seconds (default 10)")
+    p.add_argument("-o", "--output", metavar="DIR", default="results/compare")
+    p.set_defaults(func=_cmd_compare)

@@ -1,0 +1,401 @@
+"""Mapping a simulator scenario onto the namespace test bed (``pathpool run --backend linux``).
+
+A pure function of the scenario text: :func:`map_scenario` returns a :class:`TestbedPlan`
+(the :class:`~pathpool.kernel.testbed.PathSpec` list, whether the paths share one bottleneck,
+one :class:`~pathpool.kernel.testbed.FlowSpec` per flow, the duration and the BPF tunables) or
+raises :class:`UnsupportedScenario`, a :class:`~pathpool.errors.ScenarioError` naming the
+scenario field and what the test bed supports.
+
+Rules (also in ``python/pathpool/kernel/README.md``):
+
+- one test-bed path per distinct scenario path used by a flow; the paths of the MPTCP flow(s)
+  come first, in the flow's order (MPTCP endpoints exist only for them), then the paths used
+  only by TCP flows;
+- a path's rate is the smallest rate of its links, its buffer that link's buffer (bytes are
+  turned into 1500-byte packets), its forward one-way delay the sum of its links' delays, its
+  reverse delay ``ack_delay``, or the sum of the ``ack_links``' delays, or the forward delay;
+  its loss the combined Bernoulli loss ``1 - prod(1 - p_l)`` of its links;
+- when every path crosses one common link, the test bed routes them all through one
+  bottleneck with that link's rate and buffer (``shared_bottleneck``); routes that share a
+  link without all sharing it, or a shared link that is not each path's slowest, cannot be
+  built;
+- algorithms: reno, lia, olia, balia, rsf-db, rsf-lb -> the pp_* BPF controls; cubic -> the
+  kernel's own cubic. Their parameters become the loader's tunables (global: every flow using
+  an algorithm must use the same values).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import tomllib
+from typing import Any
+
+from pathpool.errors import ScenarioError
+from pathpool.kernel.testbed import FlowSpec, PathSpec
+
+__all__ = ["ALGORITHM_MAP", "MAX_FLOWS", "MAX_PATHS", "TestbedPlan", "UnsupportedScenario",
+           "map_scenario"]
+
+#: pathpool-cc name -> kernel congestion control name.
+ALGORITHM_MAP: dict[str, str] = {
+    "reno": "pp_reno", "lia": "pp_lia", "olia": "pp_olia", "balia": "pp_balia",
+    "rsf-db": "pp_rsfdb", "rsf-lb": "pp_rsflb", "cubic": "cubic",
+}
+#: Test-bed paths (pp_* couple up to 4 subflows; one veth pair and delay forwarder per path).
+MAX_PATHS = 4
+#: Concurrent flows (each is one sender process on a 2-core CI machine).
+MAX_FLOWS = 8
+#: Bytes per packet on the wire in the simulator (1448 payload + 52 header).
+WIRE_PACKET = 1500
+TESTBED_MSS = 1448
+
+
+class UnsupportedScenario(ScenarioError):
+    """A valid scenario that the Linux test bed cannot run; names the field and what is supported."""
+
+
+@dataclasses.dataclass
+class TestbedPlan:
+    """Everything needed to run one scenario on the test bed.
+
+    Attributes
+    ----------
+    paths : list of PathSpec
+        One per test-bed path, index = test-bed path number.
+    path_names : list of str
+        The scenario path each test-bed path stands for.
+    shared_bottleneck : bool
+        Every path goes through one bottleneck (``paths[0]``'s rate and buffer).
+    bottleneck_links : list of str
+        Scenario link emulated at each router link (``[shared]`` or one per path).
+    flows : list of FlowSpec
+        One per flow (``count`` expanded as ``name-0, name-1, ...``).
+    flow_paths : dict
+        Flow name -> scenario path names of its subflows, in subflow order.
+    algorithms : dict
+        Flow name -> pathpool-cc algorithm name.
+    mptcp_paths : int
+        Test-bed paths 0..mptcp_paths-1 carry MPTCP subflows (have endpoints).
+    duration_s : float
+        Run time: the scenario's duration capped by ``max_duration_s``.
+    tunables : dict
+        Loader tunables the flows need (``d_ms``, ``mu_pps``, ``loss_window``,
+        ``balia_quantised``); only keys some flow sets.
+    notes : list of str
+        What the test bed does differently from the simulator for this scenario.
+    """
+
+    __test__ = False
+
+    paths: list[PathSpec]
+    path_names: list[str]
+    shared_bottleneck: bool
+    bottleneck_links: list[str]
+    flows: list[FlowSpec]
+    flow_paths: dict[str, list[str]]
+    algorithms: dict[str, str]
+    mptcp_paths: int
+    duration_s: float
+    tunables: dict[str, Any]
+    notes: list[str]
+
+    def kernel_algorithms(self) -> list[str]:
+        """The pp_* controls the flows need (what must be registered)."""
+        return sorted({f.cc for f in self.flows if f.cc.startswith("pp_")})
+
+    def describe(self) -> dict[str, Any]:
+        """JSON-friendly description (written into the linux backend's summary.json)."""
+        return {
+            "paths": [dict(vars(p), scenario_path=n) for p, n in zip(self.paths, self.path_names)],
+            "shared_bottleneck": self.shared_bottleneck,
+            "bottleneck_links": self.bottleneck_links,
+            "flows": [dict(vars(f), algorithm=self.algorithms[f.name],
+                           scenario_paths=self.flow_paths[f.name]) for f in self.flows],
+            "duration_s": self.duration_s,
+            "tunables": self.tunables,
+            "notes": self.notes,
+        }
+
+
+# -- quantities (the scenario was validated by the simulator's parser; these only convert) -------
+
+def _split(text: str) -> tuple[float, str]:
+    t = text.strip()
+    end = 0
+    while end < len(t) and (t[end].isdigit() or t[end] in ".+-eE"):
+        end += 1
+    while end > 0 and t[end - 1] in "eE+-":
+        end -= 1
+    return float(t[:end]), t[end:].strip()
+
+
+def _seconds(v: Any) -> float:
+    if isinstance(v, (int, float)):
+        return float(v)
+    x, u = _split(v)
+    return x * {"": 1.0, "s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9, "min": 60.0}[u]
+
+
+def _rate_bps(v: Any) -> float:
+    if isinstance(v, (int, float)):
+        return float(v)
+    x, u = _split(v)
+    u = u.lower()
+    for names, m in ((("", "bps", "bit/s"), 1.0), (("kbps", "kbit/s", "kbit"), 1e3),
+                     (("mbps", "mbit/s", "mbit"), 1e6), (("gbps", "gbit/s", "gbit"), 1e9)):
+        if u in names:
+            return x * m
+    raise ValueError(f"rate unit {u!r}")
+
+
+def _bytes(text: str) -> float:
+    x, u = _split(text)
+    return x * {"": 1.0, "B": 1.0, "KB": 1e3, "kB": 1e3, "MB": 1e6, "GB": 1e9, "KiB": 1024.0,
+                "MiB": 1024.0 ** 2, "GiB": 1024.0 ** 3}[u]
+
+
+def _probability(v: Any) -> float:
+    if isinstance(v, (int, float)):
+        return float(v)
+    x, u = _split(v)
+    return x / 100.0 if u == "%" else x
+
+
+def _buffer_pkts(v: Any) -> int:
+    if isinstance(v, int):
+        return v
+    t = str(v).strip()
+    for suffix in ("packets", "packet", "pkts", "pkt", "p"):
+        if t.endswith(suffix):
+            return int(t[: -len(suffix)].strip())
+    return max(1, round(_bytes(t) / WIRE_PACKET))
+
+
+# -- the mapping ----------------------------------------------------------------------------------
+
+def map_scenario(scenario: Any, max_duration_s: float = 10.0) -> TestbedPlan:
+    """Map a scenario onto the test bed.
+
+    Parameters
+    ----------
+    scenario : path, dict or pathpool.Scenario
+        Anything :func:`pathpool.load_scenario` accepts; it is validated first, so a bad scenario
+        raises the simulator's own :class:`~pathpool.errors.ScenarioError`.
+    max_duration_s : float
+        Cap on the run time (the test bed runs in real time).
+
+    Returns
+    -------
+    TestbedPlan
+
+    Raises
+    ------
+    UnsupportedScenario
+        Naming the field (``flows[1].app``, ``links[2].gilbert``, ...) and what is supported.
+    """
+    from pathpool.sim.scenario import load_scenario
+
+    if not (max_duration_s > 0 and math.isfinite(max_duration_s)):
+        raise ValueError(f"max_duration_s = {max_duration_s}: must be a positive number of seconds")
+    sc = load_scenario(scenario)
+    doc = tomllib.loads(sc.text)
+    origin = sc.origin
+
+    def unsupported(field: str, message: str, allowed: str) -> UnsupportedScenario:
+        return UnsupportedScenario(f"the Linux test bed cannot run this: {message}", origin=origin,
+                                   field=field, allowed=allowed)
+
+    links = {ln["name"]: (i, ln) for i, ln in enumerate(doc["links"])}
+    paths = {p["name"]: (i, p) for i, p in enumerate(doc["paths"])}
+    notes: list[str] = []
+
+    # Flows: expand count, check what the test bed can do.
+    flows_raw: list[tuple[int, str, dict]] = []
+    for i, fl in enumerate(doc["flows"]):
+        f = f"flows[{i}]"
+        kind = fl["kind"]
+        if kind not in ("tcp", "mptcp"):
+            raise unsupported(f"{f}.kind", f"kind = {kind!r}", "tcp, mptcp")
+        if fl.get("app", "bulk") != "bulk":
+            raise unsupported(f"{f}.app", f"app = {fl['app']!r} (the test bed's sender is bulk, "
+                              "timed by the run)", "bulk")
+        if _seconds(fl.get("start", 0)) != 0:
+            raise unsupported(f"{f}.start", "flows start at different times (every test-bed flow "
+                              "starts at 0)", "start = 0")
+        if "stop" in fl:
+            raise unsupported(f"{f}.stop", "a flow stops before the end of the run", "no stop")
+        if int(fl.get("mss", TESTBED_MSS)) != TESTBED_MSS:
+            raise unsupported(f"{f}.mss", f"mss = {fl['mss']} (the veths have a 1500-byte MTU)",
+                              str(TESTBED_MSS))
+        if fl.get("scheduler", "minrtt") != "minrtt":
+            raise unsupported(f"{f}.scheduler", f"scheduler = {fl['scheduler']!r} (the kernel's "
+                              "default MPTCP scheduler is used)", "minrtt")
+        algo = fl.get("algorithm", "reno")
+        if algo not in ALGORITHM_MAP:
+            raise unsupported(f"{f}.algorithm", f"algorithm {algo!r} has no kernel version",
+                              ", ".join(ALGORITHM_MAP))
+        if fl.get("start_jitter") or fl.get("send_jitter") or "rcv_buffer" in fl or fl.get("delayed_ack"):
+            notes.append(f"{f} ({fl['name']}): start_jitter, send_jitter, rcv_buffer and "
+                         "delayed_ack are the kernel's own on the test bed")
+        count = int(fl.get("count", 1))
+        names = [fl["name"]] if count == 1 else [f"{fl['name']}-{k}" for k in range(count)]
+        for n in names:
+            flows_raw.append((i, n, fl))
+    if len(flows_raw) > MAX_FLOWS:
+        raise unsupported("flows", f"{len(flows_raw)} flows (count included)",
+                          f"at most {MAX_FLOWS} flows")
+
+    # Paths: the MPTCP flows' paths first, in order; all MPTCP flows must use the same list
+    # because MPTCP endpoints are per host, not per connection.
+    mp_paths: list[str] | None = None
+    for i, _n, fl in flows_raw:
+        if fl["kind"] != "mptcp":
+            continue
+        ps = list(fl["paths"])
+        if len(ps) > MAX_PATHS:
+            raise unsupported(f"flows[{i}].paths", f"{len(ps)} subflows", f"at most {MAX_PATHS} paths "
+                              "per MPTCP flow (pp_* couple up to 4 subflows)")
+        if len(set(ps)) != len(ps):
+            raise unsupported(f"flows[{i}].paths", "a path listed twice (two subflows over one route)",
+                              "distinct paths")
+        if mp_paths is None:
+            mp_paths = ps
+        elif ps != mp_paths:
+            raise unsupported(f"flows[{i}].paths", f"MPTCP flows over different paths ({ps} vs "
+                              f"{mp_paths}); MPTCP endpoints are per host", "every MPTCP flow over "
+                              "the same paths, in the same order")
+    order = list(mp_paths or [])
+    for i, _n, fl in flows_raw:
+        if fl["kind"] == "tcp":
+            p = fl["path"] if "path" in fl else fl["paths"][0]
+            if p not in order:
+                order.append(p)
+    if len(order) > MAX_PATHS:
+        raise unsupported("paths", f"the flows use {len(order)} paths ({', '.join(order)})",
+                          f"at most {MAX_PATHS} paths in all")
+
+    def path_links(name: str) -> list[str]:
+        return list(paths[name][1]["links"])
+
+    # Bottlenecks.
+    common = set(path_links(order[0]))
+    for p in order[1:]:
+        common &= set(path_links(p))
+    shared = len(order) > 1 and bool(common)
+    if len(order) > 1 and not shared:
+        for a in range(len(order)):
+            for b in range(a + 1, len(order)):
+                both = set(path_links(order[a])) & set(path_links(order[b]))
+                if both:
+                    l = sorted(both)[0]
+                    raise unsupported(f"paths[{paths[order[b]][0]}].links",
+                                      f"paths {order[a]!r} and {order[b]!r} share link {l!r} but not "
+                                      "every path does (parking lot / partial sharing)",
+                                      "disjoint paths, or one link that every path crosses")
+    if shared:
+        # The slowest common link is the bottleneck; it must be every path's slowest.
+        bl = min(common, key=lambda n: (_rate_bps(links[n][1]["rate"]), n))
+        brate = _rate_bps(links[bl][1]["rate"])
+        for p in order:
+            for ln in path_links(p):
+                r = _rate_bps(links[ln][1]["rate"])
+                if ln not in common and r < brate:
+                    raise unsupported(f"links[{links[ln][0]}].rate",
+                                      f"link {ln!r} of path {p!r} ({r / 1e6:g} Mbit/s) is slower than "
+                                      f"the shared bottleneck {bl!r} ({brate / 1e6:g} Mbit/s)",
+                                      "rate limits only at the shared link")
+
+    specs: list[PathSpec] = []
+    bottlenecks: list[str] = []
+    for p in order:
+        pi, pd = paths[p]
+        ls = path_links(p)
+        for ln in ls + list(pd.get("ack_links", [])):
+            li, ld = links[ln]
+            if "gilbert" in ld:
+                raise unsupported(f"links[{li}].gilbert", f"Gilbert-Elliott loss on link {ln!r}",
+                                  "Bernoulli loss (links[].loss) only")
+        for ln in pd.get("ack_links", []):
+            li, ld = links[ln]
+            if _probability(ld.get("loss", 0)) > 0:
+                raise unsupported(f"links[{li}].loss", f"loss on ACK link {ln!r} of path {p!r}",
+                                  "loss on data links only")
+        bl = bl if shared else min(ls, key=lambda n: (_rate_bps(links[n][1]["rate"]), ls.index(n)))
+        bottlenecks.append(bl)
+        fwd = sum(_seconds(links[ln][1].get("delay", 0)) for ln in ls)
+        if "ack_delay" in pd:
+            rev = _seconds(pd["ack_delay"])
+        elif "ack_links" in pd:
+            rev = sum(_seconds(links[ln][1].get("delay", 0)) for ln in pd["ack_links"])
+            notes.append(f"path {p!r}: ACK links give only their delay (no rate limit or queue on "
+                         "the test bed's return direction)")
+        else:
+            rev = fwd
+        keep = 1.0
+        for ln in ls:
+            keep *= 1.0 - _probability(links[ln][1].get("loss", 0))
+        loss = 1.0 - keep
+        if loss >= 1.0:
+            raise unsupported(f"paths[{pi}].links", f"path {p!r} loses every packet", "loss < 1")
+        if loss > 0 and round(loss * 10000) == 0:
+            raise unsupported(f"paths[{pi}].links", f"path {p!r} loss {loss:g} is below the test "
+                              "bed's resolution", "loss 0 or >= 0.0001 (nftables numgen mod 10000)")
+        specs.append(PathSpec(
+            rate_mbps=_rate_bps(links[bl][1]["rate"]) / 1e6,
+            delay_ms=fwd * 1e3,
+            rev_delay_ms=rev * 1e3,
+            loss=loss,
+            queue_pkts=_buffer_pkts(links[bl][1].get("buffer", 100)),
+        ))
+        if shared and loss > 0:
+            notes.append(f"path {p!r}: its links' loss is applied per path before the bottleneck")
+
+    # Flows and tunables.
+    flows: list[FlowSpec] = []
+    algos: dict[str, str] = {}
+    fpaths: dict[str, list[str]] = {}
+    tun: dict[str, Any] = {}
+    tun_src: dict[str, str] = {}
+
+    def set_tun(key: str, value: Any, field: str) -> None:
+        if key in tun and tun[key] != value:
+            raise unsupported(field, f"{key} = {value} here but {tun[key]} in {tun_src[key]}; the "
+                              "kernel's tunables are global", "the same parameters for every flow")
+        tun[key] = value
+        tun_src[key] = field
+
+    for i, name, fl in flows_raw:
+        algo = fl.get("algorithm", "reno")
+        params = dict(fl.get("params", {}))
+        f = f"flows[{i}].params"
+        if algo == "lia" and params.get("alpha_every_ack", False):
+            raise unsupported(f"{f}.alpha_every_ack", "alpha recomputed on every ACK (pp_lia "
+                              "recomputes it when v0.95 does)", "alpha_every_ack = false")
+        if algo == "balia" and params.get("variant", "continuous") == "kernel":
+            set_tun("balia_quantised", True, f"{f}.variant")
+        elif algo == "balia":
+            set_tun("balia_quantised", False, f"{f}.variant")
+        if algo == "rsf-db":
+            set_tun("d_ms", float(params.get("d", 0.1)) * 1e3, f"{f}.d")
+        if algo == "rsf-lb":
+            set_tun("mu_pps", float(params.get("mu", 4.0)), f"{f}.mu")
+            set_tun("loss_window", float(params.get("loss_window", 1000.0)), f"{f}.loss_window")
+        if fl["kind"] == "mptcp":
+            flows.append(FlowSpec(name, "mptcp", ALGORITHM_MAP[algo], 0))
+            fpaths[name] = list(fl["paths"])
+        else:
+            p = fl["path"] if "path" in fl else fl["paths"][0]
+            flows.append(FlowSpec(name, "tcp", ALGORITHM_MAP[algo], order.index(p)))
+            fpaths[name] = [p]
+        algos[name] = algo
+
+    duration = min(sc.duration_s, max_duration_s)
+    if duration < sc.duration_s:
+        notes.append(f"duration capped at {duration:g} s (scenario: {sc.duration_s:g} s)")
+    return TestbedPlan(
+        paths=specs, path_names=order, shared_bottleneck=shared,
+        bottleneck_links=[bottlenecks[0]] if shared else bottlenecks, flows=flows,
+        flow_paths=fpaths, algorithms=algos, mptcp_paths=len(mp_paths or []),
+        duration_s=duration, tunables=tun, notes=sorted(set(notes), key=notes.index),
+    )

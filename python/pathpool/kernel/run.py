@@ -1,0 +1,309 @@
+"""``pathpool run SCENARIO --backend linux``: a simulator scenario on the real kernel.
+
+:func:`run_linux` maps the scenario onto the namespace test bed (:mod:`pathpool.kernel.mapping`),
+loads the pp_* congestion controls it needs (unless pathpool's loader already runs with the
+same tunables), runs the flows once per seed in real time, and returns a
+:class:`pathpool.Results` in the simulator's schema, so that every tool that reads simulator
+results (``pathpool compare``, ``pathpool.read_results``) reads these too.
+
+What the kernel cannot report is left empty (NaN / null), never invented: per-packet network
+counters of a flow (received, dropped, in flight), ACK counts, loss marks (``tcp_info`` has no
+cumulative lost count), reinjections. ``seed`` labels the repetition (the kernel is not seeded).
+``summary.json`` carries ``"backend": "linux"`` and the test-bed plan.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import os
+import platform
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from pathpool.kernel import loader
+from pathpool.sim.results import Results
+from pathpool.kernel.loader import KernelError
+from pathpool.kernel.mapping import TestbedPlan, map_scenario
+
+__all__ = ["run_linux", "results_from_raw", "LinuxResults", "BACKEND_KEY"]
+
+#: Key of summary.json naming the backend ("linux"; simulator results have none).
+BACKEND_KEY = "backend"
+
+
+def _mean(xs: Sequence[float]) -> float:
+    return sum(xs) / len(xs) if xs else math.nan
+
+
+def results_from_raw(plan: TestbedPlan, runs: list[dict], scenario: Any) -> Any:
+    """Turn test-bed runs into a :class:`pathpool.Results` (the simulator's tables).
+
+    Parameters
+    ----------
+    plan : TestbedPlan
+    runs : list of dict
+        One per seed: ``{"seed", "raw"`` (from :meth:`Testbed.run_flows`) ``, "links_before",
+        "links_after"`` (from :meth:`Testbed.link_stats`) ``, "wall_s"}``.
+    scenario : pathpool.Scenario
+        The scenario that was mapped (its text is written as scenario.toml).
+
+    Returns
+    -------
+    pathpool.Results
+    """
+    import pyarrow as pa
+
+    from pathpool.sim.results import Results, jain_index
+    from pathpool.sim.scenario import Scenario
+    from pathpool.sim.schema import arrow_schema, column_names
+
+    tables: dict[str, dict[str, list]] = {
+        t: {c: [] for c in column_names(t)} for t in ("flows", "subflows", "links", "series", "stats")}
+
+    def add(table: str, row: dict) -> None:
+        cols = tables[table]
+        for c in cols:
+            cols[c].append(row.get(c))
+
+    def path_index(local: str) -> int:
+        parts = local.split(".")
+        return int(parts[2]) if parts[:2] == ["10", "77"] else -1
+
+    for run in runs:
+        seed, raw = run["seed"], run["raw"]
+        dur = raw["duration_s"]
+        recv = raw["receiver"]["connections"]
+        goodputs = []
+        sent_total = 0
+        for f in plan.flows:
+            s = raw["senders"][f.name]
+            final = s["final"]
+            addr = f"10.77.{f.path}.1"
+            got = [c for c in recv if c["peer"] == addr and c["port"] == s["local_port"]]
+            # Goodput over the run's span: bytes the receiver got in its first `dur` seconds.
+            delivered = got[0].get("bytes_in_window", got[0]["bytes"]) if got else 0
+            rdur = dur
+            sent = sum(x.get("data_segs_out", 0) for x in final)
+            sent_total += sent
+            rtos = [x["total_rto"] for x in final if "total_rto" in x]
+            gp = delivered * 8 / rdur
+            goodputs.append(gp)
+            add("flows", {
+                "seed": seed, "flow": f.name, "kind": f.kind, "algorithm": plan.algorithms[f.name],
+                "n_subflows": len(final), "start_s": 0.0, "end_s": rdur, "delivered_bytes": delivered,
+                "goodput_bps": gp,
+                "throughput_bps": sum(x.get("bytes_sent", 0) for x in final) * 8 / dur,
+                "sent_packets": sent,
+                "retransmitted_packets": sum(x.get("total_retrans", 0) for x in final),
+                "rto_count": sum(rtos) if len(rtos) == len(final) else None,
+                "completion_time_s": math.nan,
+            })
+            names = plan.flow_paths[f.name]
+            seen: dict[str, int] = {}
+            for x in final:
+                k = path_index(x.get("local", ""))
+                pname = plan.path_names[k] if 0 <= k < len(plan.path_names) else f"testbed-path{k}"
+                # Subflow index = position of its path in the flow's path list (the simulator's
+                # numbering); a second subflow over one path (not expected) gets a new index.
+                idx = names.index(pname) if pname in names and pname not in seen else len(names) + len(seen)
+                seen[pname] = idx
+                mine = [sf for smp in s["samples"] for sf in smp["subflows"]
+                        if sf.get("local") == x.get("local")]
+                rtts = [sf["rtt_us"] / 1e6 for sf in mine if sf.get("rtt_us")]
+                add("subflows", {
+                    "seed": seed, "flow": f.name, "subflow": idx, "path": pname,
+                    "acked_bytes": x.get("bytes_acked", 0),
+                    "goodput_bps": x.get("bytes_acked", 0) * 8 / dur,  # final sample at dur
+                    "throughput_bps": x.get("bytes_sent", 0) * 8 / dur,
+                    "sent_packets": x.get("data_segs_out", 0),
+                    "retransmitted_packets": x.get("total_retrans", 0),
+                    "rto_count": x.get("total_rto"),
+                    "mean_rtt_s": _mean(rtts),
+                    "min_rtt_s": x["min_rtt_us"] / 1e6 if x.get("min_rtt_us") else math.nan,
+                    "mean_cwnd": _mean([sf["snd_cwnd"] for sf in mine if "snd_cwnd" in sf]),
+                })
+            # Time series from the sender's samples (every 100 ms): cwnd and srtt per subflow,
+            # the flow's rate of newly acknowledged bytes as its goodput.
+            prev_t, prev_acked = 0.0, 0
+            for smp in s["samples"]:
+                t = smp["t"]
+                acked = 0
+                for x in smp["subflows"]:
+                    acked += x.get("bytes_acked", 0)
+                    k = path_index(x.get("local", ""))
+                    pname = plan.path_names[k] if 0 <= k < len(plan.path_names) else ""
+                    idx = names.index(pname) if pname in names else -1
+                    for metric, v in (("cwnd", x.get("snd_cwnd")),
+                                      ("srtt_s", x["rtt_us"] / 1e6 if x.get("rtt_us") else None)):
+                        if v is not None:
+                            add("series", {"seed": seed, "time_s": t, "entity": "subflow",
+                                           "id": f"{f.name}/{idx}", "metric": metric,
+                                           "value": float(v)})
+                if t > prev_t:
+                    add("series", {"seed": seed, "time_s": t, "entity": "flow", "id": f.name,
+                                   "metric": "goodput_bps",
+                                   "value": (acked - prev_acked) * 8 / (t - prev_t)})
+                prev_t, prev_acked = t, acked
+        for j, after in sorted(run["links_after"].items()):
+            before = run["links_before"].get(j, {"packets": 0, "bytes": 0, "drops": 0})
+            name = plan.bottleneck_links[j] if j < len(plan.bottleneck_links) else f"router{j}"
+            rate = plan.paths[j].rate_mbps * 1e6
+            add("links", {
+                "seed": seed, "link": name, "rate_bps": rate,
+                "delay_s": plan.paths[j].delay_ms / 1e3,
+                "utilisation": min(1.0, (after["bytes"] - before["bytes"]) * 8 / (rate * dur)),
+                "forwarded_packets": after["packets"] - before["packets"],
+                "queue_drops": after["drops"] - before["drops"],
+            })
+        add("stats", {"seed": seed, "simulated_s": dur, "data_packets": sent_total,
+                      "wall_s": run["wall_s"], "jain_goodput": jain_index(goodputs)})
+
+    frames = {t: pa.table(cols, schema=arrow_schema(t)).to_pandas() for t, cols in tables.items()}
+    seeds = tuple(r["seed"] for r in runs)
+    sc = Scenario(name=scenario.name, origin=scenario.origin, seeds=seeds,
+                  duration_s=plan.duration_s, text=scenario.text)
+    return LinuxResults(scenario=sc, seeds=seeds, wall_s=sum(r["wall_s"] for r in runs),
+                                  testbed=plan.describe(), kernel=platform.release(), **frames)
+
+
+#: Columns the kernel cannot fill (NaN in the tables, null in summary.json).
+_UNKNOWN_TOTALS = ("lost_packets", "events", "ack_packets", "packets_in_network_end")
+
+
+@dataclasses.dataclass
+class LinuxResults(Results):
+    """:class:`pathpool.Results` of the Linux backend: its summary says ``"backend": "linux"``
+    (with the kernel release and the test-bed plan) and keeps the counts the kernel does not
+    give (``lost_packets``, ``events``, ...) null."""
+
+    testbed: dict = dataclasses.field(default_factory=dict)
+    kernel: str = ""
+
+    def _summary_deterministic(self) -> dict[str, Any]:
+        # The simulator's summary, computed on a copy where the unknown counts are 0, with those
+        # counts then set back to null.
+        flows = self.flows.copy()
+        flows["lost_packets"] = flows["lost_packets"].fillna(0)
+        stats = self.stats.copy()
+        for c in ("events", "ack_packets", "packets_in_network_end"):
+            stats[c] = stats[c].fillna(0)
+        shadow = Results(scenario=self.scenario, seeds=self.seeds, flows=flows,
+                         subflows=self.subflows, links=self.links, series=self.series,
+                         stats=stats, wall_s=self.wall_s)
+        out = Results._summary_deterministic(shadow)
+        for row in out["per_seed"]:
+            for k in _UNKNOWN_TOTALS:
+                row[k] = None
+        for k in _UNKNOWN_TOTALS:
+            if k in out["totals"]:
+                out["totals"][k] = None
+        out[BACKEND_KEY] = "linux"
+        out["kernel"] = self.kernel
+        out["testbed"] = self.testbed
+        return out
+
+
+def _ensure_loaded(plan: TestbedPlan) -> bool:
+    """Make the plan's pp_* controls available; True if this call loaded them (and must unload)."""
+    need = plan.kernel_algorithms()
+    if not need:
+        return False
+    have = loader.registered()
+    if all(n in have for n in need):
+        state = loader.TUNABLES_FILE
+        current = json.loads(state.read_text()) if state.exists() else {}
+        differ = {k: (v, current.get(k)) for k, v in plan.tunables.items()
+                  if current.get(k, loader.TUNABLE_DEFAULTS.get(k)) != v}
+        if differ:
+            raise KernelError(
+                "pp_* are already loaded with other tunables than the scenario asks for "
+                + ", ".join(f"{k}: scenario {a}, loaded {b}" for k, (a, b) in differ.items())
+                + "; `pathpool kernel unload` first and the run loads them itself")
+        return False
+    if have:
+        raise KernelError(f"only {have} registered, the scenario needs {need}: "
+                          "`pathpool kernel unload` first and the run loads them itself")
+    loader.load(tuple(need), **plan.tunables)
+    return True
+
+
+def run_linux(
+    scenario: Any,
+    *,
+    seeds: Sequence[int] | None = None,
+    max_duration_s: float = 10.0,
+    prefix: str = "pp-",
+    progress: Any = None,
+    output: str | os.PathLike | None = None,
+) -> Any:
+    """Run ``scenario`` on the namespace test bed with the real kernel.
+
+    Parameters
+    ----------
+    scenario : path, dict or pathpool.Scenario
+    seeds : sequence of int, optional
+        One run per seed (the seed only labels the repetition). Default: the scenario's first.
+    max_duration_s : float
+        Cap on each run's length (real time).
+    prefix : str
+        Namespace name prefix.
+    progress : callable, optional
+        Called with a message before each run.
+    output : path, optional
+        Write the results there (as :meth:`Results.write`, plus ``"backend": "linux"``, the
+        kernel release and the test-bed plan in summary.json).
+
+    Returns
+    -------
+    pathpool.Results
+
+    Raises
+    ------
+    pathpool.kernel.mapping.UnsupportedScenario
+        The test bed cannot express the scenario (names the field).
+    KernelError
+        Not root, no MPTCP/BTF, loading failed, a transfer failed.
+    """
+    from pathpool.kernel.testbed import Testbed
+    from pathpool.sim.scenario import load_scenario
+
+    sc = load_scenario(scenario)
+    plan = map_scenario(sc, max_duration_s=max_duration_s)
+    if os.geteuid() != 0:
+        raise KernelError("the Linux backend needs root (network namespaces, tc, nftables, BPF "
+                          "struct_ops); run as root, or use --backend sim")
+    problems = loader.check_environment(need_toolchain=False)
+    if problems:
+        raise KernelError("the Linux backend cannot run here: " + "; ".join(problems))
+    seeds = list(seeds) if seeds else [sc.seeds[0]]
+    loaded_here = _ensure_loaded(plan)
+    runs = []
+    try:
+        with Testbed(plan.paths, shared_bottleneck=plan.shared_bottleneck, prefix=prefix,
+                     mptcp_paths=plan.mptcp_paths) as tb:
+            for seed in seeds:
+                if progress:
+                    progress(f"seed {seed}: {plan.duration_s:g} s on the test bed")
+                before = tb.link_stats()
+                t0 = time.monotonic()
+                raw = tb.run_flows(plan.flows, duration_s=plan.duration_s)
+                wall = time.monotonic() - t0
+                for f in plan.flows:
+                    got = raw["senders"][f.name]["cc"]
+                    if got != f.cc:
+                        raise KernelError(f"flow {f.name} ran {got!r}, not {f.cc!r}")
+                runs.append({"seed": seed, "raw": raw, "links_before": before,
+                             "links_after": tb.link_stats(), "wall_s": wall})
+    finally:
+        if loaded_here:
+            loader.unload()
+    results = results_from_raw(plan, runs, sc)
+    if output is not None:
+        results.write(Path(output))
+    return results
+
+

@@ -1,0 +1,289 @@
+"""`pathpool run --backend linux` and `pathpool compare`: the scenario -> test-bed mapping (pure,
+no root), the conversion of test-bed output to the simulator's schema, the comparison table
+from two result directories, and (as root) both end to end on scenarios/kernel/two_paths_shared.toml.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import pathpool
+from pathpool.compare import COLUMNS, compare_dirs, compare_results
+from pathpool.kernel import loader
+from pathpool.kernel.mapping import UnsupportedScenario, map_scenario
+from pathpool.kernel.run import results_from_raw, run_linux
+from pathpool.sim.schema import column_names
+
+REPO = Path(__file__).resolve().parents[2]
+SHARED = REPO / "scenarios" / "kernel" / "two_paths_shared.toml"
+
+
+def _scenario(**over) -> dict:
+    sc = {
+        "name": "t", "duration": "30s", "seeds": [1, 2],
+        "links": [
+            {"name": "a1", "rate": "1Gbps", "delay": "2ms", "loss": 0.01},
+            {"name": "a2", "rate": "8Mbps", "delay": "5ms", "buffer": "30KB", "loss": "2%"},
+            {"name": "b", "rate": "10Mbps", "delay": "10ms", "buffer": 40},
+            {"name": "back", "rate": "1Gbps", "delay": "7ms"},
+        ],
+        "paths": [
+            {"name": "p", "links": ["a1", "a2"], "ack_delay": "3ms"},
+            {"name": "q", "links": ["b"], "ack_links": ["back"]},
+            {"name": "r", "links": ["a1"]},
+        ],
+        "flows": [
+            {"name": "m", "kind": "mptcp", "paths": ["p", "q"], "algorithm": "rsf-db", "params": {"d": 0.05}},
+            {"name": "t", "kind": "tcp", "path": "q", "algorithm": "cubic", "count": 2},
+        ],
+    }
+    sc.update(over)
+    return sc
+
+
+# -- mapping (no root) ----------------------------------------------------------------------------
+
+def test_shipped_scenario_maps_to_one_shared_bottleneck():
+    plan = map_scenario(SHARED)
+    assert plan.shared_bottleneck and plan.bottleneck_links == ["bottleneck"]
+    assert plan.path_names == ["mp1", "mp2", "sp"] and plan.mptcp_paths == 2
+    for p in plan.paths:
+        assert (p.rate_mbps, p.delay_ms, p.rev_delay_ms, p.loss, p.queue_pkts) == (20.0, 20.0, 20.0, 0.0, 100)
+    assert [(f.name, f.kind, f.cc, f.path) for f in plan.flows] == [
+        ("mptcp", "mptcp", "pp_lia", 0), ("tcp", "tcp", "pp_reno", 2)]
+    assert plan.duration_s == 10.0 and plan.tunables == {}
+    assert plan.kernel_algorithms() == ["pp_lia", "pp_reno"]
+
+
+def test_disjoint_paths_rates_delays_loss_buffers_by_hand():
+    plan = map_scenario(_scenario(), max_duration_s=4.0)
+    assert not plan.shared_bottleneck
+    assert plan.path_names == ["p", "q"] and plan.bottleneck_links == ["a2", "b"]
+    p, q = plan.paths
+    assert p.rate_mbps == 8.0 and q.rate_mbps == 10.0
+    assert p.delay_ms == pytest.approx(7.0) and p.rev_delay_ms == pytest.approx(3.0)   # ack_delay
+    assert q.delay_ms == pytest.approx(10.0) and q.rev_delay_ms == pytest.approx(7.0)  # ack_links
+    assert p.loss == pytest.approx(1 - 0.99 * 0.98) and q.loss == 0.0
+    assert p.queue_pkts == 20 and q.queue_pkts == 40      # 30 KB / 1500 B; 40 packets
+    # count = 2 expands like the simulator; the TCP flows ride path q = test-bed path 1.
+    assert [(f.name, f.cc, f.path) for f in plan.flows] == [
+        ("m", "pp_rsfdb", 0), ("t-0", "cubic", 1), ("t-1", "cubic", 1)]
+    assert plan.tunables == {"d_ms": pytest.approx(50.0)}
+    assert plan.duration_s == 4.0 and any("capped" in n for n in plan.notes)
+
+
+def _err(sc: dict) -> UnsupportedScenario:
+    with pytest.raises(UnsupportedScenario) as ei:
+        map_scenario(sc)
+    return ei.value
+
+
+def test_unsupported_gilbert_loss_names_the_link_field():
+    sc = _scenario()
+    sc["links"][2]["gilbert"] = {"p": 0.01, "r": 0.3}
+    e = _err(sc)
+    assert e.field == "links[2].gilbert" and "Bernoulli" in e.allowed and "<dict>" in str(e)
+
+
+def test_unsupported_parking_lot():
+    sc = _scenario(paths=[{"name": "p", "links": ["a1", "b"]}, {"name": "q", "links": ["b", "back"]},
+                          {"name": "r", "links": ["a2"]}],
+                   flows=[{"name": "m", "kind": "mptcp", "paths": ["p", "q", "r"]}])
+    e = _err(sc)
+    assert e.field.startswith("paths[") and e.field.endswith("].links")
+    assert "one link that every path crosses" in e.allowed
+
+
+@pytest.mark.parametrize("flow, field, allowed", [
+    ({"name": "f", "kind": "tcp", "path": "q", "app": "file", "size": "1MB"}, "flows[0].app", "bulk"),
+    ({"name": "f", "kind": "tcp", "path": "q", "algorithm": "ewtcp"}, "flows[0].algorithm", "lia"),
+    ({"name": "f", "kind": "tcp", "path": "q", "start": "1s"}, "flows[0].start", "start = 0"),
+    ({"name": "f", "kind": "mptcp", "paths": ["p", "q"], "scheduler": "roundrobin"}, "flows[0].scheduler", "minrtt"),
+    ({"name": "f", "kind": "tcp", "path": "q", "mss": 1000}, "flows[0].mss", "1448"),
+    ({"name": "f", "kind": "tcp", "path": "q", "count": 9}, "flows", "at most 8"),
+    ({"name": "f", "kind": "mptcp", "paths": ["p", "q"], "algorithm": "lia",
+      "params": {"alpha_every_ack": True}}, "flows[0].params.alpha_every_ack", "false"),
+])
+def test_unsupported_flow_fields(flow, field, allowed):
+    e = _err(_scenario(flows=[flow]))
+    assert e.field == field and allowed in e.allowed, str(e)
+
+
+def test_more_than_four_subflows_is_refused():
+    links = [{"name": f"l{k}", "rate": "10Mbps"} for k in range(5)]
+    paths = [{"name": f"p{k}", "links": [f"l{k}"]} for k in range(5)]
+    e = _err(_scenario(links=links, paths=paths,
+                       flows=[{"name": "m", "kind": "mptcp", "paths": [f"p{k}" for k in range(5)]}]))
+    assert e.field == "flows[0].paths" and "at most 4" in e.allowed
+
+
+def test_global_tunables_must_agree_and_slow_access_link_is_refused():
+    sc = _scenario(flows=[
+        {"name": "a", "kind": "tcp", "path": "q", "algorithm": "rsf-db", "params": {"d": 0.05}},
+        {"name": "b", "kind": "tcp", "path": "q", "algorithm": "rsf-db", "params": {"d": 0.2}}])
+    assert _err(sc).field == "flows[1].params.d"
+    shared = _scenario(paths=[{"name": "p", "links": ["a2", "b"]}, {"name": "q", "links": ["a1", "b"]}],
+                       flows=[{"name": "m", "kind": "mptcp", "paths": ["p", "q"]}])
+    e = _err(shared)
+    assert e.field == "links[1].rate" and "shared" in e.allowed
+
+
+def test_linux_backend_without_root_says_so(monkeypatch):
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    with pytest.raises(loader.KernelError, match="needs root"):
+        run_linux(SHARED)
+
+
+# -- test-bed output -> simulator schema, and compare (no root) -----------------------------------
+
+def _fake_run(seed: int, scale: float) -> dict:
+    """What Testbed.run_flows returns for the shipped scenario, with made-up counters."""
+    def info(local, acked, sent, retr, rtt_us, cwnd):
+        return {"local": local, "bytes_acked": acked, "bytes_sent": acked + retr * 1448,
+                "data_segs_out": sent, "total_retrans": retr, "min_rtt_us": 40000, "rtt_us": rtt_us,
+                "snd_cwnd": cwnd, "total_rto": 0}
+    m = [info("10.77.0.1", int(3e6 * scale), 2100, 21, 80000, 30),
+         info("10.77.1.1", int(2e6 * scale), 1400, 7, 84000, 20)]
+    t = [info("10.77.2.1", int(5e6 * scale), 3500, 35, 82000, 50)]
+    samples = lambda fin: [{"t": 1.0, "subflows": [dict(x, bytes_acked=0) for x in fin]},  # noqa: E731
+                           {"t": 2.0, "subflows": fin}]
+    return {"seed": seed, "wall_s": 2.0, "links_before": {0: {"packets": 0, "bytes": 0, "drops": 0}},
+            "links_after": {0: {"packets": 7000, "bytes": 9_000_000, "drops": 70}},
+            "raw": {"duration_s": 4.0,
+                    "senders": {"mptcp": {"cc": "pp_lia", "local_port": 1000, "final": m, "samples": samples(m)},
+                                "tcp": {"cc": "pp_reno", "local_port": 2000, "final": t, "samples": samples(t)}},
+                    "receiver": {"connections": [
+                        {"peer": "10.77.0.1", "port": 1000, "bytes": 1, "bytes_in_window": int(5e6 * scale),
+                         "duration_s": 4.0},
+                        {"peer": "10.77.2.1", "port": 2000, "bytes": 1, "bytes_in_window": int(5e6 * scale),
+                         "duration_s": 4.0}]}}}
+
+
+@pytest.fixture(scope="module")
+def result_dirs(tmp_path_factory):
+    d = tmp_path_factory.mktemp("cmp")
+    sc = pathpool.load_scenario(SHARED)
+    plan = map_scenario(sc, max_duration_s=4.0)
+    lin = results_from_raw(plan, [_fake_run(1, 1.0), _fake_run(2, 1.2)], sc)
+    lin.write(d / "linux")
+    import tomllib
+
+    doc = tomllib.loads(sc.text)
+    doc["duration"] = 1.0
+    sim = pathpool.run(doc, seeds=[1, 2, 3])
+    sim.write(d / "sim")
+    return d, sim, lin
+
+
+def test_linux_results_have_the_simulator_schema(result_dirs):
+    d, sim, lin = result_dirs
+    for t in ("flows", "subflows", "links", "series", "stats"):
+        assert list(getattr(lin, t).columns) == column_names(t) == list(getattr(sim, t).columns)
+    for name in ("flows", "subflows", "links", "series"):
+        assert (d / "linux" / f"{name}.csv").read_text().splitlines()[0] == \
+            (d / "sim" / f"{name}.csv").read_text().splitlines()[0]
+    summary = json.loads((d / "linux" / "summary.json").read_text())
+    assert summary["backend"] == "linux" and summary["testbed"]["shared_bottleneck"] is True
+    assert "backend" not in json.loads((d / "sim" / "summary.json").read_text())
+    f = lin.flows[lin.flows["seed"] == 1].set_index("flow")
+    assert f.loc["mptcp", "goodput_bps"] == pytest.approx(5e6 * 8 / 4.0)   # receiver bytes / duration
+    assert f.loc["mptcp", "algorithm"] == "lia" and f.loc["mptcp", "n_subflows"] == 2
+    assert math.isnan(f.loc["mptcp", "lost_packets"])                     # unknown, not invented
+    s = lin.subflows[lin.subflows["seed"] == 1]
+    assert list(zip(s["flow"], s["subflow"], s["path"])) == [("mptcp", 0, "mp1"), ("mptcp", 1, "mp2"), ("tcp", 0, "sp")]
+    links = lin.links[lin.links["seed"] == 1].iloc[0]
+    assert links["link"] == "bottleneck" and links["queue_drops"] == 70
+    assert links["utilisation"] == pytest.approx(9e6 * 8 / (20e6 * 4.0))
+
+
+def test_compare_two_dirs_by_hand(result_dirs):
+    d, sim, lin = result_dirs
+    table = compare_dirs(d / "sim", d / "linux")
+    assert list(table.columns) == COLUMNS
+    keys = list(dict.fromkeys(zip(table["level"], table["flow"], table["subflow"], table["path"])))
+    assert keys == [("flow", "mptcp", "", ""), ("subflow", "mptcp", "0", "mp1"), ("subflow", "mptcp", "1", "mp2"),
+                    ("flow", "tcp", "", ""), ("subflow", "tcp", "0", "sp")]
+    row = lambda lvl, f, m: table[(table["level"] == lvl) & (table["flow"] == f) & (table["metric"] == m)].iloc[0]  # noqa: E731
+    g = row("flow", "mptcp", "goodput_mbps")
+    assert g["linux_mean"] == pytest.approx((10.0 + 12.0) / 2)         # 5 MB and 6 MB over 4 s
+    assert g["linux_n"] == 2 and g["sim_n"] == 3
+    from scipy import stats
+
+    x = sim.flows[sim.flows["flow"] == "mptcp"]["goodput_bps"].to_numpy() / 1e6
+    assert g["sim_mean"] == pytest.approx(x.mean())
+    assert g["sim_ci95"] == pytest.approx(stats.t.ppf(0.975, 2) * x.std(ddof=1) / np.sqrt(3))
+    assert g["diff_pct"] == pytest.approx(100 * (11.0 - x.mean()) / x.mean())
+    r = row("flow", "mptcp", "retrans_pct")
+    assert r["linux_mean"] == pytest.approx(100 * 28 / 3500)
+    rtt = row("flow", "mptcp", "rtt_ms")
+    assert rtt["linux_mean"] == pytest.approx((80 * 2100 + 84 * 1400) / 3500)
+    # The same table from the Results objects.
+    assert compare_results(sim, lin).equals(table)
+    # Directories the wrong way round are refused.
+    with pytest.raises(ValueError, match="expected 'sim'"):
+        compare_dirs(d / "linux", d / "sim")
+
+
+def test_compare_cli_writes_table_and_plot(result_dirs, tmp_path):
+    d, _, _ = result_dirs
+    proc = subprocess.run([sys.executable, "-m", "pathpool.cli", "compare", "--sim", str(d / "sim"),
+                           "--linux", str(d / "linux"), "-o", str(tmp_path)],
+                          capture_output=True, text=True, cwd=REPO, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    for f in ("comparison.csv", "comparison.md", "comparison.png", "comparison.svg"):
+        assert (tmp_path / f).stat().st_size > 0
+    assert (tmp_path / "comparison.png").read_bytes()[:4] == b"\x89PNG"
+    md = (tmp_path / "comparison.md").read_text()
+    assert "| mptcp/1 (mp2) | goodput_mbps (Mbit/s) |" in md
+
+
+# -- end to end as root ---------------------------------------------------------------------------
+
+def _root_skip() -> str | None:
+    if os.geteuid() != 0:
+        return "needs root (network namespaces, tc, nftables, BPF struct_ops)"
+    problems = loader.check_environment(need_toolchain=True)
+    if problems:
+        return "; ".join(problems)
+    if not Path("/usr/include/jansson.h").exists():
+        return "libjansson-dev missing (scripts/install-system-deps.sh installs it as root)"
+    if loader.registered():
+        return f"pp_* already registered by something else: {loader.registered()}"
+    return None
+
+
+def test_compare_end_to_end_on_the_shipped_scenario(tmp_path):
+    reason = _root_skip()
+    if reason:
+        pytest.skip(reason)
+    loader.build()
+    proc = subprocess.run([sys.executable, "-m", "pathpool.cli", "compare", str(SHARED), "--seeds", "1,2",
+                           "--linux-runs", "1", "--max-duration", "4", "-o", str(tmp_path)],
+                          capture_output=True, text=True, cwd=REPO, timeout=240)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert loader.registered() == []          # loaded for the run, unloaded after
+    lin = pathpool.read_results(tmp_path / "linux")
+    sim = pathpool.read_results(tmp_path / "sim")
+    for t in ("flows", "subflows", "links", "series"):
+        assert list(getattr(lin, t).columns) == list(getattr(sim, t).columns)
+    assert json.loads((tmp_path / "linux" / "summary.json").read_text())["backend"] == "linux"
+    s = lin.subflows
+    assert sorted(zip(s["flow"], s["path"])) == [("mptcp", "mp1"), ("mptcp", "mp2"), ("tcp", "sp")]
+    total = lin.flows["goodput_bps"].sum()
+    # The 20 Mbit/s bottleneck is used and never exceeded (measured over 10 runs of 4 s: total
+    # 18.09-18.83 Mbit/s, smallest subflow mean RTT 70 ms; goodput excludes headers, so at most
+    # 20 * 1448/1514 = 19.13). Lower margin 14 Mbit/s.
+    print("linux goodput per flow (Mbit/s):", dict(zip(lin.flows["flow"], lin.flows["goodput_bps"] / 1e6)))
+    assert 0.7 * 20e6 < total <= 20e6 * 1448 / 1514 * 1.02
+    assert (lin.subflows["acked_bytes"] > 0).all()
+    assert (lin.subflows["mean_rtt_s"] > 0.040).all()       # 2 x 20 ms propagation at least
+    table = (tmp_path / "comparison.csv").read_text().splitlines()
+    assert len(table) == 1 + 5 * 3
