@@ -16,7 +16,6 @@ import dataclasses
 import hashlib
 import json
 import os
-import tempfile
 from collections.abc import Callable, Iterable, Sequence
 import multiprocessing
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -24,6 +23,8 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+
+from pathpool.atomic import atomic_path
 
 TABLES = ("flows", "subflows", "links", "series")
 
@@ -78,15 +79,6 @@ def run_job(job: Job) -> dict[str, pd.DataFrame]:
     return out
 
 
-def _atomic_parquet(df: pd.DataFrame, path: Path) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".parquet")
-    os.close(fd)
-    try:
-        df.to_parquet(tmp, index=False)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 class Cache:
@@ -113,7 +105,7 @@ class Cache:
         d = self._dir(job)
         d.mkdir(parents=True, exist_ok=True)
         for name in TABLES:
-            _atomic_parquet(tables[name], d / f"{name}.parquet")
+            atomic_path(d / f"{name}.parquet", lambda tmp, df=tables[name]: df.to_parquet(tmp, index=False))
         (d / "done").write_text(job.key())
 
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 
 import matplotlib
@@ -14,30 +12,18 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from pathpool.analysis.fluid import Trajectory  # noqa: E402
+from pathpool.atomic import atomic_path  # noqa: E402
 from pathpool.analysis.game import GameSolution, RentSeekingGame  # noqa: E402
 
 __all__ = ["write_csv", "save_figure", "plot_trajectory", "plot_game_dynamics",
            "plot_utility_surfaces", "plot_friendliness"]
 
 
-def _atomic(path: Path, write) -> Path:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    os.close(fd)
-    try:
-        write(tmp)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-    return path
 
 
 def write_csv(df: pd.DataFrame, path: str | Path) -> Path:
     """Write ``df`` to ``path`` as CSV atomically (temporary file, then rename)."""
-    return _atomic(Path(path), lambda tmp: df.to_csv(tmp, index=False))
+    return atomic_path(Path(path), lambda tmp: df.to_csv(tmp, index=False))
 
 
 def save_figure(fig, base: str | Path) -> list[Path]:
@@ -45,7 +31,7 @@ def save_figure(fig, base: str | Path) -> list[Path]:
     base = Path(base)
     out = []
     for ext in ("png", "svg"):
-        out.append(_atomic(base.with_suffix(f".{ext}"), lambda tmp, e=ext: fig.savefig(tmp, format=e, dpi=120)))
+        out.append(atomic_path(base.with_suffix(f".{ext}"), lambda tmp, e=ext: fig.savefig(tmp, format=e, dpi=120)))
     plt.close(fig)
     return out
 

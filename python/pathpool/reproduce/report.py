@@ -6,13 +6,12 @@ from __future__ import annotations
 import base64
 import html
 import math
-import os
-import tempfile
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from pathpool.atomic import atomic_write_text
 from pathpool.reproduce.experiments import parse_rate, parse_seconds
 from pathpool.reproduce.figures import draw_all
 from pathpool.reproduce.verdict import TOLERANCE
@@ -22,12 +21,6 @@ __all__ = ["write_report", "facts", "findings_text"]
 FINDINGS_TEMPLATE = Path(__file__).resolve().parent / "findings.md"
 
 
-def _atomic_text(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write(text)
-    os.replace(tmp, path)
 
 
 def _num(v: float, digits: int = 3) -> str:
@@ -223,5 +216,5 @@ def write_report(outcome) -> None:
     page = ("<!DOCTYPE html><html><head><meta charset='utf-8'><title>pathpool reproduce</title>"
             f"<style>{style}</style></head><body><h1>pathpool reproduce: the seeds' experiments beside the published "
             "numbers</h1>" + "\n".join(hb) + "</body></html>")
-    _atomic_text(outcome.out / "index.html", page)
-    _atomic_text(outcome.out / "README.md", "\n".join(md))
+    atomic_write_text(outcome.out / "index.html", page, mkdir=True)
+    atomic_write_text(outcome.out / "README.md", "\n".join(md), mkdir=True)

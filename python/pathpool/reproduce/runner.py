@@ -6,7 +6,6 @@ import dataclasses
 import json
 import math
 import os
-import tempfile
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -14,6 +13,7 @@ from typing import Any
 
 import pandas as pd
 
+from pathpool.atomic import atomic_path
 from pathpool.reproduce import compare as cmp
 from pathpool.reproduce import metrics
 from pathpool.reproduce.experiments import PAPERS, Experiment, Options, build_jobs, load_experiments
@@ -57,23 +57,13 @@ def trace_jobs(experiments: Sequence[Experiment], seed: int, options: Options) -
     return out
 
 
-def _atomic_write(path: Path, write: Callable[[str], Any]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=path.suffix)
-    os.close(fd)
-    try:
-        write(tmp)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def write_table(df: pd.DataFrame, directory: Path, name: str, csv: bool = True) -> None:
     """``name.parquet`` (and ``name.csv``), each written atomically."""
-    _atomic_write(directory / f"{name}.parquet", lambda p: df.to_parquet(p, index=False))
+    atomic_path(directory / f"{name}.parquet", lambda p: df.to_parquet(p, index=False))
     if csv:
-        _atomic_write(directory / f"{name}.csv", lambda p: df.to_csv(p, index=False))
+        atomic_path(directory / f"{name}.csv", lambda p: df.to_csv(p, index=False))
 
 
 def reproduce(
@@ -137,5 +127,5 @@ def reproduce(
 
         write_report(outcome)
     timing["total_s"] = time.perf_counter() - t0
-    _atomic_write(res / "timing.json", lambda p: Path(p).write_text(json.dumps(timing, indent=2)))
+    atomic_path(res / "timing.json", lambda p: Path(p).write_text(json.dumps(timing, indent=2)))
     return outcome
