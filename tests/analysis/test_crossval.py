@@ -34,7 +34,9 @@ def test_scenarios_validate(net):
 @pytest.mark.parametrize("net", ["two_paths", "shared"])
 @pytest.mark.parametrize("alg", CROSSVAL_ALGORITHMS)
 def test_random_loss_networks(net, alg):
-    df = compare(net, alg, duration=100.0, seeds=(1, 2, 3))
+    # Ten seeds: at three, seed-to-seed noise in the subflow shares (about +-0.03) is the size
+    # of the tolerance below, so the check would measure the seeds rather than the model.
+    df = compare(net, alg, duration=100.0, seeds=tuple(range(1, 11)))
     flows = df[df.subflow == -1]
     if (net, alg) == ("two_paths", "coupled"):
         # known disagreement: see the module docstring

@@ -8,7 +8,8 @@
 //! the window / ssthresh the reference controller leaves. kernel/test/host_test.c replays
 //! each with the C functions and checks the stated error bound. Deterministic (fixed seed).
 
-use pathpool_cc::{build, Ack, Params, Subflow};
+use pathpool_cc::algos::{Balia, BaliaVariant, Lia, Olia};
+use pathpool_cc::{build, Ack, Controller, Params, Subflow};
 
 /// SplitMix64: a fixed, dependency-free stream so the file is reproducible.
 struct Rng(u64);
@@ -115,6 +116,7 @@ fn main() {
         }
     }
     rsf_lb_sequences(&mut rng, &mut out);
+    coupled_sequences(&mut rng, &mut out);
     println!("{{\"generator\": \"crates/pathpool-cc/examples/kernel_vectors.rs\", \"mss\": {MSS}, \"vectors\": [\n{}\n]}}", out.join(",\n"));
 }
 
@@ -172,4 +174,147 @@ fn rsf_lb_sequences(rng: &mut Rng, out: &mut Vec<String>) {
             steps.join(",\n  ")
         ));
     }
+}
+
+/// The coupled algorithms' state carried across events, checked on scripted sequences on 2-3
+/// subflows: ACKs (slow start and congestion avoidance), loss events (entry to recovery), RTOs
+/// and recovery exits, in a fixed pseudo-random order. The generator plays the transport:
+/// `delivered` advances before each ACK (also while in recovery, where the controller is not
+/// called), a loss event puts the subflow in recovery until its exit, an RTO leaves it in slow
+/// start with cwnd = 1, RTTs drift by a few percent.
+///
+/// Each step records the state of every subflow before it (`sf`: cwnd, ssthresh or -1 for
+/// infinity, srtt in us, in recovery, acknowledged bytes `pos`) and after it the event
+/// subflow's cwnd and ssthresh, plus the hidden state: LIA's stored alpha/w_total (`ratio`, -1
+/// = none yet) and number of recomputations (`recomp`); OLIA's l_r of every subflow (`l`), its
+/// sets B and M and alpha_r of the event subflow. The C side (host_test.c) takes every step's
+/// windows from `sf` but carries LIA's stored alpha and forced flag and OLIA's loss marks
+/// itself, from step to step, as the BPF objects do; so a missing forced recomputation, an
+/// alpha recomputed after (not before) the RTO's cut, or marks advanced at the wrong moment
+/// fail.
+fn coupled_sequences(rng: &mut Rng, out: &mut Vec<String>) {
+    let algos = ["lia", "olia", "balia", "balia-kernel"];
+    for (a, algo) in algos.iter().enumerate() {
+        for seq in 0..3 {
+            let n = 2 + ((seq + a) % 2);
+            let mut c: Box<dyn Controller>;
+            let mut lia = Lia::new(false);
+            let mut olia = Olia::new(n);
+            c = match *algo {
+                "balia" => Box::new(Balia::new(BaliaVariant::Continuous)),
+                "balia-kernel" => Box::new(Balia::new(BaliaVariant::Kernel)),
+                _ => Box::new(Lia::new(false)), // placeholder, lia/olia use the typed ones
+            };
+            let mut sfs: Vec<Subflow> = (0..n)
+                .map(|_| {
+                    let mut sf = Subflow::new(MSS);
+                    sf.cwnd = rng.uniform(4.0, 40.0).floor();
+                    let rtt = ((rng.uniform(10.0, 200.0) * 1e6) as u64) / 1000 * 1000;
+                    sf.srtt = rtt;
+                    sf.min_rtt = rtt;
+                    sf.latest_rtt = rtt;
+                    sf
+                })
+                .collect();
+            let mut steps = Vec::new();
+            for _ in 0..300 {
+                let i = (rng.next() % n as u64) as usize;
+                let before = seq_state(&sfs);
+                let roll = rng.next() % 100;
+                let ev;
+                if sfs[i].in_recovery {
+                    // Recovery: bytes are acknowledged without controller calls, then it ends.
+                    sfs[i].delivered += 1 + rng.next() % 4;
+                    if roll < 40 {
+                        ev = "exit";
+                        match *algo {
+                            "lia" => lia.on_recovery_exit(&mut sfs, i, 1),
+                            "olia" => olia.on_recovery_exit(&mut sfs, i, 1),
+                            _ => c.on_recovery_exit(&mut sfs, i, 1),
+                        }
+                        sfs[i].in_recovery = false;
+                    } else {
+                        ev = "rec_ack";
+                    }
+                } else if roll < 6 {
+                    ev = "loss";
+                    match *algo {
+                        "lia" => lia.on_congestion_event(&mut sfs, i, 1),
+                        "olia" => olia.on_congestion_event(&mut sfs, i, 1),
+                        _ => c.on_congestion_event(&mut sfs, i, 1),
+                    }
+                    sfs[i].in_recovery = true;
+                    sfs[i].loss_events += 1;
+                } else if roll < 8 {
+                    ev = "rto";
+                    match *algo {
+                        "lia" => lia.on_rto(&mut sfs, i, 1),
+                        "olia" => olia.on_rto(&mut sfs, i, 1),
+                        _ => c.on_rto(&mut sfs, i, 1),
+                    }
+                    sfs[i].loss_events += 1;
+                } else {
+                    ev = "ack";
+                    let segs = 1 + rng.next() % 2;
+                    sfs[i].delivered += segs;
+                    let drift = rng.uniform(0.97, 1.03);
+                    let rtt = (((sfs[i].srtt as f64) * drift) as u64).clamp(5_000_000, 400_000_000) / 1000 * 1000;
+                    sfs[i].srtt = rtt;
+                    let ack = Ack { acked_bytes: segs * MSS as u64, rtt_sample: Some(rtt), one_way_delay: None, now: 1 };
+                    match *algo {
+                        "lia" => lia.on_ack(&mut sfs, i, &ack),
+                        "olia" => olia.on_ack(&mut sfs, i, &ack),
+                        _ => c.on_ack(&mut sfs, i, &ack),
+                    }
+                }
+                // The state before the step, but with this step's RTT (the ACK carries it).
+                let mut rec = format!(
+                    "{{\"ev\": \"{ev}\", \"i\": {i}, \"rtt_us\": {}, \"pos\": {}, \"sf\": {before}, \"cwnd_after\": {:.17e}, \"ssthresh_after\": {}",
+                    sfs[i].srtt / 1000,
+                    sfs[i].delivered * u64::from(MSS),
+                    sfs[i].cwnd,
+                    fmt_ss(sfs[i].ssthresh)
+                );
+                if *algo == "lia" {
+                    let r = lia.alpha_over_total();
+                    rec += &format!(", \"ratio\": {}, \"recomp\": {}", if r.is_finite() { format!("{r:.17e}") } else { "-1".into() }, lia.recomputations());
+                }
+                if *algo == "olia" {
+                    let ls: Vec<String> = (0..n).map(|k| { let (a, b) = olia.inter_loss_bytes(k); a.max(b).to_string() }).collect();
+                    let (b, m) = olia.sets(&sfs, i);
+                    let bits = |v: &[bool]| v.iter().map(|&x| if x { "1" } else { "0" }).collect::<Vec<_>>().join(", ");
+                    rec += &format!(", \"l\": [{}], \"B\": [{}], \"M\": [{}], \"alpha\": {:.17e}", ls.join(", "), bits(&b), bits(&m), olia.alpha(&sfs, i));
+                }
+                rec.push('}');
+                steps.push(rec);
+            }
+            out.push(format!(
+                "{{\"algo\": \"{}\", \"event\": \"seq\", \"seq\": {seq}, \"variant\": \"{}\", \"n\": {n}, \"steps\": [\n  {}]}}",
+                if algo.starts_with("balia") { "balia" } else { algo },
+                if *algo == "balia-kernel" { "kernel" } else { "continuous" },
+                steps.join(",\n  ")
+            ));
+        }
+    }
+}
+
+fn fmt_ss(x: f64) -> String {
+    if x.is_finite() { format!("{x:.17e}") } else { "-1".into() }
+}
+
+fn seq_state(s: &[Subflow]) -> String {
+    let parts: Vec<String> = s
+        .iter()
+        .map(|sf| {
+            format!(
+                "{{\"cwnd\": {:.17e}, \"ssthresh\": {}, \"rtt_us\": {}, \"rec\": {}, \"pos\": {}}}",
+                sf.cwnd,
+                fmt_ss(sf.ssthresh),
+                sf.srtt / 1000,
+                u8::from(sf.in_recovery),
+                sf.delivered * u64::from(MSS)
+            )
+        })
+        .collect();
+    format!("[{}]", parts.join(", "))
 }

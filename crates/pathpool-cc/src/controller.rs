@@ -126,11 +126,15 @@ pub trait Controller: Send + std::fmt::Debug {
 
     /// New data acknowledged on subflow `i`.
     ///
-    /// The controllers grow the window on every call. Linux's `cong_avoid` hooks (Reno, CUBIC
-    /// and the v0.95 coupled ones) return early when the subflow is not cwnd-limited
-    /// (`tcp_is_cwnd_limited`), and RFC 9438 Section 4.6 requires such a measure of an
-    /// implementation that bases `ssthresh` on `cwnd`, as these do; that test needs the
-    /// sender's history, so it is the transport's to make.
+    /// The controllers grow the window on every call with `acked_bytes > 0`. Linux's
+    /// `cong_avoid` hooks (Reno, CUBIC and the v0.95 coupled ones) return early when the
+    /// subflow is not cwnd-limited (`tcp_is_cwnd_limited`), and RFC 9438 Section 4.6 requires
+    /// such a measure of an implementation that bases `ssthresh` on `cwnd`, as these do; that
+    /// test needs the sender's history, so it is the transport's to make. For an ACK that
+    /// arrives while the subflow is not cwnd-limited the transport passes `acked_bytes = 0`
+    /// (which must change no window): per-ACK bookkeeping read from the views still runs, as
+    /// v0.95 OLIA sets `mptcp_loss3` before its own cwnd-limited test. (`pathpool-sim` does
+    /// this.)
     fn on_ack(&mut self, subflows: &mut [Subflow], i: usize, ack: &Ack);
 
     /// A loss event (fast retransmit) on subflow `i`; set `ssthresh` and `cwnd`.
@@ -143,7 +147,9 @@ pub trait Controller: Send + std::fmt::Debug {
     /// new data is acknowledged, RFC 5681 Section 3.1 holds `ssthresh` constant and Linux
     /// (`tcp_enter_loss` in `TCP_CA_Loss` with `icsk_retransmits > 0`) neither recomputes it nor
     /// raises `CA_EVENT_LOSS`; the transport then only sets `cwnd = 1`. Calling it again would
-    /// compute `ssthresh` from the 1-segment window (Reno: `max(1/2, 2) = 2`).
+    /// compute `ssthresh` from the 1-segment window (Reno: `max(1/2, 2) = 2`). The same holds
+    /// for a timeout during fast recovery, whose congestion event already set `ssthresh` in
+    /// this window (Linux: `TCP_CA_Recovery` before `high_seq`).
     fn on_rto(&mut self, subflows: &mut [Subflow], i: usize, now: Nanos) {
         self.on_congestion_event(subflows, i, now);
         subflows[i].cwnd = MIN_CWND;

@@ -131,3 +131,19 @@ fn rsf_lb_without_loss_or_rtt_is_reno() {
     close(lb.loss_probability(0), 0.5);
     close(s[0].cwnd, 10.1); // no RTT: lambda unknown, factor 1
 }
+
+#[test]
+fn rsf_db_takes_delay_samples_from_acks_that_grow_nothing() {
+    // A transport passes acked_bytes = 0 when the subflow is not cwnd-limited (Linux
+    // tcp_is_cwnd_limited): the window must not move, but q_i must still follow the path.
+    let mut s = vec![ca(10.0, 300)];
+    let mut db = RsfDb::new(0.1, 1);
+    db.on_ack(&mut s, 0, &ack_owd(50.0));
+    let idle = pathpool_cc::Ack { acked_bytes: 0, ..ack_owd(130.0) };
+    let before = s[0].cwnd;
+    db.on_ack(&mut s, 0, &idle);
+    close(s[0].cwnd, before);
+    // q = 130 - 50 = 80 ms, so the factor is (100 - 80)/80 = 0.25.
+    close(db.q(0).unwrap(), 0.08);
+    close(db.factor(0), 0.25);
+}

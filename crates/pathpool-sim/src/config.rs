@@ -10,7 +10,7 @@ use pathpool_cc::{CcError, ParamValue, Params};
 use serde::Deserialize;
 use toml::Spanned;
 
-use crate::link::{Buffer, GilbertElliott};
+use crate::link::{Buffer, GilbertElliott, Reorder};
 use crate::time::Nanos;
 use crate::units;
 
@@ -98,6 +98,7 @@ pub struct LinkSpec {
     pub buffer: Buffer,
     pub loss: f64,
     pub gilbert: Option<GilbertElliott>,
+    pub reorder: Option<Reorder>,
 }
 
 /// How ACKs of a path come back.
@@ -231,6 +232,13 @@ struct RawGilbert {
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
+struct RawReorder {
+    probability: Spanned<Q>,
+    extra_delay: Spanned<Q>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
 struct RawLink {
     name: Spanned<String>,
     rate: Spanned<Q>,
@@ -242,6 +250,8 @@ struct RawLink {
     loss: Option<Spanned<Q>>,
     #[serde(default)]
     gilbert: Option<Spanned<RawGilbert>>,
+    #[serde(default)]
+    reorder: Option<Spanned<RawReorder>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -441,7 +451,8 @@ fn param_value(v: &toml::Value) -> Option<ParamValue> {
 
 /// Turn a serde/toml error into a ConfigError with the field path and allowed values.
 fn from_de_error(ctx: &Ctx, e: serde_path_to_error::Error<toml::de::Error>) -> ConfigError {
-    let mut path = e.path().to_string();
+    // `Spanned<T>` deserialises through a private wrapper field; it is no part of the file.
+    let mut path = e.path().to_string().replace(".$__serde_spanned_private_value", "");
     if path == "." {
         path.clear();
     }
@@ -689,7 +700,20 @@ fn validate(ctx: &Ctx, raw: RawScenario) -> Result<Scenario, ConfigError> {
                 })
             }
         };
-        links.push(LinkSpec { name: lname, rate_bps, delay, buffer, loss, gilbert });
+        let reorder = match &l.reorder {
+            None => None,
+            Some(r) => {
+                let r = r.get_ref();
+                let probability = ctx.q(&r.probability, &f("reorder.probability"), probability, "a probability in [0, 1], e.g. 0.05 or \"5%\"")?;
+                let allowed = "a time > 0, e.g. \"5ms\"";
+                let extra_delay = ctx.q(&r.extra_delay, &f("reorder.extra_delay"), duration, allowed)?;
+                if extra_delay == 0 {
+                    return Err(ctx.err(Some(r.extra_delay.span()), f("reorder.extra_delay"), "must be greater than 0", Some(allowed)));
+                }
+                Some(Reorder { probability, extra_delay })
+            }
+        };
+        links.push(LinkSpec { name: lname, rate_bps, delay, buffer, loss, gilbert, reorder });
     }
     let link_names: Vec<&str> = links.iter().map(|l| l.name.as_str()).collect();
     let find_link = |s: &Spanned<String>, field: String| -> Result<usize, ConfigError> {
@@ -799,6 +823,21 @@ fn validate(ctx: &Ctx, raw: RawScenario) -> Result<Scenario, ConfigError> {
             }
         }
         let rate_spec = if kind == FlowKind::Rate { Some(rate_spec(ctx, fl, i, path_idx.len())?) } else { None };
+        if kind == FlowKind::Rate {
+            // The rate receiver infers losses from sequence gaps, which needs FIFO paths.
+            for &p in &path_idx {
+                let back: &[usize] = match &paths[p].ack { AckRoute::Links(v) => v, AckRoute::Delay(_) => &[] };
+                if let Some(&l) = paths[p].links.iter().chain(back).find(|&&l| links[l].reorder.is_some()) {
+                    let sp = fl.paths.as_ref().map(|v| v.span()).or_else(|| fl.path.as_ref().map(|v| v.span()));
+                    return Err(ctx.err(
+                        sp,
+                        f("paths"),
+                        format!("path {:?} crosses link {:?}, which reorders; a rate flow needs FIFO paths (its receiver counts sequence gaps as losses)", paths[p].name, links[l].name),
+                        Some("paths whose links have no `reorder`"),
+                    ));
+                }
+            }
+        }
         if kind == FlowKind::Rate {
             // Checked by rate_spec; a rate flow has no congestion controller.
         } else if let Err(e) = pathpool_cc::build(&algorithm, &params, path_idx.len()) {

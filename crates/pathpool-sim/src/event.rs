@@ -9,7 +9,8 @@
 //! schedule its own next departure. A lane keeps the sequence number each packet got when it
 //! was scheduled, so the pop order is exactly that of one heap holding every event; but the heap
 //! holds a few hundred entries instead of every packet in flight, and appending to a non-empty
-//! lane costs no heap operation at all.
+//! lane costs no heap operation at all. A packet that leaves FIFO order (held back by a link's
+//! `reorder`) is scheduled with [`EventQueue::push`] as an event of its own, never in a lane.
 
 use std::cmp::Ordering;
 use std::collections::binary_heap::PeekMut;

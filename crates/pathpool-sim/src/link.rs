@@ -30,6 +30,18 @@ pub struct GilbertElliott {
     pub loss_bad: f64,
 }
 
+/// Subflow-level reordering: each packet the link accepts is, with probability `probability`,
+/// held back `extra_delay` beyond its propagation delay, so packets that leave the link after
+/// it can arrive first. (netem's `reorder` is the mirror image: there the selected packets skip
+/// the configured delay and the rest take it. Here the link's own delay stays the base for every
+/// packet, so turning reordering on never makes a path faster.) The extra delay does not occupy
+/// the transmitter or the buffer.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Reorder {
+    pub probability: f64,
+    pub extra_delay: Nanos,
+}
+
 #[derive(Clone, Copy, Debug)]
 struct GeState {
     p: Chance,
@@ -55,6 +67,10 @@ pub struct Link {
     loss: Chance,
     ge: Option<GeState>,
     rng: Stream,
+    reorder: Chance,
+    reorder_delay: Nanos,
+    /// Its own stream, so that turning reordering on changes no loss draw.
+    reorder_rng: Stream,
     /// Departure (end of transmission) time and size of every packet in the buffer, oldest first.
     q: VecDeque<(Nanos, u32)>,
     q_bytes: u64,
@@ -67,6 +83,8 @@ pub struct Link {
     pub accepted: u64,
     pub queue_drops: u64,
     pub random_drops: u64,
+    /// Packets held back by `Reorder`.
+    pub reordered: u64,
     /// Sum of transmission times of accepted packets (clipped to the run at the end).
     busy_ns: u128,
     /// Integral of queue bytes over time, as sum(bytes * residence).
@@ -75,6 +93,7 @@ pub struct Link {
 }
 
 impl Link {
+    #[allow(clippy::too_many_arguments)]
     pub fn new(
         name: String,
         rate_bps: u64,
@@ -82,7 +101,9 @@ impl Link {
         buffer: Buffer,
         loss: f64,
         ge: Option<GilbertElliott>,
+        reorder: Option<Reorder>,
         rng: Stream,
+        reorder_rng: Stream,
     ) -> Self {
         Link {
             name,
@@ -98,6 +119,9 @@ impl Link {
                 in_bad: false,
             }),
             rng,
+            reorder: Chance::new(reorder.map_or(0.0, |r| if r.extra_delay > 0 { r.probability } else { 0.0 })),
+            reorder_delay: reorder.map_or(0, |r| r.extra_delay),
+            reorder_rng,
             q: VecDeque::with_capacity(256),
             q_bytes: 0,
             busy_until: 0,
@@ -106,6 +130,7 @@ impl Link {
             accepted: 0,
             queue_drops: 0,
             random_drops: 0,
+            reordered: 0,
             busy_ns: 0,
             q_integral: 0,
             max_q_bytes: 0,
@@ -158,6 +183,17 @@ impl Link {
         self.busy_ns += u128::from(tx);
         self.q_integral += u128::from(wire) * u128::from(depart - now);
         Ok(depart + self.delay)
+    }
+
+    /// Extra delay for the packet just accepted: `extra_delay` if it is picked for reordering,
+    /// else 0 (the packet then arrives in FIFO order).
+    #[inline]
+    pub fn reorder_extra(&mut self) -> Nanos {
+        if self.reorder.is_never() || !self.reorder.hit(&mut self.reorder_rng) {
+            return 0;
+        }
+        self.reordered += 1;
+        self.reorder_delay
     }
 
     #[inline]
@@ -226,7 +262,7 @@ mod tests {
     use super::*;
 
     fn link(buf: Buffer, loss: f64) -> Link {
-        Link::new("l".into(), 8_000_000, 1_000_000, buf, loss, None, Stream::new(1, "link", "l"))
+        Link::new("l".into(), 8_000_000, 1_000_000, buf, loss, None, None, Stream::new(1, "link", "l"), Stream::new(1, "reorder", "l"))
     }
 
     #[test]
@@ -266,6 +302,43 @@ mod tests {
         assert!((l.mean_queue_bytes(4_000_000) - 750.0).abs() < 1e-9);
         // Clipped at 1 ms: both held for the whole first ms -> 2000 bytes.
         assert!((l.mean_queue_bytes(1_000_000) - 2000.0).abs() < 1e-9);
+    }
+
+    /// Offer `n` packets to a link with Gilbert-Elliott loss; returns the loss rate and the
+    /// mean length of runs of consecutive losses.
+    fn gilbert_run(g: GilbertElliott, n: u64) -> (f64, f64) {
+        let mut l = Link::new("ge".into(), 8_000_000, 0, Buffer::Packets(u32::MAX), 0.0, Some(g), None, Stream::new(3, "link", "ge"), Stream::new(3, "reorder", "ge"));
+        let (mut lost, mut runs, mut prev) = (0u64, 0u64, false);
+        for i in 0..n {
+            // 1000 bytes take 1 ms: 2 ms apart, the queue never holds more than one packet.
+            let drop = l.offer(i * 2_000_000, 1000) == Err(Drop::Random);
+            lost += u64::from(drop);
+            runs += u64::from(drop && !prev);
+            prev = drop;
+        }
+        (lost as f64 / n as f64, lost as f64 / runs as f64)
+    }
+
+    /// Gilbert-Elliott as netem's `gemodel` (transition, then lose with the new state's
+    /// probability). Per packet the state is a two-state Markov chain with P(good -> bad) = p,
+    /// P(bad -> good) = r, so the stationary probabilities are pi_bad = p/(p+r), pi_good =
+    /// r/(p+r), the long-run loss rate is loss_good pi_good + loss_bad pi_bad, and a stay in the
+    /// bad state lasts a geometric number of packets with mean 1/r.
+    #[test]
+    fn gilbert_elliott_matches_its_stationary_distribution() {
+        // Gilbert's special case (loss_good = 0, loss_bad = 1): loss runs are exactly the bad
+        // stays, mean 1/r = 4 packets; loss rate pi_bad = 0.01/0.26.
+        let (rate, burst) = gilbert_run(GilbertElliott { p: 0.01, r: 0.25, loss_good: 0.0, loss_bad: 1.0 }, 2_000_000);
+        // Tolerances are about 6 standard errors: the loss indicator is autocorrelated
+        // (lambda = 1 - p - r = 0.74, variance factor (1 + lambda)/(1 - lambda) = 6.7), sd of
+        // the rate ~3.5e-4; burst lengths have variance (1-r)/r^2 = 12 over ~19000 bursts.
+        assert!((rate - 0.01 / 0.26).abs() < 0.002, "loss rate {rate}");
+        assert!((burst - 4.0).abs() < 0.15, "mean burst {burst}");
+        // The general case: lossy good state, partly lossy bad state.
+        let (p, r, lg, lb) = (0.05, 0.3, 0.02, 0.6);
+        let (rate, _) = gilbert_run(GilbertElliott { p, r, loss_good: lg, loss_bad: lb }, 2_000_000);
+        let expect = lg * r / (p + r) + lb * p / (p + r); // 0.102857
+        assert!((rate - expect).abs() < 0.003, "loss rate {rate}, stationary {expect}");
     }
 
     #[test]

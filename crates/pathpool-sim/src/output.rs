@@ -63,7 +63,10 @@ pub struct SubflowRecord {
     pub sent_packets: u64,
     pub retransmitted_packets: u64,
     pub lost_packets: u64,
+    /// Window reductions: fast-recovery entries plus the timeouts that reduced `ssthresh` (a
+    /// re-expiry without progress, or a timeout during fast recovery, does not).
     pub loss_events: u64,
+    /// Retransmission timer expiries, each backed-off re-expiry included.
     pub rto_count: u64,
     pub mean_rtt_s: f64,
     pub min_rtt_s: f64,

@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-use pathpool_cc::{Ack, Subflow};
+use pathpool_cc::{Ack, Subflow, MIN_CWND};
 
 use crate::config::{AckRoute, App, FlowKind, Scenario};
 use crate::event::{Ev, EventQueue};
@@ -72,7 +72,10 @@ impl World {
         let links: Vec<Link> = sc
             .links
             .iter()
-            .map(|l| Link::new(l.name.clone(), l.rate_bps, l.delay, l.buffer, l.loss, l.gilbert, Stream::new(seed, "link", &l.name)))
+            .map(|l| {
+                let rng = Stream::new(seed, "link", &l.name);
+                Link::new(l.name.clone(), l.rate_bps, l.delay, l.buffer, l.loss, l.gilbert, l.reorder, rng, Stream::new(seed, "link-reorder", &l.name))
+            })
             .collect();
         let mut routes = Vec::with_capacity(sc.paths.len() * 2);
         for p in &sc.paths {
@@ -253,7 +256,13 @@ impl World {
             match self.links[l].offer(self.now, wire) {
                 Ok(at) => {
                     self.pool.get_mut(pid).hop += 1;
-                    self.q.push_lane(l as u32, at, pid);
+                    let extra = self.links[l].reorder_extra();
+                    if extra == 0 {
+                        self.q.push_lane(l as u32, at, pid);
+                    } else {
+                        // Overtaken by later packets: off the link's FIFO lane, into the heap.
+                        self.q.push(at + extra, Ev::Arrive(pid));
+                    }
                 }
                 Err(_) => {
                     let p = self.pool.get(pid);
@@ -423,6 +432,8 @@ impl World {
         if eff.advanced {
             // RFC 6298 (5.2)/(5.3): stop the timer when all is acknowledged, else restart it.
             s.rto_deadline = if s.outstanding() > 0 { now + s.rto } else { 0 };
+            // Progress ends a run of timeouts (Linux clears `icsk_retransmits` in `tcp_ack`).
+            s.rto_backoffs = 0;
         }
         let v = &mut conn.views[i];
         v.delivered += u64::from(eff.segs);
@@ -462,8 +473,15 @@ impl World {
                 self.send_segment(c, i, seq, None);
             }
         } else if eff.segs > 0 && !s.in_recovery {
+            // Window growth only while the window limits the sender (Linux: every `cong_avoid`
+            // hook returns early unless `tcp_is_cwnd_limited`; RFC 9438 Section 4.6). Otherwise
+            // the controller still sees the ACK, with nothing to grow on (`acked_bytes = 0`
+            // changes no window), so bookkeeping read from the views keeps running (OLIA's
+            // byte position: v0.95 sets `mptcp_loss3` before its own cwnd-limited test).
+            let v = &conn.views[i];
+            let acked_bytes = if s.is_cwnd_limited(v.cwnd, v.ssthresh) { eff.bytes } else { 0 };
             Self::account_cwnd(conn, i, now);
-            let ack = Ack { acked_bytes: eff.bytes, rtt_sample: rtt, one_way_delay: Some(owd), now };
+            let ack = Ack { acked_bytes, rtt_sample: rtt, one_way_delay: Some(owd), now };
             conn.ctrl.on_ack(&mut conn.views, i, &ack);
         }
         let conn = &mut self.conns[c];
@@ -490,19 +508,32 @@ impl World {
             s.rto_deadline = 0;
             return;
         }
-        // RFC 6298 (5.4)-(5.6) and Linux tcp_enter_loss.
+        // RFC 6298 (5.4)-(5.6) and Linux tcp_enter_loss. ssthresh is reduced only if it has not
+        // been reduced in this window already (RFC 5681 Section 3.1: "ssthresh is held
+        // constant" on a repeated timeout of the same segment); Linux's test is
+        //   state <= Disorder || snd_una >= high_seq || (state == Loss && icsk_retransmits == 0)
+        // i.e. not during fast recovery (which reduced it) and not on a re-expiry with no
+        // cumulative progress since the previous one. (`in_recovery` / `in_loss` are cleared
+        // once `snd_una` passes their high_seq, so they stand for "before high_seq".)
+        let reduce = !(s.in_recovery || (s.in_loss && s.rto_backoffs > 0));
         s.rto_count += 1;
+        s.rto_backoffs += 1;
         let newly = s.mark_all_lost();
         s.in_recovery = false;
         s.in_loss = true;
         s.loss_point = s.snd_nxt;
         let v = &mut conn.views[i];
         v.lost += u64::from(newly);
-        v.loss_events += 1;
         v.in_recovery = false;
         v.in_flight = s.pipe;
         Self::account_cwnd(conn, i, now);
-        conn.ctrl.on_rto(&mut conn.views, i, now);
+        if reduce {
+            conn.views[i].loss_events += 1;
+            conn.ctrl.on_rto(&mut conn.views, i, now);
+        } else {
+            // Linux: `snd_cwnd = packets_in_flight + 1`, and every segment is now lost.
+            conn.views[i].cwnd = MIN_CWND;
+        }
         let s = &mut conn.snd[i];
         s.backoff();
         s.rto_deadline = now + s.rto;
@@ -593,10 +624,15 @@ impl World {
                 }
             }
         }
+        // Did data wait for room in a window (rather than the window for data)?
+        let mut blocked = false;
         loop {
             let conn = &mut self.conns[c];
             let Some((dsn, reinjection)) = conn.next_data() else { break };
-            let Some(i) = conn.pick_subflow() else { break };
+            let Some(i) = conn.pick_subflow() else {
+                blocked = true;
+                break;
+            };
             if reinjection {
                 conn.reinject.pop_front();
                 conn.reinjected += 1;
@@ -605,7 +641,21 @@ impl World {
             }
             let len = conn.seg_len(dsn);
             let seq = conn.snd[i].push_new(dsn, len, now);
+            conn.snd[i].sent_in_pass = true;
             self.send_segment(c, i, seq, Some((dsn, len)));
+        }
+        // Linux `tcp_cwnd_validate` after a write pass, per subflow as v0.95's
+        // `mptcp_write_xmit` does: for each subflow that sent new data, and (as a single-path
+        // `tcp_write_xmit` does when its window test fails) each one whose full window held
+        // back waiting data. The flag says whether the window was full (`pipe >= cwnd`).
+        let conn = &mut self.conns[c];
+        for i in 0..k {
+            let full = !conn.has_room(i);
+            let waited = blocked && full && conn.views[i].active && !(k > 1 && conn.snd[i].in_loss);
+            let s = &mut conn.snd[i];
+            if std::mem::take(&mut s.sent_in_pass) || waited {
+                s.cwnd_validate(full);
+            }
         }
     }
 
@@ -629,6 +679,7 @@ impl World {
                 self.series.push(self.seed, t, "subflow", &id, "in_flight", f64::from(v.in_flight));
             }
         }
+        self.rate_sample(t, dt);
         for l in self.links.iter_mut() {
             let qb = l.queue_bytes(now);
             self.series.push(self.seed, t, "link", &l.name, "queue_bytes", qb as f64);
@@ -747,5 +798,93 @@ impl World {
         };
         out.series = std::mem::take(&mut self.series);
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One Reno flow over a path that loses everything: no ACK ever comes back, so the timer
+    /// fires at 1 s (RFC 6298 initial RTO), 3 s, 7 s (backed off 2 s, 4 s).
+    fn blackhole() -> World {
+        let sc = Scenario::from_toml_str(
+            r#"
+name = "blackhole"
+duration = "20s"
+[[links]]
+name = "l"
+rate = "10Mbps"
+delay = "10ms"
+loss = 1.0
+[[paths]]
+name = "p"
+links = ["l"]
+[[flows]]
+name = "f"
+kind = "tcp"
+path = "p"
+send_jitter = 0
+"#,
+            "test",
+        )
+        .unwrap();
+        World::build(&sc, 1).unwrap()
+    }
+
+    fn state(w: &World) -> (f64, f64, u64, u64) {
+        let (v, s) = (&w.conns[0].views[0], &w.conns[0].snd[0]);
+        (v.cwnd, v.ssthresh, s.rto_count, v.loss_events)
+    }
+
+    #[test]
+    fn repeated_timeouts_keep_the_first_ssthresh() {
+        let mut w = blackhole();
+        w.run_until(secs_ns(0.5), &mut |_| {});
+        assert_eq!(state(&w), (10.0, f64::INFINITY, 0, 0));
+        // First expiry: Reno's ssthresh = max(10/2, 2) = 5, cwnd = 1.
+        w.run_until(secs_ns(1.5), &mut |_| {});
+        assert_eq!(state(&w), (1.0, 5.0, 1, 1));
+        // Re-expiries with no progress (RFC 5681 3.1, Linux tcp_enter_loss): ssthresh stays 5
+        // (recomputing it from cwnd = 1 would give max(1/2, 2) = 2); one loss event.
+        w.run_until(secs_ns(3.5), &mut |_| {});
+        assert_eq!(state(&w), (1.0, 5.0, 2, 1));
+        w.run_until(secs_ns(7.5), &mut |_| {});
+        assert_eq!(state(&w), (1.0, 5.0, 3, 1));
+    }
+
+    #[test]
+    fn timeout_after_progress_reduces_again() {
+        let mut w = blackhole();
+        w.run_until(secs_ns(1.5), &mut |_| {});
+        assert_eq!(state(&w), (1.0, 5.0, 1, 1));
+        // As if an ACK had advanced snd_una (clearing Linux's icsk_retransmits) and slow start
+        // had regrown the window to 8, still in loss state: the next expiry is a new reduction.
+        w.conns[0].snd[0].rto_backoffs = 0;
+        w.conns[0].views[0].cwnd = 8.0;
+        w.run_until(secs_ns(3.5), &mut |_| {});
+        assert_eq!(state(&w), (1.0, 4.0, 2, 2));
+    }
+
+    #[test]
+    fn timeout_in_fast_recovery_keeps_its_ssthresh() {
+        let mut w = blackhole();
+        w.run_until(secs_ns(0.5), &mut |_| {});
+        // Put the subflow in fast recovery with ssthresh = cwnd = 7, as a congestion event
+        // would, before the timer fires: ssthresh was already reduced in this window (Linux
+        // tcp_enter_loss from TCP_CA_Recovery before high_seq), so it stays 7.
+        let conn = &mut w.conns[0];
+        conn.snd[0].in_recovery = true;
+        conn.snd[0].recovery_point = conn.snd[0].snd_nxt;
+        conn.views[0].in_recovery = true;
+        conn.views[0].ssthresh = 7.0;
+        conn.views[0].cwnd = 7.0;
+        w.run_until(secs_ns(1.5), &mut |_| {});
+        assert_eq!(state(&w), (1.0, 7.0, 1, 0));
+        assert!(!w.conns[0].views[0].in_recovery && w.conns[0].snd[0].in_loss);
+    }
+
+    fn secs_ns(s: f64) -> Nanos {
+        (s * 1e9) as Nanos
     }
 }

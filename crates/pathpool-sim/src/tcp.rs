@@ -98,6 +98,18 @@ pub struct Sender {
     /// After an RTO, until `snd_una` passes `loss_point` (Linux `TCP_CA_Loss`).
     pub in_loss: bool,
     pub loss_point: u64,
+    /// Timer expiries since the cumulative ACK point last advanced (Linux `icsk_retransmits`):
+    /// a re-expiry with this > 0 is the same loss episode, and keeps `ssthresh`.
+    pub rto_backoffs: u32,
+    // Linux cwnd-limited tracking (`tcp_cwnd_validate`), see `cwnd_validate`.
+    /// The sender was blocked by its window in the window now being acknowledged.
+    pub cwnd_limited: bool,
+    /// Largest `packets_out` (`snd_nxt - snd_una`) seen in that window.
+    pub max_packets_out: u64,
+    /// The window ends when `snd_una` reaches this (Linux `cwnd_usage_seq`).
+    pub cwnd_usage_seq: u64,
+    /// New data went out on this subflow in the current send pass.
+    pub sent_in_pass: bool,
     // RFC 6298 state.
     srtt: f64,
     /// `srtt` rounded to whole nanoseconds (read per ACK and per scheduling decision).
@@ -139,6 +151,11 @@ impl Default for Sender {
             recovery_point: 0,
             in_loss: false,
             loss_point: 0,
+            rto_backoffs: 0,
+            cwnd_limited: false,
+            max_packets_out: 0,
+            cwnd_usage_seq: 0,
+            sent_in_pass: false,
             srtt: 0.0,
             srtt_ns: 0,
             rttvar: 0.0,
@@ -330,6 +347,30 @@ impl Sender {
         newly
     }
 
+    /// After a send pass: remember whether the window limited it (Linux `tcp_cwnd_validate`,
+    /// net/ipv4/tcp_output.c, as since the 2022 fix "tcp: fix tcp_cwnd_validate() to not forget
+    /// is_cwnd_limited"). Within one window (until `snd_una` passes the `snd_nxt` of the pass
+    /// that opened it), a pass that was window-limited sets the flag and one that was not can
+    /// only raise `max_packets_out`; the first pass of the next window starts afresh.
+    #[inline]
+    pub fn cwnd_validate(&mut self, window_limited: bool) {
+        let packets_out = self.outstanding();
+        if self.snd_una >= self.cwnd_usage_seq || window_limited || (!self.cwnd_limited && packets_out > self.max_packets_out) {
+            self.cwnd_limited = window_limited;
+            self.max_packets_out = packets_out;
+            self.cwnd_usage_seq = self.snd_nxt;
+        }
+    }
+
+    /// Linux `tcp_is_cwnd_limited`: may an ACK grow the window? Yes if the window limited the
+    /// sender in the current window; in slow start also while `cwnd < 2 * max_packets_out`
+    /// ("ensure cwnd grows to twice what was ACKed"). Linux compares its integer `snd_cwnd`;
+    /// `floor(cwnd) < n` is `cwnd < n` for an integer `n`.
+    #[inline]
+    pub fn is_cwnd_limited(&self, cwnd: f64, ssthresh: f64) -> bool {
+        self.cwnd_limited || (cwnd < ssthresh && cwnd < 2.0 * self.max_packets_out as f64)
+    }
+
     /// RFC 6298 (2.2)/(2.3): update SRTT, RTTVAR and RTO from one sample.
     pub fn rtt_sample(&mut self, r: Nanos) {
         let r = r as f64;
@@ -512,6 +553,44 @@ mod tests {
         assert_eq!((e.segs, e.bytes, e.advanced), (1, 1000, true));
         assert_eq!(s.pipe, 6);
         assert_eq!(s.snd_una, 4);
+    }
+
+    #[test]
+    fn cwnd_limited_tracking_follows_linux() {
+        let mut s = sender_with(10);
+        // The initial window went out and filled cwnd = 10.
+        s.cwnd_validate(true);
+        assert_eq!((s.cwnd_limited, s.max_packets_out, s.cwnd_usage_seq), (true, 10, 10));
+        assert!(s.is_cwnd_limited(10.0, f64::INFINITY) && s.is_cwnd_limited(10.0, 5.0));
+        // All acknowledged; the next pass sends 5 with room left: a new window starts afresh.
+        s.on_ack(10, &[]);
+        for d in 10..15 {
+            s.push_new(d, 1000, 0);
+        }
+        s.cwnd_validate(false);
+        assert_eq!((s.cwnd_limited, s.max_packets_out, s.cwnd_usage_seq), (false, 5, 15));
+        // Slow start may still grow while cwnd < 2 * max_packets_out; congestion avoidance not.
+        assert!(s.is_cwnd_limited(9.0, f64::INFINITY));
+        assert!(!s.is_cwnd_limited(10.0, f64::INFINITY));
+        assert!(!s.is_cwnd_limited(9.0, 5.0));
+        // Same window (snd_una 10 < 15): more outstanding raises the maximum.
+        for d in 15..18 {
+            s.push_new(d, 1000, 0);
+        }
+        s.cwnd_validate(false);
+        assert_eq!((s.cwnd_limited, s.max_packets_out, s.cwnd_usage_seq), (false, 8, 18));
+        // A window-limited pass sets the flag, and a later unlimited pass in the same window
+        // does not clear it (the 2022 Linux fix), even with more outstanding.
+        s.cwnd_validate(true);
+        assert!(s.cwnd_limited);
+        s.push_new(18, 1000, 0);
+        s.cwnd_validate(false);
+        assert_eq!((s.cwnd_limited, s.max_packets_out, s.cwnd_usage_seq), (true, 8, 18));
+        assert!(s.is_cwnd_limited(100.0, 5.0));
+        // Once snd_una reaches 18 the window is over: the next pass decides again.
+        s.on_ack(18, &[]);
+        s.cwnd_validate(false);
+        assert_eq!((s.cwnd_limited, s.max_packets_out, s.cwnd_usage_seq), (false, 1, 19));
     }
 
     #[test]

@@ -92,3 +92,31 @@ fn bad_units_and_references() {
     let e = err("name = \"x\"\nduration = [1\n");
     assert_eq!(e.line, Some(2));
 }
+
+#[test]
+fn reorder_is_validated_with_field_names() {
+    let with = |r: &str| GOOD.replace("delay = \"10ms\"", &format!("delay = \"10ms\"\nreorder = {r}"));
+    let sc = Scenario::from_toml_str(&with("{ probability = \"5%\", extra_delay = \"4ms\" }"), "ok.toml").unwrap();
+    let r = sc.links[0].reorder.unwrap();
+    assert_eq!((r.probability, r.extra_delay), (0.05, 4_000_000));
+    assert_eq!(Scenario::from_toml_str(GOOD, "ok.toml").unwrap().links[0].reorder, None);
+
+    let e = err(&with("{ probability = 1.5, extra_delay = \"4ms\" }"));
+    assert_eq!((e.field.as_str(), e.line), ("links[0].reorder.probability", Some(8)));
+    assert!(e.allowed.unwrap().contains("[0, 1]"));
+    let e = err(&with("{ probability = 0.1, extra_delay = 0 }"));
+    assert_eq!(e.field, "links[0].reorder.extra_delay");
+    assert!(e.allowed.unwrap().contains("> 0"));
+    let e = err(&with("{ probability = 0.1 }"));
+    assert_eq!((e.field.as_str(), e.line), ("links[0].reorder.extra_delay", Some(8)));
+    assert!(e.message.contains("missing"), "{}", e.message);
+    let e = err(&with("{ probability = 0.1, extra_delay = \"1ms\", gap = 5 }"));
+    assert_eq!(e.field, "links[0].reorder.gap");
+
+    // A rate flow's receiver counts sequence gaps as losses: its paths must be FIFO.
+    let rate = with("{ probability = 0.1, extra_delay = \"1ms\" }")
+        .replace("kind = \"tcp\"\npath = \"p\"\nalgorithm = \"reno\"", "kind = \"rate\"\npaths = [\"p\"]\nrates = [100]");
+    let e = err(&rate);
+    assert_eq!(e.field, "flows[0].paths");
+    assert!(e.message.contains("reorders"), "{}", e.message);
+}

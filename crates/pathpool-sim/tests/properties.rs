@@ -1,5 +1,5 @@
 //! Invariants that must hold for any scenario: exactly-once in-order delivery, packet
-//! conservation, determinism.
+//! conservation, determinism; under random loss and random reordering on data and ACK links.
 
 use pathpool_sim::{run, RunOutput, Scenario};
 use proptest::prelude::*;
@@ -14,6 +14,9 @@ struct LinkP {
     delay_ms: u32,
     buffer: u32,
     loss_permille: u32,
+    /// Probability (per mille) that a packet is held back `reorder_ms` and overtaken.
+    reorder_permille: u32,
+    reorder_ms: u32,
 }
 
 #[derive(Clone, Debug)]
@@ -29,8 +32,18 @@ struct Topo {
 }
 
 fn topo() -> impl Strategy<Value = Topo> {
-    let link = (1u32..50, 1u32..60, 3u32..80, 0u32..60)
-        .prop_map(|(rate_mbps, delay_ms, buffer, loss_permille)| LinkP { rate_mbps, delay_ms, buffer, loss_permille });
+    // Half the links reorder, up to 30% of their packets by up to 40 ms.
+    let reorder = prop_oneof![Just((0u32, 0u32)), (1u32..300, 1u32..40)];
+    let link = (1u32..50, 1u32..60, 3u32..80, 0u32..60, reorder).prop_map(
+        |(rate_mbps, delay_ms, buffer, loss_permille, (reorder_permille, reorder_ms))| LinkP {
+            rate_mbps,
+            delay_ms,
+            buffer,
+            loss_permille,
+            reorder_permille,
+            reorder_ms,
+        },
+    );
     (prop::collection::vec(link, 1..5), 1usize..4).prop_flat_map(|(links, k)| {
         let n = links.len();
         let path = (prop::collection::vec(0..n, 1..3), any::<bool>());
@@ -68,6 +81,13 @@ fn toml_of(t: &Topo) -> String {
             l.buffer,
             f64::from(l.loss_permille) / 1000.0
         );
+        if l.reorder_permille > 0 {
+            s += &format!(
+                "reorder = {{ probability = {}, extra_delay = \"{}ms\" }}\n",
+                f64::from(l.reorder_permille) / 1000.0,
+                l.reorder_ms
+            );
+        }
     }
     for (i, (ls, ack_links)) in t.paths.iter().enumerate() {
         let names: Vec<String> = ls.iter().map(|l| format!("\"l{l}\"")).collect();
@@ -158,6 +178,7 @@ rate = "5Mbps"
 delay = "40ms"
 buffer = "40KB"
 gilbert = { p = 0.01, r = 0.3, loss_bad = 0.5 }
+reorder = { probability = "2%", extra_delay = "15ms" }
 [[paths]]
 name = "pa"
 links = ["a"]

@@ -105,8 +105,17 @@ TABLES: dict[str, tuple[Column, ...]] = {
 
 #: Time-series metrics per entity, with units (the simulator samples every ``metrics.interval``).
 SERIES_METRICS: dict[str, dict[str, str]] = {
-    "flow": {"goodput_bps": "bit/s (delivered to the application since the previous sample)"},
-    "subflow": {"cwnd": "segments", "srtt_s": "s (smoothed RTT)", "in_flight": "packets"},
+    "flow": {
+        "goodput_bps": "bit/s (delivered to the application since the previous sample; for a rate "
+        "flow, source bytes decoded in time)"
+    },
+    "subflow": {
+        "cwnd": "segments",
+        "srtt_s": "s (smoothed RTT)",
+        "in_flight": "packets",
+        "rate_pps": "packets/s (rate flows: the pacing rate in force on the path)",
+        "throughput_bps": "bit/s (rate flows: wire bytes sent on the path since the previous sample)",
+    },
     "link": {"queue_bytes": "bytes"},
 }
 

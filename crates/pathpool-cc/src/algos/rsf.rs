@@ -114,9 +114,8 @@ impl Controller for RsfDb {
     }
 
     fn on_ack(&mut self, subflows: &mut [Subflow], i: usize, ack: &Ack) {
-        if ack.acked_bytes == 0 {
-            return;
-        }
+        // The delay sample is taken even from an ACK that grows nothing (acked_bytes == 0, which
+        // a transport passes when the subflow is not cwnd-limited): q_i must track the path.
         self.observe(&subflows[i], i, ack);
         if !slow_start_or_ca(&mut subflows[i], ack) {
             return;
