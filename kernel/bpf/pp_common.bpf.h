@@ -31,6 +31,11 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 
+/* LIA's ratio runs as a global BPF function (defined below; see pp_g_lia_ratio). */
+struct pp_vset;
+__u64 pp_g_lia_ratio(struct pp_vset *s, int i);
+#define PP_LIA_RATIO_OF(vs, i) pp_g_lia_ratio((vs), (i))
+
 #include "pp_cc_math.h"
 #include "pp_tunables.h"
 
@@ -71,7 +76,7 @@ struct pp_slot {
 
 struct pp_conn_state {
 	struct pp_slot s[PP_MAX_SF];
-	__u64 alpha_q32; /* LIA: alpha / w_total (q32) at the last recomputation (v0.95) */
+	struct pp_lia_state lia; /* LIA: alpha / w_total at the last recomputation, forced flag */
 	__u32 refs;
 	__u32 pad;
 };
@@ -87,14 +92,15 @@ struct {
 struct pp_ca {
 	__u64 conn;      /* mptcp_sock pointer, 0 for plain TCP */
 	__u64 frac;      /* q32 fractional window */
-	__u64 loss1;     /* OLIA: bytes_acked at the loss before last */
-	__u64 loss2;     /* OLIA: bytes_acked at the last loss */
+	struct pp_olia_marks marks; /* OLIA: bytes_acked at the last two losses and last ACK */
 	__u32 slot;
 	__u32 state;     /* last TCP_CA_* seen in set_state */
 	__u32 last_rtt_us;
 	__u32 pad;
 	struct pp_loss_est lest; /* RSF-LB's loss-probability estimate */
 };
+
+_Static_assert(sizeof(struct pp_ca) <= 104, "pp_ca must fit in icsk_ca_priv");
 
 static __always_inline struct inet_connection_sock *pp_csk(struct sock *sk)
 {
@@ -153,15 +159,12 @@ static __always_inline void pp_publish(struct sock *sk, struct pp_ca *ca, struct
 {
 	struct tcp_sock *tp = pp_tp(sk);
 	__u32 k = ca->slot;
-	__u64 l1, l2;
 
 	if (!st || k >= PP_MAX_SF)
 		return;
 	st->s[k].w = pp_own_window(sk, ca);
 	st->s[k].rtt_us = tp->srtt_us >> 3;
-	l1 = ca->loss2 - ca->loss1;
-	l2 = tp->bytes_acked - ca->loss2;
-	st->s[k].lr = l1 > l2 ? l1 : l2;
+	st->s[k].lr = pp_olia_marks_l(&ca->marks);
 	st->s[k].active = 1;
 }
 
@@ -183,10 +186,6 @@ static __always_inline void pp_views(struct pp_conn_state *st, struct pp_sf_view
  * arguments instead of once per path through every caller, which otherwise exceeds its
  * one-million-instruction budget (8 subflows x several data-dependent branches per loop).
  */
-struct pp_vset {
-	struct pp_sf_view v[PP_MAX_SF];
-};
-
 __noinline __u64 pp_g_lia_ratio(struct pp_vset *s, int i)
 {
 	if (!s || i < 0 || i >= PP_MAX_SF)
@@ -222,7 +221,7 @@ static __always_inline void pp_lia_recalc(struct pp_ca *ca, struct pp_conn_state
 	if (!st || ca->slot >= PP_MAX_SF)
 		return;
 	pp_views(st, vs.v);
-	st->alpha_q32 = pp_g_lia_ratio(&vs, ca->slot);
+	pp_lia_ss_ack(&st->lia, &vs, ca->slot);
 }
 
 static __always_inline void pp_rsflb_observe(struct sock *sk, struct pp_ca *ca)
@@ -241,8 +240,7 @@ void BPF_PROG(pp_init, struct sock *sk)
 	int k;
 
 	ca->frac = 0;
-	ca->loss1 = 0;
-	ca->loss2 = pp_tp(sk)->bytes_acked;
+	pp_olia_marks_init(&ca->marks, pp_tp(sk)->bytes_acked);
 	ca->slot = PP_MAX_SF;
 	ca->state = TCP_CA_Open_;
 	ca->last_rtt_us = 0;
@@ -253,7 +251,7 @@ void BPF_PROG(pp_init, struct sock *sk)
 		return;
 	st = bpf_map_lookup_elem(&pp_conns, &key);
 	if (!st) {
-		zero.alpha_q32 = (__u64)PP_INC_ONE;
+		pp_lia_init(&zero.lia);
 		bpf_map_update_elem(&pp_conns, &key, &zero, BPF_NOEXIST);
 		st = bpf_map_lookup_elem(&pp_conns, &key);
 		if (!st)
@@ -313,13 +311,11 @@ __u32 BPF_PROG(pp_ssthresh, struct sock *sk)
 	__u64 s;
 
 	pp_rsflb_observe(sk, ca);
-	s = pp_algo_ssthresh(sk, ca, st) >> 16;
+	s = pp_algo_ssthresh(sk, ca, st);
 
 	/* The kernel keeps whole segments; the model's fraction of ssthresh is dropped here. */
 	ca->frac = 0;
-	if (s < 1)
-		s = 1;
-	return (__u32)s;
+	return pp_ssthresh_segs(s, pp_tp(sk)->snd_cwnd_clamp);
 }
 
 SEC("struct_ops/pp_set_state")
@@ -330,17 +326,43 @@ void BPF_PROG(pp_set_state, struct sock *sk, __u8 new_state)
 
 	if ((new_state == TCP_CA_Recovery_ || new_state == TCP_CA_Loss_) &&
 	    ca->state != TCP_CA_Recovery_ && ca->state != TCP_CA_Loss_) {
-		/* OLIA's loss marks advance on entry to recovery/loss (v0.95 mptcp_olia). */
-		ca->loss1 = ca->loss2;
-		ca->loss2 = pp_tp(sk)->bytes_acked;
+		/* OLIA's loss marks advance on entry to recovery/loss (v0.95 mptcp_olia), to the
+		 * position of the last ACK cong_avoid saw, if it moved since the last mark. */
+		pp_olia_marks_loss(&ca->marks);
 	}
+#if PP_ALGO == PP_ALGO_LIA
+	/* v0.95: every congestion-state change forces a recomputation on the next CA ACK. */
+	if (st && new_state != ca->state)
+		pp_lia_state_change(&st->lia);
+#endif
 	ca->state = new_state;
 	if (new_state == TCP_CA_Loss_)
 		ca->frac = 0;
 	pp_publish(sk, ca, st);
+}
+
+/*
+ * CA_EVENT_LOSS: tcp_enter_loss raises it after ssthresh() and before it cuts snd_cwnd to
+ * in-flight + 1, so LIA recomputes alpha here with the pre-timeout window, as v0.95 and
+ * pathpool-cc's Lia::on_rto do (set_state(Loss) comes only after the cut).
+ */
+SEC("struct_ops/pp_cwnd_event")
+void BPF_PROG(pp_cwnd_event, struct sock *sk, enum tcp_ca_event ev)
+{
 #if PP_ALGO == PP_ALGO_LIA
-	if (new_state == TCP_CA_Loss_)
-		pp_lia_recalc(ca, st);   /* alpha is recomputed on every RTO */
+	struct pp_ca *ca = pp_ca(sk);
+	struct pp_conn_state *st = pp_state(ca);
+	struct tcp_sock *tp = pp_tp(sk);
+	struct pp_vset vs;
+	__u32 k = ca->slot;
+
+	if (ev != CA_EVENT_LOSS || !st || k >= PP_MAX_SF)
+		return;
+	pp_publish(sk, ca, st);
+	/* The window the timeout found, even if the subflow was in recovery. */
+	st->s[k].w = pp_window_q16(tp->snd_cwnd, ca->frac);
+	pp_views(st, vs.v);
+	pp_lia_rto(&st->lia, &vs, k);
 #endif
 }
 
@@ -396,7 +418,7 @@ static __always_inline __s64 pp_algo_inc(struct sock *sk, struct pp_ca *ca, stru
 		return pp_reno_inc(w);
 	pp_views(st, vs.v);
 #if PP_ALGO == PP_ALGO_LIA
-	return pp_lia_inc(st->alpha_q32, w);
+	return pp_lia_ca_inc(&st->lia, &vs, ca->slot);
 #elif PP_ALGO == PP_ALGO_OLIA
 	return pp_g_olia_inc(&vs, ca->slot);
 #elif PP_ALGO == PP_ALGO_BALIA
@@ -417,13 +439,17 @@ void BPF_PROG(pp_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
 	if (!acked)
 		return;
 	pp_rsflb_observe(sk, ca);
+	/* OLIA's loss3 follows every ACK cong_avoid sees (v0.95), cwnd-limited or not. */
+	pp_olia_marks_ack(&ca->marks, tp->bytes_acked);
+	/* Linux's cong_avoid grows nothing unless cwnd limits the sender (tcp_is_cwnd_limited). */
+	if (!pp_cwnd_limited(tp->snd_cwnd, tp->snd_ssthresh, tp->is_cwnd_limited,
+			     tp->max_packets_out)) {
+		pp_publish(sk, ca, st);
+		return;
+	}
 	if (tp->snd_cwnd < tp->snd_ssthresh) {
 		/* Linux tcp_slow_start, leftover not carried into congestion avoidance. */
-		cwnd = tp->snd_cwnd + acked;
-		if (cwnd > tp->snd_ssthresh)
-			cwnd = tp->snd_ssthresh;
-		if (cwnd > tp->snd_cwnd_clamp)
-			cwnd = tp->snd_cwnd_clamp;
+		cwnd = pp_slow_start_cwnd(tp->snd_cwnd, tp->snd_ssthresh, acked, tp->snd_cwnd_clamp);
 		tp->snd_cwnd = cwnd;
 		ca->frac = 0;
 		pp_publish(sk, ca, st);
@@ -439,17 +465,13 @@ void BPF_PROG(pp_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
 		__u64 frac = ca->frac;
 		__u32 before = cwnd;
 
-		pp_apply_inc(&cwnd, &frac, inc);
-		if (cwnd > tp->snd_cwnd_clamp) {
-			cwnd = tp->snd_cwnd_clamp;
-			frac = 0;
-		}
+		pp_cwnd_step(&cwnd, &frac, inc, tp->snd_cwnd_clamp);
 		ca->frac = frac;
 		tp->snd_cwnd = cwnd;
 		pp_publish(sk, ca, st);
 #if PP_ALGO == PP_ALGO_LIA
-		/* v0.95 recomputes alpha on every cwnd increment. */
-		if (cwnd != before)
+		/* v0.95 recomputes alpha whenever the integer window grows. */
+		if (cwnd > before)
 			pp_lia_recalc(ca, st);
 #else
 		(void)before;
@@ -462,8 +484,8 @@ __u32 BPF_PROG(pp_undo_cwnd, struct sock *sk)
 {
 	struct tcp_sock *tp = pp_tp(sk);
 
-	/* tcp_reno_undo_cwnd */
-	return tp->snd_cwnd > tp->prior_cwnd ? tp->snd_cwnd : tp->prior_cwnd;
+	/* tcp_reno_undo_cwnd, within [1, bound] */
+	return pp_undo_cwnd_segs(tp->snd_cwnd, tp->prior_cwnd, tp->snd_cwnd_clamp);
 }
 
 #define PP_DEFINE_OPS(var, namestr)                              \
@@ -474,6 +496,7 @@ __u32 BPF_PROG(pp_undo_cwnd, struct sock *sk)
 		.ssthresh = (void *)pp_ssthresh,                 \
 		.cong_avoid = (void *)pp_cong_avoid,             \
 		.set_state = (void *)pp_set_state,               \
+		.cwnd_event = (void *)pp_cwnd_event,             \
 		.pkts_acked = (void *)pp_pkts_acked,             \
 		.undo_cwnd = (void *)pp_undo_cwnd,               \
 		.name = namestr,                                 \

@@ -13,24 +13,25 @@
  * Fixed-point formats (documented because the error bound depends on them):
  *   - windows:     unsigned, segments * 2^16   (PP_W_SHIFT);  valid range [1, 2^20] segments
  *   - increments:  signed,   segments * 2^32   (PP_INC_SHIFT) added to a window per ACK
- *   - ratios:      unsigned, value    * 2^24   (PP_R_SHIFT)   e.g. rtt_min / rtt_k in (0, 1]
+ *   - rates:       w * 2^25 / rtt_us, an arbitrary unit: only shares x_k / X enter (q32)
  *   - RTTs/delays: microseconds, u32, clamped to [1, 2^24] us (about 16.8 s)
  *   - rates of events (RSF-LB's lambda*l, mu): packets per second * 2^24 (mu tunable: 2^16)
- * Domain limits: at most PP_MAX_SF subflows, windows up to 2^20 segments, RTTs up to 2^24 us
- * (clamped); alpha-like ratios are clamped (PP_ALPHA_MAX_Q32, PP_BALIA_ALPHA_MAX_Q16) so that
- * intermediate products stay below 2^64. (The host test checks random states inside the
- * domain; an exhaustive overflow sweep at its corners is not written yet.)
+ * Domain: at most PP_MAX_SF subflows, windows [1, 2^20] segments, RTTs [1, 2^24] us (inputs
+ * outside are clamped into it). No intermediate exceeds 2^64 for any input (128-bit products
+ * are formed from 64-bit halves where needed); kernel/test/fuzz_test.c drives every function
+ * here, and the window glue at the end, with random and extreme inputs under UBSan against
+ * long double / 128-bit references.
  *
- * Error bound (stated and tested in host_test.c): for inputs inside the domain, every per-ACK
- * increment differs from the exact real-number formula by at most
- *       |err| <= 1e-5 |exact| + 2^-24 segments                       (reno, lia, rsf-db)
- *       |err| <= 1e-5 |exact| + 2^-24 + |exact| * 2^-15 / b_r        (olia, balia)
+ * Error bound (tested in host_test.c on pathpool-cc's vectors and in fuzz_test.c on random
+ * states with RTT ratios up to 2^10): every per-ACK increment differs from the exact
+ * real-number formula by at most
+ *       |err| <= 1e-5 |exact| + 2^-24 segments                       (reno, lia, olia, balia,
+ *                                                                      rsf-db)
  *       |err| <= 1e-5 |exact| + 2^-24 + (mu/L + 1) 2^-16 / w^2       (rsf-lb: the q16 window
  *                                                 enters lambda = w/srtt, amplified by mu/L)
- * where b_r = w_r * (rtt_min / rtt_r)^2 (segments): b_r is kept in q16, so a path whose RTT
- * is much longer than the shortest one loses relative precision (b_r = 1 segment: 3e-5). A decrease (new
- * ssthresh) differs by at most 1e-5 |exact| + 2^-15 segments. The other error sources are the
- * truncating divisions of the q24 ratios (relative 2^-24 each) and the q16 input window.
+ * A decrease (new ssthresh) differs by at most 1e-5 |exact| + 2^-15 segments. Error sources:
+ * the q16 input window, the rate truncation (< 2^-17 relative, see pp_normalise) and the
+ * share divisions (2^-28 relative).
  */
 #ifndef PP_CC_MATH_H
 #define PP_CC_MATH_H
@@ -62,10 +63,6 @@ typedef unsigned int pp_u32;
 #define PP_R_ONE (1ULL << PP_R_SHIFT)
 #define PP_W_MAX (1ULL << (20 + PP_W_SHIFT))
 #define PP_RTT_MAX_US (1U << 24)
-/* Largest alpha kept (LIA) / largest rate ratio used (BALIA): beyond these the min with 1/w
- * (LIA) or the 1-segment cap (all) binds anyway, so the clamp only protects the arithmetic. */
-#define PP_ALPHA_MAX_Q32 ((1ULL << 15) << 32)
-#define PP_BALIA_ALPHA_MAX_Q16 (1ULL << 31)
 
 /* Linux floors (tcp_reno_ssthresh, snd_cwnd >= 1). */
 #define PP_MIN_SSTHRESH_W (2ULL << PP_W_SHIFT)
@@ -119,23 +116,37 @@ PP_INLINE pp_u64 pp_reno_ssthresh(pp_u64 w)
 	return h < PP_MIN_SSTHRESH_W ? PP_MIN_SSTHRESH_W : h;
 }
 
+/* a * b as a 128-bit (hi, lo) pair: BPF has no 128-bit arithmetic. */
+PP_INLINE void pp_mul_64x64(pp_u64 a, pp_u64 b, pp_u64 *hi, pp_u64 *lo)
+{
+	pp_u64 a0 = a & 0xffffffffULL, a1 = a >> 32, b0 = b & 0xffffffffULL, b1 = b >> 32;
+	pp_u64 p00 = a0 * b0, p01 = a0 * b1, p10 = a1 * b0, p11 = a1 * b1;
+	pp_u64 mid = (p00 >> 32) + (p01 & 0xffffffffULL) + (p10 & 0xffffffffULL);
+
+	*lo = (mid << 32) | (p00 & 0xffffffffULL);
+	*hi = p11 + (p01 >> 32) + (p10 >> 32) + (mid >> 32);
+}
+
 /* ------------------------------------------------ shared rate normalisation ---------------- */
 
 /*
- * Rates x_k = w_k / rtt_k would need a time unit; every coupled formula below is homogeneous of
- * degree 0 in time once written per ACK, so we scale all RTTs by the smallest one:
- *   r_k = rtt_min / rtt_k  (q24, in (0,1]),
- *   t_k = w_k * r_k        (q16 segments; = x_k * rtt_min),
- *   b_k = t_k * r_k        (q16 segments; = (w_k / rtt_k^2) * rtt_min^2).
- * Then  max_k(w_k/rtt_k^2) / (sum_k w_k/rtt_k)^2 = max_k b_k / (sum_k t_k)^2  exactly.
+ * Every coupled formula below depends on the rates x_k = w_k / rtt_k only through the shares
+ * x_k / X (X = sum of the rates) and on w_r itself:
+ *   LIA   max_k(w_k/rtt_k^2) / X^2          = max_k (x_k/X)^2 / w_k
+ *   OLIA  (w_r/rtt_r^2) / X^2               = (x_r/X)^2 / w_r
+ *   BALIA x_r/(rtt_r X^2) (1+a)(4+a)/10     = ((x_r+x_max)/X) ((4x_r+x_max)/X) / (10 w_r)
+ * (a = x_max/x_r), so no time unit and no RTT ratio enters. t_k = w_k * 2^25 / rtt_k (w in q16,
+ * rtt in us) is x_k in an arbitrary unit: < 2^61 each, their sum < 2^63; its truncation is at
+ * most 2^-17 relative (w = 1 segment, rtt = 2^24 us) and far less in practice. The shares are
+ * quotients of such numbers, computed by pp_frac_q32 to 2^-29 relative.
  */
+#define PP_T_SHIFT 25
+
 struct pp_norm {
-	pp_u32 r[PP_MAX_SF];   /* q24 */
-	pp_u64 t[PP_MAX_SF];   /* q16; b_k = t_k r_k is recomputed (pp_norm_b) to save stack */
-	pp_u64 sum_t;   /* q16 */
+	pp_u64 t[PP_MAX_SF];   /* rate, arbitrary unit; 0 = no RTT sample / not taking part */
+	pp_u64 sum_t;
 	pp_u64 sum_w;   /* q16, every participating subflow (RTT known or not) */
-	pp_u64 max_b;   /* q16 */
-	pp_u64 max_t;   /* q16 */
+	pp_u64 max_t;
 	int n;          /* participating subflows with an RTT sample */
 	int n_part;     /* participating subflows */
 };
@@ -148,54 +159,33 @@ PP_INLINE int pp_participates(const struct pp_sf_view *v, int k, int i)
 
 PP_INLINE void pp_normalise(const struct pp_sf_view *v, int nsf, int i, struct pp_norm *o)
 {
-	pp_u32 rtt_min = PP_RTT_MAX_US;
 	int k;
 
 	o->sum_t = 0;
 	o->sum_w = 0;
-	o->max_b = 0;
 	o->max_t = 0;
 	o->n = 0;
 	o->n_part = 0;
 	PP_UNROLL
 	for (k = 0; k < PP_MAX_SF; k++) {
+		pp_u64 t;
+
+		o->t[k] = 0;
 		if (k >= nsf)
-			break;
+			continue;
 		if (!pp_participates(v, k, i))
 			continue;
 		o->n_part++;
 		o->sum_w += pp_clamp_w(v[k].w);
-		if (v[k].rtt_us && pp_clamp_rtt(v[k].rtt_us) < rtt_min)
-			rtt_min = pp_clamp_rtt(v[k].rtt_us);
-	}
-	PP_UNROLL
-	for (k = 0; k < PP_MAX_SF; k++) {
-		pp_u64 w, r, t, b;
-
-		o->r[k] = 0;
-		o->t[k] = 0;
-		if (k >= nsf)
+		if (!v[k].rtt_us)
 			continue;
-		if (!pp_participates(v, k, i) || !v[k].rtt_us)
-			continue;
-		w = pp_clamp_w(v[k].w);
-		r = ((pp_u64)rtt_min << PP_R_SHIFT) / pp_clamp_rtt(v[k].rtt_us);
-		t = (w * r) >> PP_R_SHIFT;
-		b = (t * r) >> PP_R_SHIFT;
-		o->r[k] = (pp_u32)r;
+		t = (pp_clamp_w(v[k].w) << PP_T_SHIFT) / pp_clamp_rtt(v[k].rtt_us);
 		o->t[k] = t;
 		o->sum_t += t;
-		if (b > o->max_b)
-			o->max_b = b;
 		if (t > o->max_t)
 			o->max_t = t;
 		o->n++;
 	}
-}
-
-PP_INLINE pp_u64 pp_norm_b(const struct pp_norm *o, int k)
-{
-	return (o->t[k] * o->r[k]) >> PP_R_SHIFT;
 }
 
 PP_INLINE int pp_bitlen(pp_u64 x)
@@ -211,66 +201,77 @@ PP_INLINE int pp_bitlen(pp_u64 x)
 	return n + (int)x;
 }
 
-/* num / S^2 as a q32 increment, for num <= S (q16 both); 1 segment at most. The first
- * division keeps as many bits as fit in 63 (up to 48), so a slow path's small num keeps its
- * relative precision. */
-PP_SUBPROG pp_u64 pp_over_s2(pp_u64 num, pp_u64 s)
+/* a / b in q32 for a <= 7 b (b > 0): both are shifted right until b < 2^29 (relative error
+ * < 2^-28), so a * 2^32 stays below 2^64. */
+PP_SUBPROG pp_u64 pp_frac_q32(pp_u64 a, pp_u64 b)
 {
-	pp_u64 r;
-	int a;
+	int sh;
 
-	if (!s || !num)
+	if (!b)
 		return 0;
-	if (num > s)
-		num = s;
-	a = 62 - pp_bitlen(num);
-	if (a > 48)
-		a = 48;
-	if (a < 0)
-		a = 0;
-	r = (num << a) / s;           /* num/s * 2^a, <= 2^a */
-	r = (r << (48 - a)) / s;      /* num/s^2 * 2^32 in the q16 units */
+	sh = pp_bitlen(b) - 29;
+	if (sh > 0) {
+		a >>= sh;
+		b >>= sh;
+	}
+	if (a > 7 * b)
+		a = 7 * b;
+	return (a << 32) / b;
+}
+
+/* (u/2^32) (v/2^32) / (den * w) as a q32 increment, w in q16 segments, u, v < 2^35 (shares up
+ * to 7), capped at 1 segment. The 128-bit product keeps every bit of small shares. */
+PP_INLINE pp_u64 pp_share2_over_w(pp_u64 u, pp_u64 v, pp_u64 den, pp_u64 w)
+{
+	pp_u64 hi, lo, m, r;
+
+	pp_mul_64x64(u, v, &hi, &lo);
+	m = (hi << 32) | (lo >> 32);          /* u v / 2^32: q32, < 2^38 */
+	r = (m << 16) / (den * pp_clamp_w(w)); /* q32 / (den w) with w's 2^16 */
 	return r > (pp_u64)PP_INC_ONE ? (pp_u64)PP_INC_ONE : r;
 }
 
 /* ----------------------------------------------------------------- LIA ---------------------- */
 
 /*
- * RFC 6356 Section 3:  alpha = w_total * max_k(w_k/rtt_k^2) / (sum_k w_k/rtt_k)^2.
- * Returned in q32 (alpha * 2^32), clamped to PP_ALPHA_MAX_Q32. Subflows without an RTT sample
- * are left out of the max and the rate sum but count in w_total (pathpool-cc does the same).
- * No RTT at all: alpha = 1 (the increment is then Reno's 1/w_i through the min).
- */
-PP_INLINE pp_u64 pp_lia_alpha(const struct pp_sf_view *v, int nsf, int i)
-{
-	struct pp_norm o;
-	pp_u64 ratio, tot_over_s, a;
-
-	pp_normalise(v, nsf, i, &o);
-	if (!o.n || !o.sum_t)
-		return 1ULL << 32;
-	/* max_b / S as q24 (<= 1), then * (w_total / S) (q24, >= 1), then / 2^16 -> q32. */
-	ratio = (o.max_b << PP_R_SHIFT) / o.sum_t;
-	tot_over_s = (o.sum_w << PP_R_SHIFT) / o.sum_t;
-	if (tot_over_s > (1ULL << (PP_R_SHIFT + 14)))
-		return PP_ALPHA_MAX_Q32;
-	a = (ratio * tot_over_s) >> (2 * PP_R_SHIFT - 32);
-	return a > PP_ALPHA_MAX_Q32 ? PP_ALPHA_MAX_Q32 : a;
-}
-
-/*
  * What the connection keeps (v0.95 mptcp_coupled.c, and pathpool-cc's Lia): alpha / w_total at
- * the last recomputation = max_k(w_k/rtt_k^2) / (sum_k w_k/rtt_k)^2, as a q32 increment.
+ * the last recomputation = max_k(w_k/rtt_k^2) / (sum_k w_k/rtt_k)^2 = max_k (x_k/X)^2 / w_k,
+ * as a q32 increment (RFC 6356 Section 3). Subflows without an RTT sample are left out.
  * No RTT sample anywhere: "infinite" (1 segment), so the min below gives Reno's 1/w_i.
  */
 PP_INLINE pp_u64 pp_lia_ratio(const struct pp_sf_view *v, int nsf, int i)
 {
 	struct pp_norm o;
+	pp_u64 best = 0;
+	int k;
 
 	pp_normalise(v, nsf, i, &o);
 	if (!o.n || !o.sum_t)
 		return (pp_u64)PP_INC_ONE;
-	return pp_over_s2(o.max_b, o.sum_t);
+	PP_UNROLL
+	for (k = 0; k < PP_MAX_SF; k++) {
+		pp_u64 u, c;
+
+		if (!o.t[k])
+			continue;
+		u = pp_frac_q32(o.t[k], o.sum_t);
+		c = pp_share2_over_w(u, u, 1, v[k].w);
+		best = c > best ? c : best;
+	}
+	return best;
+}
+
+/* RFC 6356 alpha = w_total * ratio (q32, for inspection; w_total over the subflows with an
+ * RTT sample as pathpool-cc's Lia::alpha). */
+PP_INLINE pp_u64 pp_lia_alpha(const struct pp_sf_view *v, int nsf, int i)
+{
+	pp_u64 ratio = pp_lia_ratio(v, nsf, i), tot = 0;
+	int k;
+
+	for (k = 0; k < nsf && k < PP_MAX_SF; k++)
+		if (pp_participates(v, k, i) && v[k].rtt_us)
+			tot += pp_clamp_w(v[k].w);
+	return tot ? (ratio >> 8) * (tot >> 8) : 1ULL << 32;
 }
 
 /* RFC 6356: per ACK on subflow i, w_i += min(alpha / w_total, 1 / w_i). q32. */
@@ -292,44 +293,62 @@ PP_INLINE pp_s64 pp_lia_inc(pp_u64 ratio_q32, pp_u64 w_i)
  * M = paths with the largest window (the view's w holds ssthresh for a path in recovery),
  * B = paths maximising l_r / rtt_r^2 (l_r = max(l1r, l2r), bytes), n = number of paths.
  */
-/* l_k / rtt_k^2 scaled by rtt_min^2 (l capped at 2^30 bytes so the products stay < 2^63). */
-PP_SUBPROG pp_u64 pp_olia_score_lr(pp_u64 l, pp_u64 r)
+/*
+ * B compares l_k / rtt_k^2 across paths. It is done exactly, by cross-multiplication in 128-bit
+ * integers (l_a rtt_b^2 vs l_b rtt_a^2, l < 2^64 bytes, rtt < 2^32 us), as pathpool-cc and v0.95
+ * do. (An earlier version scaled l by (rtt_min/rtt)^2 in q24: ((l r) >> 8) r overflowed u64 as
+ * soon as l > 2^24 bytes on the shortest path, i.e. 16 MB between two losses, and B was wrong.)
+ */
+/* Sign of l_a / rtt_a^2 - l_b / rtt_b^2 (-1, 0, 1), exact. */
+PP_SUBPROG int pp_olia_cmp(pp_u64 la, pp_u32 rtta, pp_u64 lb, pp_u32 rttb)
 {
-	if (l > (1ULL << 30))
-		l = 1ULL << 30;
-	r &= 0xffffffffULL;
-	return (((l * r) >> 8) * r) >> PP_R_SHIFT;
+	pp_u64 ah, al, bh, bl;
+
+	pp_mul_64x64(la, (pp_u64)rttb * rttb, &ah, &al);
+	pp_mul_64x64(lb, (pp_u64)rtta * rtta, &bh, &bl);
+	if (ah != bh)
+		return ah > bh ? 1 : -1;
+	if (al != bl)
+		return al > bl ? 1 : -1;
+	return 0;
 }
 
-PP_INLINE pp_u64 pp_olia_score(const struct pp_sf_view *v, const struct pp_norm *o, int k)
+/* A path OLIA counts: taking part and with an RTT sample (kernel mptcp_olia_sk_can_send). */
+PP_INLINE int pp_olia_counted(const struct pp_sf_view *v, int k, int i)
 {
-	return pp_olia_score_lr(v[k].lr, o->r[k]);
+	return pp_participates(v, k, i) && v[k].rtt_us;
 }
 
 PP_INLINE pp_s64 pp_olia_inc(const struct pp_sf_view *v, int nsf, int i)
 {
 	struct pp_norm o;
-	pp_u64 w_max = 0, best = 0, first, a_mag, w_i, score_i;
+	pp_u64 w_max = 0, best_l = 0, first, a_mag, w_i;
+	pp_u32 best_rtt = 1;
 	pp_u64 n = 0, n_m = 0, n_bm = 0;
-	int k, i_in_m, i_in_bm;
+	int k, i_in_m, i_in_bm, any = 0;
 
 	if (!v[i].rtt_us)
 		return pp_reno_inc(v[i].w);   /* no RTT on this path yet: Reno */
 	pp_normalise(v, nsf, i, &o);
 	PP_UNROLL
 	for (k = 0; k < PP_MAX_SF; k++) {
-		pp_u64 w, sc;
+		pp_u64 w;
 
 		if (k >= nsf)
 			break;
 		if (!pp_participates(v, k, i))
 			continue;
 		n++;
+		if (!v[k].rtt_us)
+			continue;
 		/* M compares whole segments, as v0.95 does with snd_cwnd (and pathpool-cc). */
 		w = pp_clamp_w(v[k].w) >> PP_W_SHIFT;
 		w_max = w > w_max ? w : w_max;
-		sc = v[k].rtt_us ? pp_olia_score(v, &o, k) : 0;
-		best = sc > best ? sc : best;
+		if (!any || pp_olia_cmp(v[k].lr, v[k].rtt_us, best_l, best_rtt) >= 0) {
+			best_l = v[k].lr;
+			best_rtt = v[k].rtt_us;
+		}
+		any = 1;
 	}
 	/* Counts only (no per-path bitmasks): fewer distinct constants for the BPF verifier. */
 	PP_UNROLL
@@ -338,17 +357,17 @@ PP_INLINE pp_s64 pp_olia_inc(const struct pp_sf_view *v, int nsf, int i)
 
 		if (k >= nsf)
 			break;
-		if (!pp_participates(v, k, i))
+		if (!pp_olia_counted(v, k, i))
 			continue;
 		m = (pp_clamp_w(v[k].w) >> PP_W_SHIFT) == w_max;
 		n_m += m;
-		n_bm += !m && v[k].rtt_us && pp_olia_score(v, &o, k) == best;
+		n_bm += !m && pp_olia_cmp(v[k].lr, v[k].rtt_us, best_l, best_rtt) == 0;
 	}
 	w_i = pp_clamp_w(v[i].w);
-	score_i = pp_olia_score(v, &o, i);
 	i_in_m = (w_i >> PP_W_SHIFT) == w_max;
-	i_in_bm = !i_in_m && score_i == best;
-	first = pp_over_s2(pp_norm_b(&o, i), o.sum_t);
+	i_in_bm = !i_in_m && pp_olia_cmp(v[i].lr, v[i].rtt_us, best_l, best_rtt) == 0;
+	first = o.sum_t ? pp_share2_over_w(pp_frac_q32(o.t[i], o.sum_t),
+					    pp_frac_q32(o.t[i], o.sum_t), 1, w_i) : 0;
 	if (!n)
 		n = 1;
 	if (i_in_bm && n_bm) {
@@ -362,6 +381,46 @@ PP_INLINE pp_s64 pp_olia_inc(const struct pp_sf_view *v, int nsf, int i)
 	return (pp_s64)first;
 }
 
+/*
+ * OLIA's inter-loss marks of one path (v0.95 mptcp_loss1..3, pathpool-cc's Marks): byte
+ * positions in the path's acknowledged data. loss3 follows every ACK the algorithm sees (slow
+ * start included); on entry to recovery or loss the marks advance (only if bytes were acked
+ * since the last mark); l_r = max(loss2 - loss1, loss3 - loss2).
+ */
+struct pp_olia_marks {
+	pp_u64 loss1;
+	pp_u64 loss2;
+	pp_u64 loss3;
+};
+
+PP_INLINE void pp_olia_marks_init(struct pp_olia_marks *m, pp_u64 pos)
+{
+	m->loss1 = pos;
+	m->loss2 = pos;
+	m->loss3 = pos;
+}
+
+PP_INLINE void pp_olia_marks_ack(struct pp_olia_marks *m, pp_u64 pos)
+{
+	if (pos > m->loss3)
+		m->loss3 = pos;
+}
+
+PP_INLINE void pp_olia_marks_loss(struct pp_olia_marks *m)
+{
+	if (m->loss3 != m->loss2) {
+		m->loss1 = m->loss2;
+		m->loss2 = m->loss3;
+	}
+}
+
+PP_INLINE pp_u64 pp_olia_marks_l(const struct pp_olia_marks *m)
+{
+	pp_u64 l1 = m->loss2 - m->loss1, l2 = m->loss3 - m->loss2;
+
+	return l1 > l2 ? l1 : l2;
+}
+
 /* ----------------------------------------------------------------- BALIA -------------------- */
 
 /*
@@ -371,34 +430,20 @@ PP_INLINE pp_s64 pp_olia_inc(const struct pp_sf_view *v, int nsf, int i)
  *   per loss on r: w_r -= w_r/2 * min(alpha_r, 3/2)
  * In normalised form x_r/(rtt_r (sum x)^2) = b_r / S^2 and alpha_r = max_t / t_r.
  */
-PP_INLINE pp_u64 pp_balia_alpha_q16(const struct pp_norm *o, int i)
-{
-	pp_u64 a;
-
-	if (!o->t[i])
-		return PP_BALIA_ALPHA_MAX_Q16;
-	a = (o->max_t << 16) / o->t[i];
-	return a > PP_BALIA_ALPHA_MAX_Q16 ? PP_BALIA_ALPHA_MAX_Q16 : a;
-}
-
 PP_INLINE pp_s64 pp_balia_inc(const struct pp_sf_view *v, int nsf, int i)
 {
 	struct pp_norm o;
-	pp_u64 base, alpha, f;
+	pp_u64 u, w;
 
 	if (!v[i].rtt_us)
 		return pp_reno_inc(v[i].w);
 	pp_normalise(v, nsf, i, &o);
-	base = pp_over_s2(pp_norm_b(&o, i), o.sum_t);
-	alpha = pp_balia_alpha_q16(&o, i);
-	/* (1+a)(4+a)/10 in q16; a <= 2^15 keeps the product below 2^63. */
-	f = ((PP_W_ONE + alpha) * (4 * PP_W_ONE + alpha) / 10) >> 16;
-	/* base <= 2^32 and f can be large; divide first when the product would overflow. */
-	if (f > (1ULL << 31))
-		base = (base >> 16) * f;
-	else
-		base = (base * f) >> 16;
-	return (pp_s64)(base > (pp_u64)PP_INC_ONE ? (pp_u64)PP_INC_ONE : base);
+	if (!o.sum_t)
+		return pp_reno_inc(v[i].w);
+	/* ((x_r + x_max)/X) ((4 x_r + x_max)/X) / (10 w_r): shares <= 2 and <= 5. */
+	u = pp_frac_q32(o.t[i] + o.max_t, o.sum_t);
+	w = pp_frac_q32(4 * o.t[i] + o.max_t, o.sum_t);
+	return (pp_s64)pp_share2_over_w(u, w, 10, v[i].w);
 }
 
 /*
@@ -420,7 +465,7 @@ PP_INLINE pp_u64 pp_balia_ssthresh(const struct pp_sf_view *v, int nsf, int i, i
 	else if (!o.t[i] || o.max_t >= 2 * o.t[i])
 		alpha = 2 * PP_R_ONE;
 	else
-		alpha = (o.max_t << PP_R_SHIFT) / o.t[i];
+		alpha = pp_frac_q32(o.max_t, o.t[i]) >> (32 - PP_R_SHIFT);
 	if (quantised)
 		alpha = alpha & ~(PP_R_ONE - 1);
 	m = alpha < (3 * PP_R_ONE / 2) ? alpha : (3 * PP_R_ONE / 2);
@@ -596,25 +641,58 @@ PP_INLINE pp_s64 pp_rsflb_inc(pp_u64 w, pp_u64 mu_q24, pp_u64 l_q24)
 	return pp_scale_inc(pp_reno_inc(w), pp_rsf_factor_wide_q32(mu_q24, l_q24));
 }
 
-/* ------------------------------------------------ applying an increment to a window ------- */
+/* ------------------------------------------------ the window glue (kernel side) ----------- */
+
+/*
+ * Everything the BPF callbacks write into the kernel's tcp_sock goes through these functions,
+ * so the host tests (kernel/test/host_test.c, kernel/test/fuzz_test.c) check exactly what the
+ * kernel gets. Invariants, for any input (racy sibling snapshots included):
+ *   - snd_cwnd written is in [1, pp_cwnd_bound(clamp)], pp_cwnd_bound = min(snd_cwnd_clamp,
+ *     2^20 segments) (the kernel's own clamp is ~0U unless the user sets one, so it alone
+ *     bounds nothing); ssthresh returned is in [1, that bound];
+ *   - one congestion-avoidance ACK moves cwnd by at most PP_INC_CAP upwards;
+ *   - a slow-start ACK moves cwnd by at most `acked`, never past ssthresh.
+ */
+
+/* Largest window the glue writes: the domain of the arithmetic above (2^20 segments). */
+#define PP_CWND_MAX_SEGS (1U << 20)
+/* Largest increment of one ACK: OLIA's b_r/S^2 <= 1/w plus alpha_r/w <= 1/(2w) (n >= 2 when
+ * alpha_r > 0) is at most 1.5/w; every other algorithm's is at most 1/w. Never binds for an
+ * increment computed from a window >= 1 segment; it protects the accumulator. */
+#define PP_INC_CAP ((pp_s64)2 << PP_INC_SHIFT)
+
+PP_INLINE pp_u32 pp_cwnd_bound(pp_u32 clamp)
+{
+	pp_u32 b = clamp < PP_CWND_MAX_SEGS ? clamp : PP_CWND_MAX_SEGS;
+
+	return b ? b : 1;
+}
 
 /*
  * The kernel keeps snd_cwnd as an integer; the fractional part lives in a q32 accumulator
  * frac in [0, 2^32). Adding inc (q32, signed) moves whole segments into cwnd and keeps the
  * remainder, so cwnd + frac/2^32 follows the real-valued window of pathpool-cc exactly up to
- * the increment's own rounding. cwnd never goes below 1.
+ * the increment's own rounding. cwnd never goes below 1 (then the fraction is 0, as
+ * pathpool-cc's max(w + inc, 1)). Exact for any cwnd >= 1, frac < 2^32, |inc| < 2^63.
  */
 PP_INLINE void pp_apply_inc(pp_u32 *cwnd, pp_u64 *frac, pp_s64 inc)
 {
-	pp_u64 f = *frac;
-	pp_u32 c = *cwnd;
+	pp_u64 f = *frac & 0xffffffffULL;
+	pp_u32 c = *cwnd ? *cwnd : 1;
 
 	if (inc >= 0) {
-		f += (pp_u64)inc;
-		c += (pp_u32)(f >> 32);
+		pp_u64 whole;
+
+		f += (pp_u64)inc;       /* < 2^32 + 2^63: no wrap */
+		whole = f >> 32;
 		f &= 0xffffffffULL;
+		/* Saturate instead of wrapping the u32 (the caller clamps to its bound). */
+		if (whole > 0xffffffffULL - c)
+			c = 0xffffffffU;
+		else
+			c += (pp_u32)whole;
 	} else {
-		pp_u64 d = (pp_u64)(-inc);
+		pp_u64 d = (pp_u64)0 - (pp_u64)inc;   /* |inc|, also for INT64_MIN */
 		pp_u64 whole = d >> 32, part = d & 0xffffffffULL;
 
 		if (part > f) {
@@ -633,10 +711,177 @@ PP_INLINE void pp_apply_inc(pp_u32 *cwnd, pp_u64 *frac, pp_s64 inc)
 	*frac = f;
 }
 
+/*
+ * One congestion-avoidance ACK: cwnd + frac/2^32 += inc (inc capped at PP_INC_CAP), the result
+ * within [1, pp_cwnd_bound(clamp)] (the fraction is dropped at the bound).
+ */
+PP_INLINE void pp_cwnd_step(pp_u32 *cwnd, pp_u64 *frac, pp_s64 inc, pp_u32 clamp)
+{
+	pp_u32 bound = pp_cwnd_bound(clamp), c = *cwnd;
+	pp_u64 f = *frac;
+
+	if (inc > PP_INC_CAP)
+		inc = PP_INC_CAP;
+	if (c > bound) {
+		c = bound;
+		f = 0;
+	}
+	pp_apply_inc(&c, &f, inc);
+	if (c > bound) {
+		c = bound;
+		f = 0;
+	}
+	*cwnd = c;
+	*frac = f;
+}
+
+/* Linux tcp_slow_start: min(cwnd + acked, ssthresh), in [1, bound]; 64-bit sum, no wrap. */
+PP_INLINE pp_u32 pp_slow_start_cwnd(pp_u32 cwnd, pp_u32 ssthresh, pp_u32 acked, pp_u32 clamp)
+{
+	pp_u64 c = (pp_u64)cwnd + acked;
+	pp_u32 bound = pp_cwnd_bound(clamp);
+
+	if (c > ssthresh)
+		c = ssthresh;
+	if (c > bound)
+		c = bound;
+	return c ? (pp_u32)c : 1;
+}
+
+/* A q16 ssthresh as the kernel's integer (fraction dropped), in [1, bound]. */
+PP_INLINE pp_u32 pp_ssthresh_segs(pp_u64 ssthresh_q16, pp_u32 clamp)
+{
+	pp_u64 s = ssthresh_q16 >> PP_W_SHIFT;
+	pp_u32 bound = pp_cwnd_bound(clamp);
+
+	if (s > bound)
+		s = bound;
+	return s ? (pp_u32)s : 1;
+}
+
+/* tcp_reno_undo_cwnd (max(cwnd, prior_cwnd)), in [1, bound]. */
+PP_INLINE pp_u32 pp_undo_cwnd_segs(pp_u32 cwnd, pp_u32 prior_cwnd, pp_u32 clamp)
+{
+	pp_u32 c = cwnd > prior_cwnd ? cwnd : prior_cwnd, bound = pp_cwnd_bound(clamp);
+
+	if (c > bound)
+		c = bound;
+	return c ? c : 1;
+}
+
+/*
+ * Linux tcp_is_cwnd_limited: the window may grow only while it limits the sender (or, in slow
+ * start, while it is below twice the most packets in flight of the last window). Every Linux
+ * cong_avoid (tcp_reno_cong_avoid, cubic, v0.95's coupled ones) returns early otherwise; the
+ * kernel calls cong_avoid on every ACK regardless. pathpool-cc leaves this test to the
+ * transport (crates/pathpool-cc/src/controller.rs, Controller::on_ack), and here we are the
+ * transport's side.
+ */
+PP_INLINE int pp_cwnd_limited(pp_u32 cwnd, pp_u32 ssthresh, int is_cwnd_limited,
+			      pp_u32 max_packets_out)
+{
+	if (is_cwnd_limited)
+		return 1;
+	if (cwnd < ssthresh)
+		return (pp_u64)cwnd < 2 * (pp_u64)max_packets_out;
+	return 0;
+}
+
 /* Window q16 from the kernel's integer cwnd and the q32 fraction. */
 PP_INLINE pp_u64 pp_window_q16(pp_u32 cwnd, pp_u64 frac)
 {
 	return ((pp_u64)cwnd << 16) | ((frac >> 16) & 0xffffULL);
+}
+
+/* ------------------------------------------------ LIA's connection state (v0.95) ---------- */
+
+/* All slots of a connection, as the BPF global functions take them. */
+struct pp_vset {
+	struct pp_sf_view v[PP_MAX_SF];
+};
+
+/* LIA's ratio of a view set; the BPF objects route it through a global function (verifier). */
+#ifndef PP_LIA_RATIO_OF
+#define PP_LIA_RATIO_OF(vs, i) pp_lia_ratio((vs)->v, PP_MAX_SF, (i))
+#endif
+
+/*
+ * What LIA keeps per connection (pathpool-cc's Lia, v0.95 mptcp_coupled.c): the stored
+ * alpha / w_total (q32) and the forced-recompute flag, raised by every congestion-state change
+ * (loss event, RTO, recovery exit) and consumed by the next congestion-avoidance ACK.
+ */
+struct pp_lia_state {
+	pp_u64 ratio_q32;
+	pp_u32 forced;
+	pp_u32 recomputations;
+};
+
+PP_INLINE void pp_lia_init(struct pp_lia_state *s)
+{
+	s->ratio_q32 = (pp_u64)PP_INC_ONE;   /* "infinite": the min gives Reno's 1/w */
+	s->forced = 1;
+	s->recomputations = 0;
+}
+
+PP_INLINE void pp_lia_recompute(struct pp_lia_state *s, struct pp_vset *vs, int i)
+{
+	s->ratio_q32 = PP_LIA_RATIO_OF(vs, i);
+	s->recomputations++;
+}
+
+/* Subflows taking part in an event on i (v0.95 cnt_established). */
+PP_INLINE int pp_count_participants(const struct pp_sf_view *v, int i)
+{
+	int k, n = 0;
+
+	PP_UNROLL
+	for (k = 0; k < PP_MAX_SF; k++)
+		n += pp_participates(v, k, i);
+	return n;
+}
+
+/*
+ * The increment of a congestion-avoidance ACK on i (vs->v[i].w = the window before it): first
+ * the forced recomputation, then min(alpha/w_total, 1/w_i), or Reno's 1/w_i for a lone subflow.
+ * After applying it, call pp_lia_after_step.
+ */
+PP_INLINE pp_s64 pp_lia_ca_inc(struct pp_lia_state *s, struct pp_vset *vs, int i)
+{
+	pp_u64 w = vs->v[i].w;
+
+	if (s->forced) {
+		pp_lia_recompute(s, vs, i);
+		s->forced = 0;
+	}
+	if (pp_count_participants(vs->v, i) > 1)
+		return pp_lia_inc(s->ratio_q32, w);
+	return pp_reno_inc(w);
+}
+
+/* After a CA step that raised the integer window (vs->v[i].w = the new window): recompute. */
+PP_INLINE void pp_lia_after_step(struct pp_lia_state *s, struct pp_vset *vs, int i, int grew)
+{
+	if (grew)
+		pp_lia_recompute(s, vs, i);
+}
+
+/* A slow-start ACK (vs->v[i].w = the window after the growth): recompute (v0.95). */
+PP_INLINE void pp_lia_ss_ack(struct pp_lia_state *s, struct pp_vset *vs, int i)
+{
+	pp_lia_recompute(s, vs, i);
+}
+
+/* An RTO (vs->v[i].w = the pre-timeout window, as CA_EVENT_LOSS sees it): recompute, force. */
+PP_INLINE void pp_lia_rto(struct pp_lia_state *s, struct pp_vset *vs, int i)
+{
+	pp_lia_recompute(s, vs, i);
+	s->forced = 1;
+}
+
+/* Any other congestion-state change (loss event, recovery exit). */
+PP_INLINE void pp_lia_state_change(struct pp_lia_state *s)
+{
+	s->forced = 1;
 }
 
 #endif /* PP_CC_MATH_H */

@@ -52,8 +52,68 @@ def test_fixed_point_matches_pathpool_cc_vectors():
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert " 0 failures" in proc.stdout
     # Every algorithm that has vectors was exercised.
-    for algo in ("reno 200", "lia 200", "olia 200", "balia 200", "rsf-db 200", "rsf-lb 1000"):
+    for algo in ("reno 200", "lia 200", "olia 200", "balia 200", "rsf-db 200", "rsf-lb 1000",
+                 "sequence steps: lia 900, olia 900, balia 1800"):
         assert algo in proc.stdout
+
+
+def test_fuzz_window_glue_and_arithmetic():
+    """kernel/test/fuzz_test.c (under UBSan): the window glue equals a 128-bit reference and
+    stays in [1, min(clamp, 2^20)] for any input; every increment is bounded for any view
+    (racy, zero, huge); inside the domain the increments match a long double reference."""
+    reason = _skip_reason(need_root=False)
+    if reason:
+        pytest.skip(reason)
+    _build("host-test")
+    proc = subprocess.run([str(KDIR / "build/fuzz_test"), "1000000"], capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
+    assert " 0 failures" in proc.stdout
+
+
+def _perturbed(tmp_path, edit) -> subprocess.CompletedProcess:
+    import json
+
+    data = json.loads((KDIR / "test/vectors.json").read_text())
+    edit(data)
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(data))
+    return subprocess.run([str(KDIR / "build/host_test"), str(bad)], capture_output=True, text=True)
+
+
+def test_lia_sequence_detects_alpha_not_recomputed_at_rto(tmp_path):
+    """Replaying an RTO as a plain loss event (alpha not recomputed with the pre-timeout window:
+    the drift the BPF side had when it recomputed in set_state(Loss)) fails the sequence."""
+    reason = _skip_reason(need_root=False)
+    if reason:
+        pytest.skip(reason)
+    _build("host-test")
+
+    def edit(data):
+        seq = next(v for v in data["vectors"] if v["algo"] == "lia" and v["event"] == "seq")
+        step = next(s for s in seq["steps"] if s["ev"] == "rto")
+        step["ev"] = "loss"
+
+    proc = _perturbed(tmp_path, edit)
+    assert proc.returncode == 1, proc.stdout
+    assert "alpha recomputations" in proc.stderr
+
+
+def test_olia_sequence_detects_a_shifted_loss_mark(tmp_path):
+    """One ACK's byte position moved by one MSS changes that path's l_r from then on."""
+    reason = _skip_reason(need_root=False)
+    if reason:
+        pytest.skip(reason)
+    _build("host-test")
+
+    def edit(data):
+        seq = next(v for v in data["vectors"] if v["algo"] == "olia" and v["event"] == "seq")
+        step = [s for s in seq["steps"] if s["ev"] == "ack"][50]
+        step["pos"] += 1448
+
+    proc = _perturbed(tmp_path, edit)
+    assert proc.returncode == 1, proc.stdout
+    assert "FAIL olia sequence" in proc.stderr
 
 
 def test_rsf_lb_sequences_check_the_loss_estimator(tmp_path):

@@ -270,7 +270,7 @@ class Testbed:
                 rules.append(f'    iifname "c{k}" numgen random mod 10000 < {n} drop')
         if not rules:
             return
-        script = "table inet pathpool {\n  chain fwd {\n    type filter hook forward priority 0;\n" + \
+        script = "table inet pathpool {\n  chain pp_forward {\n    type filter hook forward priority 0;\n" + \
             "\n".join(rules) + "\n  }\n}\n"
         with tempfile.NamedTemporaryFile("w", suffix=".nft", delete=False) as f:
             f.write(script)

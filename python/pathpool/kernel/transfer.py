@@ -32,6 +32,11 @@ _TI = {
     "snd_cwnd": (80, "I"), "total_retrans": (100, "I"), "bytes_acked": (120, "Q"),
     "min_rtt_us": (148, "I"), "data_segs_out": (156, "I"), "bytes_sent": (200, "Q"),
     "bytes_retrans": (208, "Q"), "total_rto": (240, "H"),
+    # Diagnostics: congestion state, packets in flight, and how long the subflow was limited by
+    # the receive window or its send buffer rather than by cwnd (tcp_info's *_limited, us).
+    "ca_state": (1, "B"), "unacked": (24, "I"), "notsent_bytes": (144, "I"),
+    "busy_time_us": (168, "Q"), "rwnd_limited_us": (176, "Q"), "sndbuf_limited_us": (184, "Q"),
+    "snd_wnd": (228, "I"),
 }
 
 

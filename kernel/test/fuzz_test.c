@@ -1,0 +1,444 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
+/*
+ * fuzz_test: property test of kernel/include/pp_cc_math.h with random and extreme inputs,
+ * including inputs no sane kernel state produces (racy sibling snapshots read as 0 or stale,
+ * windows of 2^40 segments, RTTs of 0 or 2^32-1 us, negative increments larger than the
+ * window, fractions next to 2^32, alpha cached from another window total).
+ *
+ *   fuzz_test [iterations]     exit 0 = every property held; prints a summary
+ *
+ * Built with -fsanitize=undefined -fno-sanitize-recover=all (kernel/Makefile), so any signed
+ * overflow, shift out of range or division by zero aborts the run. Properties:
+ *   1. the window glue (pp_cwnd_step, pp_apply_inc, pp_slow_start_cwnd, pp_ssthresh_segs,
+ *      pp_undo_cwnd_segs) equals a 128-bit reference exactly, never wraps, writes a window in
+ *      [1, min(clamp, 2^20)], moves it up by at most PP_INC_CAP per CA ACK and by at most
+ *      `acked` (never past ssthresh) per slow-start ACK;
+ *   2. every algorithm's increment is finite and bounded for any view: reno, lia, balia,
+ *      rsf-db, rsf-lb in [0, 1] segment (rsf: [-1, 1]), olia in [-1, 1.5] segments;
+ *   3. inside the stated domain (windows [1, 2^20] segments, RTT ratio <= 2^10) the increments
+ *      equal a long double evaluation of the paper's formula within the bound of pp_cc_math.h;
+ *   4. OLIA's comparison of l/rtt^2 is exact (128-bit reference), also for l near 2^64.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pp_cc_math.h"
+
+typedef unsigned __int128 u128;
+typedef __int128 s128;
+
+static unsigned long long rng_state = 0x9E3779B97F4A7C15ULL;
+static long failures, checks;
+static double worst[8];
+static double ratio_cap = 1024.0;   /* largest RTT ratio of the accuracy domain */
+
+static pp_u64 rnd(void)
+{
+	/* xorshift64* */
+	rng_state ^= rng_state >> 12;
+	rng_state ^= rng_state << 25;
+	rng_state ^= rng_state >> 27;
+	return rng_state * 2685821657736338717ULL;
+}
+
+static double unif(void)
+{
+	return (double)(rnd() >> 11) / 9007199254740992.0;
+}
+
+/* A value that is often at an edge: 0, 1, max, max-1, a power of two +-1, or random. */
+static pp_u64 edgy(pp_u64 max)
+{
+	switch (rnd() % 8) {
+	case 0: return 0;
+	case 1: return 1;
+	case 2: return max;
+	case 3: return max - 1;
+	case 4: {
+		int b = (int)(rnd() % 64);
+		pp_u64 p = 1ULL << b;
+		p += (rnd() % 3) - 1;
+		return p > max ? max : p;
+	}
+	default:
+		return max == ~0ULL ? rnd() : rnd() % (max + 1);
+	}
+}
+
+#define FAIL(...) do { failures++; if (failures <= 25) { fprintf(stderr, "FAIL "); \
+	fprintf(stderr, __VA_ARGS__); fprintf(stderr, "\n"); } } while (0)
+
+/* ------------------------------------------------------------------ 1. window glue -------- */
+
+static pp_u32 ref_bound(pp_u32 clamp)
+{
+	pp_u32 b = clamp < PP_CWND_MAX_SEGS ? clamp : PP_CWND_MAX_SEGS;
+	return b ? b : 1;
+}
+
+static void fuzz_glue(long iters)
+{
+	for (long it = 0; it < iters; it++) {
+		pp_u32 cwnd = (pp_u32)edgy(0xffffffffULL), clamp = (pp_u32)edgy(0xffffffffULL);
+		pp_u64 frac = edgy(0xffffffffULL), fr;
+		pp_s64 inc;
+		pp_u32 c, bound = ref_bound(clamp), c0;
+		s128 x;
+		pp_u64 f0;
+
+		if (rnd() % 4 == 0)
+			clamp = 0xffffffffU;   /* the kernel's default snd_cwnd_clamp */
+		bound = ref_bound(clamp);
+		switch (rnd() % 4) {
+		case 0: inc = (pp_s64)rnd(); break;                           /* anything */
+		case 1: inc = (pp_s64)(rnd() % (3ULL << 32)) - (1LL << 32) * 2; break; /* [-2, 1) */
+		case 2: inc = (pp_s64)((pp_u64)0 - ((pp_u64)cwnd << 32) - rnd() % 3); break; /* ~ -cwnd */
+		default: inc = (rnd() & 1) ? (pp_s64)0x7fffffffffffffffLL : (pp_s64)(1ULL << 63);
+		}
+		/* Reference: 128-bit window in 2^-32 units. */
+		c0 = cwnd ? cwnd : 1;
+		f0 = frac & 0xffffffffULL;
+		if (c0 > bound) {
+			c0 = bound;
+			f0 = 0;
+		}
+		x = ((s128)c0 << 32) + f0 + (inc > PP_INC_CAP ? PP_INC_CAP : inc);
+		if (x < ((s128)1 << 32))
+			x = (s128)1 << 32;
+		if ((x >> 32) > bound)
+			x = (s128)bound << 32;
+		c = cwnd;
+		fr = frac;
+		pp_cwnd_step(&c, &fr, inc, clamp);
+		checks++;
+		if ((s128)c != (x >> 32) || fr != (pp_u64)(x & 0xffffffff))
+			FAIL("cwnd_step cwnd %u frac %llu inc %lld clamp %u: got %u + %llu, want %lld + %llu",
+			     cwnd, frac, (long long)inc, clamp, c, fr, (long long)(x >> 32),
+			     (unsigned long long)(x & 0xffffffff));
+		if (c < 1 || c > bound || fr >= (1ULL << 32) || c > c0 + 2)
+			FAIL("cwnd_step out of range: %u (old %u bound %u)", c, cwnd, bound);
+
+		/* pp_apply_inc alone: exact for any cwnd >= 1, frac < 2^32, inc (saturating at 2^32-1). */
+		{
+			pp_u32 a = c0;
+			pp_u64 af = f0;
+			s128 y = ((s128)c0 << 32) + f0 + inc;
+
+			if (y < ((s128)1 << 32))
+				y = (s128)1 << 32;
+			pp_apply_inc(&a, &af, inc);
+			checks++;
+			if ((y >> 32) <= 0xffffffff) {
+				if ((s128)a != (y >> 32) || af != (pp_u64)(y & 0xffffffff))
+					FAIL("apply_inc %u %llu %lld: got %u %llu", c0, f0, (long long)inc, a, af);
+			} else if (a != 0xffffffffU) {
+				FAIL("apply_inc %u %llu %lld wrapped to %u", c0, f0, (long long)inc, a);
+			}
+		}
+
+		/* Slow start, ssthresh and undo. */
+		{
+			pp_u32 ssth = (pp_u32)edgy(0xffffffffULL), acked = (pp_u32)edgy(0xffffffffULL);
+			pp_u32 prior = (pp_u32)edgy(0xffffffffULL);
+			pp_u64 ss = edgy(~0ULL);
+			u128 want = (u128)cwnd + acked;
+			pp_u32 got = pp_slow_start_cwnd(cwnd, ssth, acked, clamp);
+
+			if (want > ssth)
+				want = ssth;
+			if (want > bound)
+				want = bound;
+			if (!want)
+				want = 1;
+			checks += 3;
+			if (got != (pp_u32)want)
+				FAIL("slow_start %u+%u ssth %u clamp %u: got %u", cwnd, acked, ssth, clamp, got);
+			if (got > (pp_u64)(cwnd ? cwnd : 1) + acked && got > 1)
+				FAIL("slow_start grew by more than acked");
+			want = ss >> 16;
+			if (want > bound)
+				want = bound;
+			if (!want)
+				want = 1;
+			if (pp_ssthresh_segs(ss, clamp) != (pp_u32)want)
+				FAIL("ssthresh_segs %llu clamp %u", ss, clamp);
+			want = cwnd > prior ? cwnd : prior;
+			if (want > bound)
+				want = bound;
+			if (!want)
+				want = 1;
+			if (pp_undo_cwnd_segs(cwnd, prior, clamp) != (pp_u32)want)
+				FAIL("undo %u %u clamp %u", cwnd, prior, clamp);
+		}
+	}
+}
+
+/* ---------------------------------------------------- 2./3. algorithms on random views ---- */
+
+/* A random connection; `sane` keeps it inside the stated domain, else anything goes. */
+static int random_views(struct pp_sf_view *v, int *pi, int sane)
+{
+	int n = 1 + (int)(rnd() % PP_MAX_SF), i = (int)(rnd() % n);
+	pp_u32 base = 1 + (pp_u32)(rnd() % 1000000);   /* 1 us .. 1 s */
+
+	memset(v, 0, sizeof(*v) * PP_MAX_SF);
+	for (int k = 0; k < n; k++) {
+		if (sane) {
+			v[k].w = PP_W_ONE + rnd() % (PP_W_MAX - PP_W_ONE + 1);
+			if (rnd() % 3 == 0)
+				v[k].w = PP_W_ONE + rnd() % (200ULL << 16);
+			v[k].rtt_us = (pp_u32)(base * exp2(unif() * 10.0 * ((rnd() & 1) ? 1 : -1)));
+			if (v[k].rtt_us < 1)
+				v[k].rtt_us = 1;
+			if (v[k].rtt_us > PP_RTT_MAX_US)
+				v[k].rtt_us = PP_RTT_MAX_US;
+			v[k].active = 1;
+			v[k].lr = rnd() % (1ULL << 40);
+		} else {
+			v[k].w = edgy(~0ULL);
+			v[k].rtt_us = (pp_u32)edgy(0xffffffffULL);
+			v[k].active = (pp_u32)(rnd() % 3 != 0);   /* racy: sibling gone/not yet there */
+			v[k].lr = edgy(~0ULL);
+		}
+	}
+	if (sane) {
+		/* Keep the RTT ratio within 2^10 (the accuracy domain). */
+		pp_u32 lo = ~0U, hi = 0;
+		for (int k = 0; k < n; k++) {
+			lo = v[k].rtt_us < lo ? v[k].rtt_us : lo;
+			hi = v[k].rtt_us > hi ? v[k].rtt_us : hi;
+		}
+		if ((double)hi / lo > ratio_cap)
+			for (int k = 0; k < n; k++)
+				if (v[k].rtt_us > lo * ratio_cap)
+					v[k].rtt_us = (pp_u32)(lo * ratio_cap);
+	}
+	*pi = i;
+	return n;
+}
+
+/* Long double references (the formulas of pp_cc_math.h's comments). */
+static long double ld_w(const struct pp_sf_view *v, int k)
+{
+	return (long double)pp_clamp_w(v[k].w) / 65536.0L;
+}
+
+static long double ld_t(const struct pp_sf_view *v, int k)
+{
+	return (long double)pp_clamp_rtt(v[k].rtt_us);
+}
+
+static long double ref_lia_ratio(const struct pp_sf_view *v, int n, int i)
+{
+	long double best = 0, sum = 0;
+	int any = 0;
+
+	for (int k = 0; k < n; k++) {
+		if (!pp_participates(v, k, i) || !v[k].rtt_us)
+			continue;
+		any = 1;
+		if (ld_w(v, k) / (ld_t(v, k) * ld_t(v, k)) > best)
+			best = ld_w(v, k) / (ld_t(v, k) * ld_t(v, k));
+		sum += ld_w(v, k) / ld_t(v, k);
+	}
+	return any ? fminl(best / (sum * sum), 1.0L) : 1.0L;
+}
+
+/* b_r = w_r (rtt_min/rtt_r)^2 and S^2 normalised likewise: the OLIA/BALIA first term. */
+static long double ref_first(const struct pp_sf_view *v, int n, int i, long double *b_i)
+{
+	long double sum = 0, tmin = 1e30L;
+
+	for (int k = 0; k < n; k++)
+		if (pp_participates(v, k, i) && v[k].rtt_us && ld_t(v, k) < tmin)
+			tmin = ld_t(v, k);
+	for (int k = 0; k < n; k++)
+		if (pp_participates(v, k, i) && v[k].rtt_us)
+			sum += ld_w(v, k) / ld_t(v, k);
+	*b_i = ld_w(v, i) * (tmin / ld_t(v, i)) * (tmin / ld_t(v, i));
+	return (ld_w(v, i) / (ld_t(v, i) * ld_t(v, i))) / (sum * sum);
+}
+
+static long double ref_olia(const struct pp_sf_view *v, int n, int i, long double *b_i)
+{
+	long double first = ref_first(v, n, i, b_i), best = -1;
+	pp_u64 w_max = 0;
+	int np = 0, nm = 0, nbm = 0, in_m, in_b;
+
+	for (int k = 0; k < n; k++) {
+		if (!pp_participates(v, k, i))
+			continue;
+		np++;
+		if (!v[k].rtt_us)
+			continue;
+		if ((pp_clamp_w(v[k].w) >> 16) > w_max)
+			w_max = pp_clamp_w(v[k].w) >> 16;
+	}
+	/* Best l/rtt^2 compared exactly in 128 bits (the reference for pp_olia_cmp is below). */
+	for (int k = 0; k < n; k++)
+		if (pp_olia_counted(v, k, i)) {
+			long double s = (long double)v[k].lr / ((long double)v[k].rtt_us * v[k].rtt_us);
+			if (s > best)
+				best = s;
+		}
+	for (int k = 0; k < n; k++) {
+		long double s;
+
+		if (!pp_olia_counted(v, k, i))
+			continue;
+		s = (long double)v[k].lr / ((long double)v[k].rtt_us * v[k].rtt_us);
+		if ((pp_clamp_w(v[k].w) >> 16) == w_max)
+			nm++;
+		else if (s == best)
+			nbm++;
+	}
+	in_m = (pp_clamp_w(v[i].w) >> 16) == w_max;
+	in_b = !in_m && (long double)v[i].lr / ((long double)v[i].rtt_us * v[i].rtt_us) == best;
+	if (in_b && nbm)
+		return first + 1.0L / (np * nbm) / ld_w(v, i);
+	if (in_m && nbm && nm)
+		return first - 1.0L / (np * nm) / ld_w(v, i);
+	return first;
+}
+
+static long double ref_balia(const struct pp_sf_view *v, int n, int i, long double *b_i)
+{
+	long double first = ref_first(v, n, i, b_i), xmax = 0, xi = ld_w(v, i) / ld_t(v, i), a;
+
+	for (int k = 0; k < n; k++)
+		if (pp_participates(v, k, i) && v[k].rtt_us && ld_w(v, k) / ld_t(v, k) > xmax)
+			xmax = ld_w(v, k) / ld_t(v, k);
+	a = xmax / xi;
+	return fminl(first * (1 + a) / 2 * (4 + a) / 5, 1.0L);
+}
+
+static void accuracy(int idx, const char *what, long double got, long double want, long double tol)
+{
+	long double err = fabsl(got - want);
+
+	checks++;
+	if (err > tol)
+		FAIL("%s: got %.12Lg want %.12Lg (err %.3Lg > tol %.3Lg)", what, got, want, err, tol);
+	if (want != 0 && err / fabsl(want) > worst[idx] && err > 1.0L / (1 << 24))
+		worst[idx] = (double)(err / fabsl(want));
+}
+
+static void fuzz_algorithms(long iters)
+{
+	struct pp_sf_view v[PP_MAX_SF];
+	const long double q32 = 4294967296.0L;
+
+	for (long it = 0; it < iters; it++) {
+		int i, sane = (int)(rnd() % 2), n = random_views(v, &i, sane);
+		pp_s64 reno = pp_reno_inc(v[i].w), lia, olia, balia, rdb, rlb;
+		pp_u64 ratio = pp_lia_ratio(v, n, i), cached = edgy(~0ULL), bss;
+
+		/* 2. bounds, for any view. */
+		lia = pp_lia_inc(ratio, v[i].w);
+		olia = pp_olia_inc(v, n, i);
+		balia = pp_balia_inc(v, n, i);
+		rdb = pp_rsfdb_inc(v[i].w, edgy(~0ULL), edgy(~0ULL));
+		rlb = pp_rsflb_inc(v[i].w, edgy(~0ULL), edgy(~0ULL));
+		bss = pp_balia_ssthresh(v, n, i, (int)(rnd() & 1));
+		checks += 8;
+		if (reno <= 0 || reno > PP_INC_ONE)
+			FAIL("reno inc %lld out of (0, 1]", (long long)reno);
+		if (ratio > (pp_u64)PP_INC_ONE)
+			FAIL("lia ratio %llu > 1", ratio);
+		if (lia < 0 || lia > reno)
+			FAIL("lia inc %lld outside [0, 1/w]", (long long)lia);
+		/* alpha cached from another total (racy or stale): still at most 1/w. */
+		if (pp_lia_inc(cached, v[i].w) > reno || pp_lia_inc(cached, v[i].w) < 0)
+			FAIL("lia inc with cached ratio %llu exceeds 1/w", cached);
+		if (olia < -PP_INC_ONE || olia > PP_INC_ONE + PP_INC_ONE / 2)
+			FAIL("olia inc %lld outside [-1, 1.5]", (long long)olia);
+		if (balia < 0 || balia > PP_INC_ONE)
+			FAIL("balia inc %lld outside [0, 1]", (long long)balia);
+		if (rdb < -PP_INC_ONE || rdb > PP_INC_ONE || rlb < -PP_INC_ONE || rlb > PP_INC_ONE)
+			FAIL("rsf inc %lld / %lld outside [-1, 1]", (long long)rdb, (long long)rlb);
+		if (bss < PP_MIN_CWND_W || bss > pp_clamp_w(v[i].w) + PP_W_ONE)
+			FAIL("balia ssthresh %llu outside [1, w]", bss);
+
+		if (!sane)
+			continue;
+		/* 3. accuracy inside the domain. */
+		{
+			long double w = ld_w(v, i), b_i, want, tolr = 1e-5L, abs_inc = 1.0L / (1 << 24);
+			char what[64];
+
+			accuracy(0, "reno", reno / q32, 1.0L / w, tolr / w + abs_inc);
+			want = fminl(ref_lia_ratio(v, n, i), 1.0L / w);
+			accuracy(1, "lia", lia / q32, want, tolr * want + abs_inc);
+			want = ref_olia(v, n, i, &b_i);
+			snprintf(what, sizeof(what), "olia n=%d i=%d", n, i);
+			accuracy(2, what, olia / q32, want,
+				 tolr * fabsl(want) + abs_inc + fabsl(want) / 32768.0L / b_i);
+			want = ref_balia(v, n, i, &b_i);
+			accuracy(3, "balia", balia / q32, want,
+				 tolr * want + abs_inc + want / 32768.0L / b_i);
+		}
+		/* RSF-DB inside its domain: d, q in [0, 10 s] us. */
+		{
+			pp_u64 d = 1 + rnd() % 10000000, q = rnd() % 10000000;
+			long double w = ld_w(v, i), f = q ? fminl(1.0L, ((long double)d - q) / q) : 1.0L;
+			long double want = f / w;
+
+			accuracy(4, "rsf-db", pp_rsfdb_inc(v[i].w, d, q) / q32, want,
+				 1e-5L * fabsl(want) + 1.0L / (1 << 24));
+		}
+	}
+}
+
+/* ---------------------------------------------------------------- 4. OLIA comparison ------ */
+
+static void fuzz_olia_cmp(long iters)
+{
+	for (long it = 0; it < iters; it++) {
+		pp_u64 la = edgy(~0ULL), lb = edgy(~0ULL);
+		pp_u32 ra = (pp_u32)edgy(0xffffffffULL), rb = (pp_u32)edgy(0xffffffffULL);
+		u128 x, y;
+		pp_u64 hi, lo;
+		int want, got;
+
+		if (rnd() % 4 == 0) {   /* ties: same ratio scaled */
+			pp_u64 m = 1 + rnd() % 1000;
+			ra = 1 + (pp_u32)(rnd() % 60000);
+			la = rnd() % (1ULL << 40);
+			rb = ra * (pp_u32)m;
+			lb = la * m * m;
+		}
+		/* l * rtt^2 < 2^64 * 2^64: u128 is exact. */
+		x = (u128)la * ((u128)rb * rb);
+		y = (u128)lb * ((u128)ra * ra);
+		if ((((u128)rb * rb) >> 64) == 0 && (((u128)ra * ra) >> 64) == 0) {
+			want = x > y ? 1 : (x < y ? -1 : 0);
+			got = pp_olia_cmp(la, ra, lb, rb);
+			checks++;
+			if (got != want)
+				FAIL("olia_cmp %llu/%u^2 vs %llu/%u^2: got %d want %d", la, ra, lb, rb, got, want);
+		}
+		pp_mul_64x64(la, lb, &hi, &lo);
+		x = (u128)la * lb;
+		checks++;
+		if (hi != (pp_u64)(x >> 64) || lo != (pp_u64)x)
+			FAIL("mul_64x64 %llu * %llu", la, lb);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	long iters = argc > 1 ? atol(argv[1]) : 1000000;
+
+	if (argc > 2)
+		ratio_cap = atof(argv[2]);
+
+	fuzz_glue(iters);
+	fuzz_algorithms(iters / 2);
+	fuzz_olia_cmp(iters);
+	printf("fuzz_test: %ld checks, %ld failures\n", checks, failures);
+	printf("worst relative error inside the domain (beyond 2^-24): reno %.2g lia %.2g olia %.2g "
+	       "balia %.2g rsf-db %.2g\n", worst[0], worst[1], worst[2], worst[3], worst[4]);
+	return failures ? 1 : 0;
+}
