@@ -33,7 +33,7 @@ test-python:
 	$(PY) -m pytest
 
 reproduce: install
-	$(VENV)/bin/pathpool run scenarios/examples/two_paths.toml -o results/example
+	$(VENV)/bin/pathpool reproduce all --out report
 
 bench: install
 	$(VENV)/bin/pathpool bench

@@ -81,8 +81,13 @@ def facts(outcome) -> dict[str, str]:
         for alg in ("tcp", "lia", "olia", "balia", "rsf-db", "rsf-lb"):
             for t in (1, 2):
                 f[f"k{n}_{alg}_t{t}"] = _num(m(f"khalili/n1_{n}", alg, f"type{t}_mbps"))
+    recovery = {}
     for alg in ("ewtcp", "semicoupled", "max", "balia", "coupled", "olia", "lia"):
-        f[f"t5_{alg}"] = _num(m("balia/table5", alg, "recovery_s"))
+        recovery[alg] = m("balia/table5", alg, "recovery_s")
+        f[f"t5_{alg}"] = _num(recovery[alg])
+    # The ordering is stated from the data, so the prose cannot drift from the numbers.
+    known = sorted((v, a) for a, v in recovery.items() if v is not None and not math.isnan(v))
+    f["t5_order"] = ", ".join(f"{a} {_num(v)} s" for v, a in known) or "—"
     # The trace: how often RSF-DB's factor was 1.
     t = outcome.tables.get("series")
     if t is not None and len(t):
