@@ -287,3 +287,36 @@ def test_compare_end_to_end_on_the_shipped_scenario(tmp_path):
     assert (lin.subflows["mean_rtt_s"] > 0.040).all()       # 2 x 20 ms propagation at least
     table = (tmp_path / "comparison.csv").read_text().splitlines()
     assert len(table) == 1 + 5 * 3
+
+
+def test_delayed_ack_maps_to_the_receivers_ack_policy():
+    """Default (simulator: no delayed ACKs) -> the test bed's receiver ACKs every segment;
+    delayed_ack = true on every flow -> the kernel's delayed ACKs; flows that disagree are
+    refused naming the field (one route attribute serves every flow)."""
+    assert map_scenario(_scenario()).quickack is True
+    sc = _scenario()
+    for fl in sc["flows"]:
+        fl["delayed_ack"] = True
+    plan = map_scenario(sc)
+    assert plan.quickack is False and plan.describe()["quickack"] is False
+    sc["flows"][1]["delayed_ack"] = False
+    with pytest.raises(UnsupportedScenario, match="delayed_ack"):
+        map_scenario(sc)
+
+
+def test_acked_rate_skips_the_warm_up_and_sums_subflows():
+    from pathpool.kernel.testbed import acked_rate_bps
+
+    def smp(t, a, b=None):
+        sfs = [{"local": "10.77.0.1", "bytes_acked": a}]
+        if b is not None:
+            sfs.append({"local": "10.77.1.1", "bytes_acked": b})
+        return {"t": t, "subflows": sfs}
+
+    # The second subflow appears after the first sample in the window: it counts from zero.
+    raw = {"senders": {"m": {"samples": [smp(0.0, 0), smp(1.0, 10_000), smp(2.0, 20_000),
+                                         smp(3.0, 30_000, 5_000), smp(4.0, 45_000, 15_000)]}}}
+    assert acked_rate_bps(raw, "m", 1.0) == pytest.approx((35_000 + 15_000) * 8 / 3.0)
+    assert acked_rate_bps(raw, "m", 1.0, 2.0) == pytest.approx(10_000 * 8 / 1.0)
+    with pytest.raises(ValueError, match="fewer than two samples"):
+        acked_rate_bps(raw, "m", 3.5)

@@ -84,6 +84,10 @@ class TestbedPlan:
         ``balia_quantised``); only keys some flow sets.
     notes : list of str
         What the test bed does differently from the simulator for this scenario.
+    quickack : bool
+        The receiver acknowledges every segment (the flows' ``delayed_ack = false``, the
+        simulator's default); False when they set ``delayed_ack = true`` (the kernel's own
+        delayed ACKs then, not the simulator's rule).
     """
 
     __test__ = False
@@ -99,6 +103,7 @@ class TestbedPlan:
     duration_s: float
     tunables: dict[str, Any]
     notes: list[str]
+    quickack: bool = True
 
     def kernel_algorithms(self) -> list[str]:
         """The pp_* controls the flows need (what must be registered)."""
@@ -115,6 +120,7 @@ class TestbedPlan:
             "duration_s": self.duration_s,
             "tunables": self.tunables,
             "notes": self.notes,
+            "quickack": self.quickack,
         }
 
 
@@ -209,6 +215,8 @@ def map_scenario(scenario: Any, max_duration_s: float = 10.0) -> TestbedPlan:
     links = {ln["name"]: (i, ln) for i, ln in enumerate(doc["links"])}
     paths = {p["name"]: (i, p) for i, p in enumerate(doc["paths"])}
     notes: list[str] = []
+    # The receiver's ACK policy is one route attribute for the whole test bed.
+    delack: set[bool] = set()
 
     # Flows: expand count, check what the test bed can do.
     flows_raw: list[tuple[int, str, dict]] = []
@@ -238,6 +246,7 @@ def map_scenario(scenario: Any, max_duration_s: float = 10.0) -> TestbedPlan:
         if fl.get("start_jitter") or fl.get("send_jitter") or "rcv_buffer" in fl or fl.get("delayed_ack"):
             notes.append(f"{f} ({fl['name']}): start_jitter, send_jitter, rcv_buffer and "
                          "delayed_ack are the kernel's own on the test bed")
+        delack.add(bool(fl.get("delayed_ack", False)))
         count = int(fl.get("count", 1))
         names = [fl["name"]] if count == 1 else [f"{fl['name']}-{k}" for k in range(count)]
         for n in names:
@@ -390,6 +399,10 @@ def map_scenario(scenario: Any, max_duration_s: float = 10.0) -> TestbedPlan:
             fpaths[name] = [p]
         algos[name] = algo
 
+    if len(delack) > 1:
+        raise unsupported("flows.delayed_ack", "flows disagree on delayed_ack (the test bed's "
+                          "receiver has one ACK policy for every flow)",
+                          "the same delayed_ack for every flow")
     duration = min(sc.duration_s, max_duration_s)
     if duration < sc.duration_s:
         notes.append(f"duration capped at {duration:g} s (scenario: {sc.duration_s:g} s)")
@@ -398,4 +411,5 @@ def map_scenario(scenario: Any, max_duration_s: float = 10.0) -> TestbedPlan:
         bottleneck_links=[bottlenecks[0]] if shared else bottlenecks, flows=flows,
         flow_paths=fpaths, algorithms=algos, mptcp_paths=len(mp_paths or []),
         duration_s=duration, tunables=tun, notes=sorted(set(notes), key=notes.index),
+        quickack=not (delack and delack.pop()),
     )

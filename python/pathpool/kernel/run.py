@@ -284,7 +284,7 @@ def run_linux(
     runs = []
     try:
         with Testbed(plan.paths, shared_bottleneck=plan.shared_bottleneck, prefix=prefix,
-                     mptcp_paths=plan.mptcp_paths) as tb:
+                     mptcp_paths=plan.mptcp_paths, quickack=plan.quickack) as tb:
             for seed in seeds:
                 if progress:
                     progress(f"seed {seed}: {plan.duration_s:g} s on the test bed")

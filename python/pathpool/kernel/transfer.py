@@ -37,6 +37,9 @@ _TI = {
     "ca_state": (1, "B"), "unacked": (24, "I"), "notsent_bytes": (144, "I"),
     "busy_time_us": (168, "Q"), "rwnd_limited_us": (176, "Q"), "sndbuf_limited_us": (184, "Q"),
     "snd_wnd": (228, "I"),
+    # ACKs received (segs_in) against segments delivered: the receiver's ACK ratio, which sets
+    # how fast a one-step-per-ACK window grows (pp_*) against an acked-counting one (reno).
+    "segs_in": (140, "I"), "delivered": (192, "I"), "pacing_rate": (104, "Q"),
 }
 
 
@@ -123,8 +126,13 @@ def cmd_send(a: argparse.Namespace) -> dict:
     elapsed = time.monotonic() - t0
     final = subflow_infos(s, a.mptcp)
     s.close()
+    import resource
+
+    ru = resource.getrusage(resource.RUSAGE_SELF)
     return {"cc": cc, "mptcp": a.mptcp, "local_port": local_port, "written_bytes": written, "duration_s": elapsed,
-            "final": final, "samples": samples}
+            "final": final, "samples": samples,
+            # CPU seconds of this sender (a CPU-bound sender would not keep its window full).
+            "cpu_s": ru.ru_utime + ru.ru_stime}
 
 
 def cmd_recv(a: argparse.Namespace) -> dict:
