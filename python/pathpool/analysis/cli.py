@@ -78,11 +78,11 @@ def _friendliness(args) -> int:
 
 def _game(args) -> int:
     from pathpool.analysis.game import RentSeekingGame, dsc_ratio_interval_k2
-    from pathpool.analysis.plots import (plot_game_dynamics, plot_utility_surfaces, save_figure,
-                                         write_csv)
+    from pathpool.analysis.plots import (plot_extragradient_path, plot_game_dynamics,
+                                         plot_utility_surfaces, save_figure, write_csv)
 
     out = Path(args.output)
-    game = RentSeekingGame(args.connections, args.paths, args.p_hat)
+    game = RentSeekingGame(args.connections, args.paths, args.p_hat, mode=args.mode)
     z = np.array(args.z, float) if args.z else 1.0
     cap = np.array(args.capacity, float) if len(args.capacity) > 1 else float(args.capacity[0])
     sol = game.solve(z, cap)
@@ -100,11 +100,34 @@ def _game(args) -> int:
     write_csv(summary, out / "game_summary.csv")
     _print(df, "normalized equilibrium")
     _print(summary, "game summary")
+    B = float(np.sum(cap))
+    rng = np.random.default_rng(args.seed)
+    starts = [rng.uniform(0.0, 1.0, game.N * game.K) * B for _ in range(args.dynamics_starts)]
+    flows = [game.projected_flow(z, cap, lam0=s0, t_end=args.t_end) for s0 in starts]
+    rows = []
+    for k, f in enumerate(flows):
+        d = f.distance(sol.lam)
+        rows.append({"dynamics": "projected flow", "start": k, "end": f"t={f.t[-1]:g}",
+                     "final_distance": d[-1] / B, "max_distance_increase": max(0.0, float(np.max(np.diff(d)))) / B,
+                     "steps": f.segments, "converged": bool(d[-1] <= 1e-6 * B)})
+    brs = []
+    if game.mode == "subflow":
+        for k, s0 in enumerate(starts):
+            b = game.best_response_dynamics(z, cap, lam0=s0, multipliers=sol.multipliers, order=args.br_order)
+            brs.append(b)
+            d = b.distance(sol.lam)
+            rows.append({"dynamics": f"best response ({args.br_order})", "start": k, "end": f"round {b.rounds}",
+                         "final_distance": d[-1] / B,
+                         "max_distance_increase": max(0.0, float(np.max(np.diff(d)))) / B,
+                         "steps": b.rounds, "converged": b.converged and bool(d[-1] <= 1e-6 * B)})
+    dyn = pd.DataFrame(rows)
+    write_csv(dyn, out / "game_dynamics.csv")
+    _print(dyn, "dynamics from random starts (distances relative to B)")
+    save_figure(plot_game_dynamics(game, cap, sol.lam, flows, brs, z=z, multipliers=sol.multipliers),
+                out / "game_dynamics")
     if game.N * game.K == 2:
-        B = float(np.sum(cap))
-        rng = np.random.default_rng(0)
-        sols = [game.solve(z, cap, lam0=rng.uniform(0, B, 2), keep_path=True) for _ in range(6)]
-        save_figure(plot_game_dynamics(game, sols, cap), out / "game_dynamics")
+        sols = [game.solve(z, cap, lam0=s0, keep_path=True) for s0 in starts]
+        save_figure(plot_extragradient_path(game, sols, cap), out / "game_extragradient")
         save_figure(plot_utility_surfaces(game, B), out / "game_utility_surfaces")
         lo, hi = dsc_ratio_interval_k2(1e-2 * B, B)
         write_csv(pd.DataFrame([{"box_lo": 1e-2 * B, "box_hi": B, "z2_over_z1_lo": lo, "z2_over_z1_hi": hi}]),
@@ -167,6 +190,14 @@ def register(subparsers) -> None:
     g.add_argument("--capacity", type=float, nargs="+", default=[1.0],
                    help="B (one value, constraint (7)/(12)) or K path capacities (16)")
     g.add_argument("--starts", type=int, default=20, help="random starts for the uniqueness check")
+    g.add_argument("--mode", default="subflow", choices=["subflow", "connection"],
+                   help="players: subflows (6) or connections (15)")
+    g.add_argument("--dynamics-starts", type=int, default=6,
+                   help="random starts of the projected flow and best-response dynamics")
+    g.add_argument("--t-end", type=float, default=100.0, help="horizon of the projected flow")
+    g.add_argument("--br-order", default="sequential", choices=["sequential", "simultaneous"],
+                   help="best response: players in turn (Gauss-Seidel) or all at once (Jacobi)")
+    g.add_argument("--seed", type=int, default=0, help="seed of the random starts")
     common(g)
     g.set_defaults(func=_game)
 

@@ -55,9 +55,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.integrate import solve_ivp
 from scipy.optimize import nnls
 
-__all__ = ["RentSeekingGame", "GameSolution", "dsc_ratio_interval_k2", "project_capped"]
+__all__ = ["RentSeekingGame", "GameSolution", "FlowTrajectory", "BestResponsePath",
+           "dsc_ratio_interval_k2", "project_capped"]
 
 
 def project_capped(v: np.ndarray, lb: float, cap: float) -> np.ndarray:
@@ -137,6 +139,55 @@ class GameSolution:
     kkt_residual: float
     multipliers: np.ndarray
     path: np.ndarray
+
+
+@dataclass
+class FlowTrajectory:
+    """A trajectory of the projected pseudo-gradient flow (Rosen's dynamics).
+
+    Attributes
+    ----------
+    t : ndarray, shape (m,)
+        Times (continuous-time units: ``g`` has units of rate per time).
+    lam : ndarray, shape (m, N*K)
+        States.
+    segments : int
+        Number of smooth pieces (active-set changes + 1).
+    speed : float
+        ``|d lambda / dt|`` at the end, relative to ``B`` (0 only at an equilibrium).
+    """
+
+    t: np.ndarray
+    lam: np.ndarray
+    segments: int
+    speed: float
+
+    def distance(self, lam_star: np.ndarray) -> np.ndarray:
+        """Euclidean distance of every state to ``lam_star`` (Rosen's Lyapunov function is
+        half its square)."""
+        return np.linalg.norm(self.lam - np.ravel(lam_star)[None, :], axis=1)
+
+
+@dataclass
+class BestResponsePath:
+    """Iterates of best-response dynamics.
+
+    Attributes
+    ----------
+    lam : ndarray, shape (rounds+1, N*K)
+        State after every round (a round updates every player once).
+    rounds : int
+    converged : bool
+        ``max |lambda_{k+1} - lambda_k| <= tol * B`` reached.
+    """
+
+    lam: np.ndarray
+    rounds: int
+    converged: bool
+
+    def distance(self, lam_star: np.ndarray) -> np.ndarray:
+        """Euclidean distance of every round's state to ``lam_star``."""
+        return np.linalg.norm(self.lam - np.ravel(lam_star)[None, :], axis=1)
 
 
 class RentSeekingGame:
@@ -393,3 +444,236 @@ class RentSeekingGame:
             return np.full(K, (K - 1) / (K**2 * self.p_hat))
         mu = ((K - 1) / B - K * self.p_hat) / np.sum(1.0 / z)
         return B - B**2 * (self.p_hat + mu / z)
+
+    # --- dynamics ----------------------------------------------------------------------------
+    def _groups(self, capacity) -> list[tuple[np.ndarray, float]]:
+        """Variables coupled by one capacity row: all of them for (7)/(12), path ``i``'s
+        column for (16).  Every variable is in exactly one group, which is what makes the
+        tangent-cone projection separable."""
+        A, b = self._constraints(capacity)
+        return [(np.flatnonzero(A[k]), float(b[k])) for k in range(b.size)]
+
+    @staticmethod
+    def _cone_project(v: np.ndarray, at_lb: np.ndarray, cap_active: bool) -> tuple[np.ndarray, np.ndarray, float]:
+        """Project ``v`` (one group) onto the tangent cone ``{u_j >= 0 (j at its bound),
+        sum(u) <= 0 (if the capacity is active)}``.
+
+        Returns ``(u, nu, t)``: the projection, the multipliers of the lower bounds and the
+        multiplier of the capacity row (``u = v - t 1 + nu``).
+        """
+        u = v.copy()
+        u[at_lb] = np.maximum(v[at_lb], 0.0)
+        if not cap_active or u.sum() <= 0.0:
+            return u, np.where(at_lb, u - v, 0.0), 0.0
+        # u_j = max(v_j - t, 0) on the bounds, v_j - t elsewhere, with sum(u) = 0.  Dropping
+        # bound variables with v_j <= t raises the mean, so the set only shrinks.
+        keep = np.ones(v.size, bool)
+        while True:
+            t = float(v[keep].mean())
+            drop = keep & at_lb & (v <= t)
+            if not drop.any():
+                break
+            keep &= ~drop
+        u = np.where(keep, v - t, 0.0)
+        return u, np.where(keep, 0.0, t - v), t
+
+    def _binding(self, lam, g, groups, lb, tol):
+        """Constraints whose multipliers in the tangent-cone projection of ``g`` are positive."""
+        W_lb = np.zeros(lam.size, bool)
+        W_cap = np.zeros(len(groups), bool)
+        vel = np.empty_like(g)
+        for k, (idx, cap) in enumerate(groups):
+            u, nu, t = self._cone_project(g[idx], lam[idx] <= lb + tol, lam[idx].sum() >= cap - tol)
+            vel[idx] = u
+            W_lb[idx] = nu > 0.0
+            W_cap[k] = t > 0.0
+        return W_lb, W_cap, vel
+
+    @staticmethod
+    def _face_velocity(g, groups, W_lb, W_cap):
+        """Projection of ``g`` onto the face's subspace, with the face's multipliers."""
+        vel = np.where(W_lb, 0.0, g)
+        nu = np.where(W_lb, -g, 0.0)
+        ts = np.zeros(len(groups))
+        for k, (idx, _) in enumerate(groups):
+            if W_cap[k]:
+                free = idx[~W_lb[idx]]
+                ts[k] = g[free].mean()
+                vel[free] -= ts[k]
+                nu[idx[W_lb[idx]]] += ts[k]
+        return vel, nu, ts
+
+    def projected_flow(self, z=1.0, capacity=1.0, lam0: np.ndarray | None = None, t_end: float = 50.0,
+                       lb: float | None = None, rtol: float = 1e-10, atol: float | None = None,
+                       max_segments: int = 1000) -> FlowTrajectory:
+        """Rosen's continuous-time dynamics (Rosen 1965, Section 5) of the weighted game.
+
+        ``d lambda / dt = Proj_{T_X(lambda)}( g(lambda, z) )``: the pseudo-gradient (10) with
+        Rosen's weights ``r = z``, projected onto the tangent cone of the feasible set ``X``
+        ((7)/(12) or (16), and ``lambda >= lb``).  The projection is Rosen's
+        ``r_i grad_i U_i + sum_j u_j grad h_j`` with *common* constraint multipliers ``u``, so the
+        rest points are exactly the normalized equilibria for ``z``.  Under diagonal strict
+        concavity ``|lambda - lambda*|^2`` decreases strictly along every trajectory (Rosen's
+        Theorem 9): ``d/dt |lambda - lambda*|^2 / 2 <= -(lambda - lambda*)'(g(lambda*) - g(lambda))
+        < 0``, the normal-cone part of the projection only helping.
+
+        Integration: the projected field is discontinuous where the trajectory meets a face of
+        ``X``, so ``solve_ivp`` (DOP853) is run piecewise: on each piece the binding set is fixed
+        and the field is its smooth projection onto that face; terminal events stop a piece
+        when a free variable reaches ``lb``, a free capacity row fills, or a binding row's
+        multiplier reaches zero (the trajectory leaves the face).  No step crosses a
+        discontinuity (beyond the ``1e-11 B`` by which an event is located past its surface),
+        so the error is the integrator's, not a smoothing's.
+
+        Parameters
+        ----------
+        z : float or ndarray
+            Player weights.
+        capacity : float or ndarray
+            ``B`` or the ``K`` path capacities.
+        lam0 : ndarray, optional
+            Start (projected onto ``X``); default the equal split of half the capacity.
+        t_end : float
+            Integration horizon.
+        lb : float, optional
+            Lower bound of every action (default ``1e-9 B``, as in :meth:`solve`).
+        rtol, atol : float
+            Integrator tolerances (``atol`` default ``1e-13 B``).
+        max_segments : int
+            Guard against chattering between faces.
+
+        Returns
+        -------
+        FlowTrajectory
+        """
+        groups = self._groups(capacity)
+        B = sum(c for _, c in groups)
+        lb = 1e-9 * B if lb is None else float(lb)
+        if any(c <= lb * idx.size for idx, c in groups):
+            raise ValueError("game: every capacity must exceed lb times its number of subflows")
+        atol = 1e-13 * B if atol is None else float(atol)
+        # Events fire slightly *past* each switching surface (a state tol beyond a face, a
+        # multiplier mtol below zero) and the state is snapped back onto X, so the next piece
+        # starts strictly on the correct side and a switch can never re-fire at once.
+        tol = 1e-11 * B
+        mtol = 1e-12 * float(np.max(self._weights(z))) * (1.0 / B + self.p_hat)
+        n = self.N * self.K
+        lam = self.project(np.full(n, 0.5 * B / n) if lam0 is None else np.ravel(lam0), capacity, lb)
+        ts, xs = [np.array([0.0])], [lam[None, :]]
+        t0, seg = 0.0, 0
+        while t0 < t_end and seg < max_segments:
+            seg += 1
+            W_lb, W_cap, _ = self._binding(lam, self.pseudo_gradient(lam, z), groups, lb, tol)
+
+            def rhs(_t, x, W_lb=W_lb, W_cap=W_cap):
+                return self._face_velocity(self.pseudo_gradient(x, z), groups, W_lb, W_cap)[0]
+
+            events = []
+            for j in range(n):
+                if W_lb[j]:
+                    events.append(lambda _t, x, j=j, W_lb=W_lb, W_cap=W_cap:
+                                  self._face_velocity(self.pseudo_gradient(x, z), groups, W_lb, W_cap)[1][j] + mtol)
+                else:
+                    events.append(lambda _t, x, j=j: x[j] - lb + tol)
+            for k, (idx, cap) in enumerate(groups):
+                if W_cap[k]:
+                    events.append(lambda _t, x, k=k, W_lb=W_lb, W_cap=W_cap:
+                                  self._face_velocity(self.pseudo_gradient(x, z), groups, W_lb, W_cap)[2][k] + mtol)
+                else:
+                    events.append(lambda _t, x, idx=idx, cap=cap: cap - x[idx].sum() + tol)
+            for e in events:
+                e.terminal, e.direction = True, -1
+            sol = solve_ivp(rhs, (t0, t_end), lam, method="DOP853", rtol=rtol, atol=atol,
+                            events=events, dense_output=False)
+            if sol.status == -1:
+                raise RuntimeError(f"game: projected flow integration failed: {sol.message}")
+            lam = self.project(sol.y[:, -1], capacity, lb)  # snap onto the face just reached
+            ts.append(sol.t[1:])
+            xs.append(np.vstack([sol.y[:, 1:-1].T, lam[None, :]]) if sol.t.size > 1 else np.empty((0, n)))
+            t0 = float(sol.t[-1])
+        g = self.pseudo_gradient(lam, z)
+        speed = float(np.linalg.norm(self._binding(lam, g, groups, lb, tol)[2]) / B)
+        return FlowTrajectory(np.concatenate(ts), np.vstack(xs), seg, speed)
+
+    def best_response(self, lam: np.ndarray, player: int, z=1.0, capacity=1.0, lb: float | None = None,
+                      multipliers: np.ndarray | None = None) -> float:
+        """Best response of subflow ``player`` to the others' current rates.
+
+        With ``multipliers`` ``mu`` (one per capacity row, e.g. :attr:`GameSolution.multipliers`)
+        the shared constraint is priced as in the normalized equilibrium: player ``a`` on path
+        ``i`` pays ``mu_i / z_a`` per unit of rate on top of ``p_hat`` and solves
+        ``max_{x >= lb} x / (x + s) - c_a x``, ``c_a = p_hat + mu_i / z_a``, ``s`` the others'
+        total, whose solution is ``x = max(sqrt(s / c_a) - s, lb)`` (the objective is concave
+        in ``x``; the stationary point is where ``s / (x + s)^2 = c_a``).
+
+        With ``multipliers=None`` the constraint is split instead: the player maximises
+        ``x / (x + s) - p_hat x`` over ``lb <= x <= the capacity the others leave`` (the
+        generalized-Nash best response): ``min(max(sqrt(s / p_hat) - s, lb), room)``.
+
+        Returns
+        -------
+        float
+        """
+        if self.mode != "subflow":
+            raise ValueError("best response is defined for subflow players (mode='subflow'); in the "
+                             "connection game (15) only each connection's total is determined")
+        lam = np.asarray(lam, float).ravel()
+        groups = self._groups(capacity)
+        B = sum(c for _, c in groups)
+        lb = 1e-9 * B if lb is None else float(lb)
+        s = lam.sum() - lam[player]
+        row = next(k for k, (idx, _) in enumerate(groups) if player in idx)
+        zz = self._weights(z)[player]
+        if multipliers is not None:
+            c = self.p_hat + float(np.ravel(multipliers)[row]) / zz
+            if c <= 0:
+                raise ValueError("best response: zero marginal cost (p_hat = 0 and mu = 0); pass the "
+                                 "equilibrium multipliers of a binding capacity")
+            return max(np.sqrt(s / c) - s, lb)
+        idx, cap = groups[row]
+        room = cap - (lam[idx].sum() - lam[player])
+        x = np.inf if self.p_hat == 0 else np.sqrt(s / self.p_hat) - s
+        return float(min(max(x, lb), max(room, lb)))
+
+    def best_response_dynamics(self, z=1.0, capacity=1.0, lam0: np.ndarray | None = None,
+                               multipliers: np.ndarray | None = None, order: str = "sequential",
+                               lb: float | None = None, max_rounds: int = 200,
+                               tol: float = 1e-13) -> BestResponsePath:
+        """Best-response dynamics of the subflow game (6)/(15).
+
+        ``order="sequential"`` (Gauss-Seidel): players ``0, 1, ..., N K - 1`` in turn replace
+        their rate by :meth:`best_response` to the *current* rates of the others.
+        ``order="simultaneous"`` (Jacobi): all players respond to the previous round at once.
+        The shared constraint is handled by :meth:`best_response`: priced with fixed
+        ``multipliers`` (normalized-equilibrium pricing; the fixed points are then exactly the
+        normalized equilibria, but the capacity can be exceeded on the way), or split
+        (``multipliers=None``; every iterate is feasible, the fixed points are generalized Nash
+        equilibria, in general not the normalized one).
+
+        Returns
+        -------
+        BestResponsePath
+        """
+        if order not in ("sequential", "simultaneous"):
+            raise ValueError(f"best_response_dynamics: order={order!r}; allowed: 'sequential', 'simultaneous'")
+        groups = self._groups(capacity)
+        B = sum(c for _, c in groups)
+        lb = 1e-9 * B if lb is None else float(lb)
+        n = self.N * self.K
+        lam = self.project(np.full(n, 0.5 * B / n) if lam0 is None else np.ravel(lam0), capacity, lb)
+        path = [lam.copy()]
+        converged = False
+        for _ in range(max_rounds):
+            new = lam.copy()
+            for a in range(n):
+                new[a] = self.best_response(new if order == "sequential" else lam, a, z, capacity, lb,
+                                            multipliers)
+            step = float(np.max(np.abs(new - lam)))
+            lam = new
+            path.append(lam.copy())
+            if not np.all(np.isfinite(lam)):
+                break
+            if step <= tol * B:
+                converged = True
+                break
+        return BestResponsePath(np.array(path), len(path) - 1, converged)

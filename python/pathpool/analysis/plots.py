@@ -13,9 +13,10 @@ import pandas as pd  # noqa: E402
 
 from pathpool.analysis.fluid import Trajectory  # noqa: E402
 from pathpool.atomic import atomic_path  # noqa: E402
-from pathpool.analysis.game import GameSolution, RentSeekingGame  # noqa: E402
+from pathpool.analysis.game import (BestResponsePath, FlowTrajectory, GameSolution,  # noqa: E402
+                                    RentSeekingGame)
 
-__all__ = ["write_csv", "save_figure", "plot_trajectory", "plot_game_dynamics",
+__all__ = ["write_csv", "save_figure", "plot_trajectory", "plot_game_dynamics", "plot_extragradient_path",
            "plot_utility_surfaces", "plot_friendliness"]
 
 
@@ -53,9 +54,9 @@ def plot_trajectory(traj: Trajectory, labels: list[str] | None = None, eq_x: np.
     return fig
 
 
-def plot_game_dynamics(game: RentSeekingGame, sols: list[GameSolution], capacity, title: str = ""):
+def plot_extragradient_path(game: RentSeekingGame, sols: list[GameSolution], capacity, title: str = ""):
     """Extragradient iterates from several starts (K = 2 subflows of one connection) over the
-    feasible set, converging to the normalized equilibrium."""
+    feasible set, converging to the normalized equilibrium (the solver, not a dynamics)."""
     fig, ax = plt.subplots(figsize=(5.5, 5))
     B = float(np.sum(capacity))
     for s in sols:
@@ -67,6 +68,70 @@ def plot_game_dynamics(game: RentSeekingGame, sols: list[GameSolution], capacity
     ax.set_ylabel(r"$\lambda_2$")
     ax.set_title(title or "projected extragradient iterates")
     ax.legend(fontsize="small")
+    fig.tight_layout()
+    return fig
+
+
+def plot_game_dynamics(game: RentSeekingGame, capacity, lam_star: np.ndarray, flows: list[FlowTrajectory],
+                       brs: list[BestResponsePath] | None = None, z=1.0, multipliers=None, title: str = ""):
+    """Convergence of Rosen's projected flow and of best-response dynamics to the normalized
+    equilibrium ``lam_star``.
+
+    Panels: distance to ``lam_star`` over time (flow), over rounds (best response), and for two
+    subflows of one connection the trajectories in the ``(lambda_1, lambda_2)`` plane over the
+    feasible set, with the contour lines of ``rho = z_1 U_1 + z_2 U_2`` and, given the
+    equilibrium ``multipliers``, the two priced best-response curves.
+    """
+    plane = game.N * game.K == 2 and game.mode == "subflow"
+    brs = brs or []
+    ncols = 1 + bool(brs) + plane
+    fig, axes = plt.subplots(1, ncols, figsize=(5.0 * ncols, 4.4))
+    axes = np.atleast_1d(axes)
+    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    floor = 1e-16 * float(np.sum(capacity))
+    ax = axes[0]
+    for k, f in enumerate(flows):
+        ax.semilogy(f.t, np.maximum(f.distance(lam_star), floor), color=colors[k % len(colors)], lw=1)
+    ax.set_xlabel("time")
+    ax.set_ylabel(r"$|\lambda(t) - \lambda^*|$")
+    ax.set_title("projected pseudo-gradient flow (Rosen)")
+    if brs:
+        ax = axes[1]
+        for k, b in enumerate(brs):
+            ax.semilogy(np.arange(b.rounds + 1), np.maximum(b.distance(lam_star), floor), "o-", ms=3,
+                        color=colors[k % len(colors)], lw=1)
+        ax.set_xlabel("round (every player once)")
+        ax.set_ylabel(r"$|\lambda_k - \lambda^*|$")
+        ax.set_title("best-response dynamics")
+    if plane:
+        ax = axes[-1]
+        B = float(np.sum(capacity))
+        ax.fill([0, B, 0], [0, 0, B], color="0.92", label="feasible set (7)")
+        grid = np.linspace(B * 1e-3, B, 120)
+        L1, L2 = np.meshgrid(grid, grid)
+        zz = np.broadcast_to(np.asarray(z, float), (2,))
+        rho = np.array([zz @ game.utilities([a, b]) for a, b in zip(L1.ravel(), L2.ravel())]).reshape(L1.shape)
+        ax.contour(L1, L2, np.where(L1 + L2 <= B, rho, np.nan), levels=12, colors="0.6", linewidths=0.5)
+        if multipliers is not None:
+            br1 = [game.best_response([0.0, y], 0, z, B, multipliers=multipliers) for y in grid]
+            br2 = [game.best_response([x, 0.0], 1, z, B, multipliers=multipliers) for x in grid]
+            ax.plot(br1, grid, "--", color="tab:purple", lw=0.8, label=r"BR$_1(\lambda_2)$")
+            ax.plot(grid, br2, "--", color="tab:brown", lw=0.8, label=r"BR$_2(\lambda_1)$")
+        for k, f in enumerate(flows):
+            c = colors[k % len(colors)]
+            ax.plot(f.lam[:, 0], f.lam[:, 1], "-", color=c, lw=1.2)
+            ax.plot(f.lam[0, 0], f.lam[0, 1], "o", color=c, ms=4)
+        for k, b in enumerate(brs):
+            ax.plot(b.lam[:, 0], b.lam[:, 1], ":", marker=".", color=colors[k % len(colors)], lw=0.8, ms=4)
+        ls = np.ravel(lam_star)
+        ax.plot(ls[0], ls[1], "k*", ms=13, label="normalized equilibrium", zorder=5)
+        ax.set_xlim(0, 1.05 * B)
+        ax.set_ylim(0, 1.05 * B)
+        ax.set_xlabel(r"$\lambda_1$")
+        ax.set_ylabel(r"$\lambda_2$")
+        ax.set_title(r"flow (solid), best response (dotted); contours of $\rho$")
+        ax.legend(fontsize="x-small", loc="upper right")
+    fig.suptitle(title or f"rent-seeking game, $\\hat p$ = {game.p_hat:g}")
     fig.tight_layout()
     return fig
 
