@@ -15,6 +15,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from pathpool.atomic import atomic_path, atomic_write_bytes  # noqa: E402
 from pathpool.reproduce.compare import published  # noqa: E402
 
 __all__ = ["draw_all", "TABLE2_AT"]
@@ -28,12 +29,13 @@ _COLORS = {"tcp": "black", "lia": "tab:blue", "olia": "tab:orange", "balia": "ta
 
 
 def _save(fig, outdir: Path, name: str) -> tuple[str, bytes]:
-    outdir.mkdir(parents=True, exist_ok=True)
     fig.tight_layout()
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=110)
-    (outdir / f"{name}.png").write_bytes(buf.getvalue())
-    fig.savefig(outdir / f"{name}.svg", format="svg")
+    atomic_write_bytes(outdir / f"{name}.png", buf.getvalue(), mkdir=True)
+    # No date and a fixed id salt: the same results redraw to the same SVG bytes.
+    with matplotlib.rc_context({"svg.hashsalt": "pathpool"}):
+        atomic_path(outdir / f"{name}.svg", lambda tmp: fig.savefig(tmp, format="svg", metadata={"Date": None}))
     plt.close(fig)
     return name, buf.getvalue()
 
