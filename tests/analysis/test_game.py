@@ -157,3 +157,140 @@ def test_cli_game_writes_dynamics(tmp_path):
     dyn = pd.read_csv(tmp_path / "game_dynamics.csv")
     assert set(dyn["dynamics"].str.split(" ").str[0]) == {"projected", "best"}
     assert dyn["converged"].all(), dyn
+
+
+def _rise(d):
+    """Largest rise of a distance sequence above its running minimum."""
+    return float(np.max(d - np.minimum.accumulate(d)))
+
+
+@pytest.mark.parametrize("N,K,p_hat,z,cap,lb", [
+    (1, 2, 0.1, (1.0, 1.5), 1.0, 0.2),    # unequal weights; DSC on X = {lambda >= 0.2, sum <= 1}
+    (1, 3, 1.0, 1.0, 1.0, None),          # slack capacity: interior (Nash) equilibrium 2/9 each
+    (1, 3, 0.1, 1.0, 1.0, None),
+])
+def test_projected_flow_more_cases(N, K, p_hat, z, cap, lb):
+    game = RentSeekingGame(N, K, p_hat=p_hat)
+    B = float(np.sum(cap))
+    if lb is not None:
+        # the feasible set lies in [lb, B - lb]^K, where DSC must hold for Rosen's theorem
+        assert game.dsc_holds(z, box=(lb, B - lb))
+    star = game.solve(z, cap, lb=lb).lam
+    rng = np.random.default_rng(11)
+    # the third start of the (1, 3) cases is projected onto a corner (one rate at lb, capacity
+    # full) where an earlier version switched faces forever without advancing
+    starts = [rng.uniform(0.0, 1.0, N * K) * B for _ in range(5)] + [np.array([0.935, 0.816, 0.0027])[:K]]
+    for lam0 in starts:
+        flow = game.projected_flow(z, cap, lam0=lam0, t_end=200.0, lb=lb)
+        lo = 1e-9 * B if lb is None else lb
+        assert flow.lam.min() >= lo - 1e-10 * B and flow.lam.sum(axis=1).max() <= B * (1 + 1e-10)
+        d = flow.distance(star)
+        assert d[-1] <= 1e-6 * B, (lam0, d[-1])
+        assert _rise(d) <= 1e-8 * B
+        assert flow.segments < 10
+
+
+def test_projected_flow_without_dsc_converges_but_distance_grows():
+    # z = (1, 100) violates DSC near the slack (Nash) equilibrium (1/4, 1/4) of p_hat = 1
+    # (16 z1 z2 l1 l2 > (z1 - z2)^2 (l1 - l2)^2 fails once l1/l2 leaves ~(0.67, 1.5)); the flow
+    # still reaches the unique equilibrium, but |lambda - lambda*| is no longer a Lyapunov
+    # function: it grows along some trajectories.
+    game = RentSeekingGame(1, 2, p_hat=1.0)
+    z = (1.0, 100.0)
+    star = game.solve(z, 1.0).lam
+    np.testing.assert_allclose(star.ravel(), [0.25, 0.25], atol=1e-9)
+    rng = np.random.default_rng(1)
+    rises = []
+    for _ in range(12):
+        # stiff (rates ~ z_a): LSODA instead of the default explicit DOP853
+        flow = game.projected_flow(z, 1.0, lam0=rng.uniform(0.0, 1.0, 2), t_end=200.0, method="LSODA")
+        d = flow.distance(star)
+        assert d[-1] <= 1e-6
+        rises.append(_rise(d))
+    assert max(rises) > 1e-3
+
+
+def test_projected_flow_in_connection_game_ends_on_different_equilibria():
+    # Connection game (15) with K = 2: DSC never holds, the equilibria form a continuum (only each
+    # connection's total is determined), and the flow's limit depends on where it starts.
+    game = RentSeekingGame(2, 2, p_hat=0.1, mode="connection")
+    rng = np.random.default_rng(1)
+    ends = []
+    for _ in range(4):
+        flow = game.projected_flow(1.0, 1.0, lam0=rng.uniform(0.0, 0.5, 4), t_end=200.0)
+        lam = flow.lam[-1]
+        assert game.kkt_residual(lam, 1.0, 1.0, 1e-9)[0] < 1e-8
+        np.testing.assert_allclose(lam.reshape(2, 2).sum(axis=1), [0.5, 0.5], atol=1e-8)
+        ends.append(lam)
+    ends = np.array(ends)
+    assert np.ptp(ends[:, 0]) > 0.1
+
+
+def test_tangent_cone_projection_is_a_projection():
+    rng = np.random.default_rng(5)
+    for _ in range(200):
+        v = rng.normal(size=5)
+        at_lb = rng.uniform(size=5) < 0.4
+        cap_active = bool(rng.uniform() < 0.7)
+        if cap_active and at_lb.all():
+            continue
+        u, nu, t = RentSeekingGame._cone_project(v, at_lb, cap_active)
+        assert np.all(u[at_lb] >= -1e-15) and (not cap_active or u.sum() <= 1e-12)
+        assert t >= 0 and np.all(nu >= -1e-15) and np.all(nu[~at_lb] == 0)
+        np.testing.assert_allclose(u, v - t + nu, atol=1e-12)
+        # optimality: <v - u, w - u> <= 0 for every w in the cone
+        for _ in range(20):
+            w = rng.normal(size=5)
+            w[at_lb] = np.abs(w[at_lb])
+            if cap_active and w.sum() > 0:
+                free = ~at_lb
+                w[free] -= w.sum() / free.sum() + 0.01
+                w[at_lb & (w < 0)] = 0.0
+                if w.sum() > 0:
+                    continue
+            assert np.dot(v - u, w - u) <= 1e-10
+
+
+@pytest.mark.parametrize("w,converges", [(10.0, True), (20.0, False)])
+def test_two_player_best_response_stability_threshold(w, converges):
+    # At the equilibrium the best response x = sqrt(s/c) - s has slope (lambda_a - s)/(2 s), so
+    # the round map of two players is locally contracting iff
+    # (l1 - l2)^2 / (4 l1 l2) < 1, i.e. l2/l1 in (3 - 2 sqrt 2, 3 + 2 sqrt 2) = (0.17, 5.83).
+    # z = (1, 10) gives l2/l1 = 4.8, z = (1, 20) gives 6.2.
+    game = RentSeekingGame(1, 2, p_hat=0.1)
+    z = (1.0, w)
+    sol = game.solve(z, 1.0)
+    l1, l2 = sol.lam.ravel()
+    np.testing.assert_allclose(sol.lam.ravel(), game.closed_form_single(z, 1.0), atol=1e-9)
+    assert ((l1 - l2) ** 2 / (4 * l1 * l2) < 1) == converges
+    for lam0 in ([0.25, 0.25], [l1 * 1.001, l2]):
+        br = game.best_response_dynamics(z, 1.0, lam0=lam0, multipliers=sol.multipliers, max_rounds=300)
+        assert br.converged == converges
+        if converges:
+            assert br.distance(sol.lam)[-1] <= 1e-9
+
+
+@pytest.mark.parametrize("K,converges", [(3, True), (5, False)])
+def test_simultaneous_best_response_with_many_symmetric_subflows(K, converges):
+    # Symmetric K players: best-response slope (2 - K)/(2 (K - 1)) per opponent, so the Jacobi
+    # round map has eigenvalue (K - 2)/2 on the all-equal direction: stable for K <= 3,
+    # unstable for K >= 5; sequential (Gauss-Seidel) converges for both.
+    game = RentSeekingGame(1, K, p_hat=0.1)
+    sol = game.solve(1.0, 1.0)
+    lam0 = np.linspace(0.05, 0.2, K)
+    sim = game.best_response_dynamics(1.0, 1.0, lam0=lam0, multipliers=sol.multipliers, order="simultaneous")
+    seq = game.best_response_dynamics(1.0, 1.0, lam0=lam0, multipliers=sol.multipliers, order="sequential")
+    assert seq.converged and seq.distance(sol.lam)[-1] <= 1e-9
+    assert sim.converged == converges
+
+
+def test_split_capacity_best_response_stops_at_a_non_normalized_equilibrium():
+    # Without the normalized-equilibrium price, each player may take what capacity the others
+    # leave: every iterate is feasible, but the first mover grabs the rest and the dynamics stop
+    # at a generalized Nash equilibrium that is not the normalized one.
+    game = RentSeekingGame(1, 2, p_hat=0.1)
+    br = game.best_response_dynamics((1.0, 2.0), 1.0, lam0=[0.2, 0.3])
+    assert br.converged
+    assert np.all(br.lam.sum(axis=1) <= 1.0 + 1e-12)
+    np.testing.assert_allclose(br.lam[-1], [0.7, 0.3], atol=1e-12)
+    np.testing.assert_allclose(game.solve((1.0, 2.0), 1.0).lam.ravel(), [11 / 30, 19 / 30], atol=1e-9)

@@ -505,7 +505,7 @@ class RentSeekingGame:
 
     def projected_flow(self, z=1.0, capacity=1.0, lam0: np.ndarray | None = None, t_end: float = 50.0,
                        lb: float | None = None, rtol: float = 1e-10, atol: float | None = None,
-                       max_segments: int = 1000) -> FlowTrajectory:
+                       max_segments: int = 1000, method: str = "DOP853") -> FlowTrajectory:
         """Rosen's continuous-time dynamics (Rosen 1965, Section 5) of the weighted game.
 
         ``d lambda / dt = Proj_{T_X(lambda)}( g(lambda, z) )``: the pseudo-gradient (10) with
@@ -518,7 +518,7 @@ class RentSeekingGame:
         < 0``, the normal-cone part of the projection only helping.
 
         Integration: the projected field is discontinuous where the trajectory meets a face of
-        ``X``, so ``solve_ivp`` (DOP853) is run piecewise: on each piece the binding set is fixed
+        ``X``, so ``solve_ivp`` (DOP853 by default) is run piecewise: on each piece the binding set is fixed
         and the field is its smooth projection onto that face; terminal events stop a piece
         when a free variable reaches ``lb``, a free capacity row fills, or a binding row's
         multiplier reaches zero (the trajectory leaves the face).  No step crosses a
@@ -541,6 +541,9 @@ class RentSeekingGame:
             Integrator tolerances (``atol`` default ``1e-13 B``).
         max_segments : int
             Guard against chattering between faces.
+        method : str
+            ``solve_ivp`` method; with very unequal weights ``z`` the flow is stiff (rates
+            ``~ z_a / Lambda^2``) and an implicit method (``"Radau"``, ``"LSODA"``) is faster.
 
         Returns
         -------
@@ -583,7 +586,7 @@ class RentSeekingGame:
                     events.append(lambda _t, x, idx=idx, cap=cap: cap - x[idx].sum() + tol)
             for e in events:
                 e.terminal, e.direction = True, -1
-            sol = solve_ivp(rhs, (t0, t_end), lam, method="DOP853", rtol=rtol, atol=atol,
+            sol = solve_ivp(rhs, (t0, t_end), lam, method=method, rtol=rtol, atol=atol,
                             events=events, dense_output=False)
             if sol.status == -1:
                 raise RuntimeError(f"game: projected flow integration failed: {sol.message}")
