@@ -35,7 +35,7 @@ fn state(rng: &mut Rng, n: usize) -> Vec<Subflow> {
             sf.cwnd = rng.uniform(2.0, 400.0);
             sf.ssthresh = sf.cwnd * rng.uniform(0.3, 1.0); // congestion avoidance
             let rtt = (rng.uniform(1.0, 300.0) * 1e6) as u64; // 1-300 ms, in ns
-            // Whole microseconds, as the kernel sees them.
+                                                              // Whole microseconds, as the kernel sees them.
             let rtt = rtt / 1000 * 1000;
             sf.srtt = rtt;
             sf.min_rtt = rtt;
@@ -48,7 +48,13 @@ fn state(rng: &mut Rng, n: usize) -> Vec<Subflow> {
 fn sf_json(s: &[Subflow]) -> String {
     let parts: Vec<String> = s
         .iter()
-        .map(|sf| format!("{{\"cwnd\": {:.17e}, \"rtt_us\": {}}}", sf.cwnd, sf.srtt / 1000))
+        .map(|sf| {
+            format!(
+                "{{\"cwnd\": {:.17e}, \"rtt_us\": {}}}",
+                sf.cwnd,
+                sf.srtt / 1000
+            )
+        })
         .collect();
     format!("[{}]", parts.join(", "))
 }
@@ -80,13 +86,29 @@ fn main() {
             if algo == "rsf-db" {
                 // First ACK fixes the base one-way delay; the second carries q on top of it.
                 let base = rtt / 2;
-                c.on_ack(&mut sfs, i, &Ack { acked_bytes: MSS as u64, rtt_sample: Some(rtt),
-                    one_way_delay: Some(base), now: 1 });
+                c.on_ack(
+                    &mut sfs,
+                    i,
+                    &Ack {
+                        acked_bytes: MSS as u64,
+                        rtt_sample: Some(rtt),
+                        one_way_delay: Some(base),
+                        now: 1,
+                    },
+                );
                 q_us = (rng.uniform(0.0, 250.0) * 1000.0) as u64;
                 let before = sf_json(&sfs);
                 let w0 = sfs[i].cwnd;
-                c.on_ack(&mut sfs, i, &Ack { acked_bytes: MSS as u64, rtt_sample: Some(rtt),
-                    one_way_delay: Some(base + q_us * 1000), now: 2 });
+                c.on_ack(
+                    &mut sfs,
+                    i,
+                    &Ack {
+                        acked_bytes: MSS as u64,
+                        rtt_sample: Some(rtt),
+                        one_way_delay: Some(base + q_us * 1000),
+                        now: 2,
+                    },
+                );
                 out.push(format!(
                     "{{\"algo\": \"{algo}\", \"event\": \"ack\", \"i\": {i}, \"d_us\": 100000, \"q_us\": {q_us}, \"subflows\": {before}, \"w_before\": {w0:.17e}, \"w_after\": {:.17e}}}",
                     sfs[i].cwnd
@@ -106,8 +128,16 @@ fn main() {
                 // The transport refreshes the counters before the call (crate README): this
                 // ACK's segment is delivered, as the kernel's snd_una has already moved.
                 sfs[i].delivered += 1;
-                c.on_ack(&mut sfs, i, &Ack { acked_bytes: MSS as u64, rtt_sample: Some(rtt),
-                    one_way_delay: None, now: 1 });
+                c.on_ack(
+                    &mut sfs,
+                    i,
+                    &Ack {
+                        acked_bytes: MSS as u64,
+                        rtt_sample: Some(rtt),
+                        one_way_delay: None,
+                        now: 1,
+                    },
+                );
                 out.push(format!(
                     "{{\"algo\": \"{algo}\", \"event\": \"ack\", \"i\": {i}, \"q_us\": {q_us}, \"subflows\": {before}, \"w_before\": {w0:.17e}, \"w_after\": {:.17e}}}",
                     sfs[i].cwnd
@@ -128,13 +158,21 @@ fn main() {
 /// takes each step's window from the vector but carries its own estimator from step to step,
 /// so a different estimator (e.g. a cumulative lost/(delivered+lost)) fails.
 fn rsf_lb_sequences(rng: &mut Rng, out: &mut Vec<String>) {
-    for (seq, (mu, window, loss_pct)) in [(4.0, 100.0, 3u64), (4.0, 1000.0, 1), (20.0, 50.0, 8), (1.0, 300.0, 2)]
-        .into_iter()
-        .enumerate()
+    for (seq, (mu, window, loss_pct)) in [
+        (4.0, 100.0, 3u64),
+        (4.0, 1000.0, 1),
+        (20.0, 50.0, 8),
+        (1.0, 300.0, 2),
+    ]
+    .into_iter()
+    .enumerate()
     {
         let mut params = Params::new();
         params.insert("mu".into(), pathpool_cc::ParamValue::Number(mu));
-        params.insert("loss_window".into(), pathpool_cc::ParamValue::Number(window));
+        params.insert(
+            "loss_window".into(),
+            pathpool_cc::ParamValue::Number(window),
+        );
         let mut c = build("rsf-lb", &params, 1).expect("rsf-lb builds");
         let mut sfs = vec![Subflow::new(MSS)];
         sfs[0].cwnd = rng.uniform(20.0, 120.0);
@@ -158,7 +196,16 @@ fn rsf_lb_sequences(rng: &mut Rng, out: &mut Vec<String>) {
                     rtt / 1000, sfs[0].ssthresh
                 ));
             } else {
-                c.on_ack(&mut sfs, 0, &Ack { acked_bytes: MSS as u64, rtt_sample: Some(rtt), one_way_delay: None, now: 1 });
+                c.on_ack(
+                    &mut sfs,
+                    0,
+                    &Ack {
+                        acked_bytes: MSS as u64,
+                        rtt_sample: Some(rtt),
+                        one_way_delay: None,
+                        now: 1,
+                    },
+                );
                 steps.push(format!(
                     "{{\"ev\": \"ack\", \"delivered\": {d}, \"lost\": {l}, \"rtt_us\": {}, \"w_before\": {w0:.17e}, \"w_after\": {:.17e}}}",
                     rtt / 1000, sfs[0].cwnd
@@ -258,9 +305,16 @@ fn coupled_sequences(rng: &mut Rng, out: &mut Vec<String>) {
                     let segs = 1 + rng.next() % 2;
                     sfs[i].delivered += segs;
                     let drift = rng.uniform(0.97, 1.03);
-                    let rtt = (((sfs[i].srtt as f64) * drift) as u64).clamp(5_000_000, 400_000_000) / 1000 * 1000;
+                    let rtt = (((sfs[i].srtt as f64) * drift) as u64).clamp(5_000_000, 400_000_000)
+                        / 1000
+                        * 1000;
                     sfs[i].srtt = rtt;
-                    let ack = Ack { acked_bytes: segs * MSS as u64, rtt_sample: Some(rtt), one_way_delay: None, now: 1 };
+                    let ack = Ack {
+                        acked_bytes: segs * MSS as u64,
+                        rtt_sample: Some(rtt),
+                        one_way_delay: None,
+                        now: 1,
+                    };
                     match *algo {
                         "lia" => lia.on_ack(&mut sfs, i, &ack),
                         "olia" => olia.on_ack(&mut sfs, i, &ack),
@@ -277,13 +331,37 @@ fn coupled_sequences(rng: &mut Rng, out: &mut Vec<String>) {
                 );
                 if *algo == "lia" {
                     let r = lia.alpha_over_total();
-                    rec += &format!(", \"ratio\": {}, \"recomp\": {}", if r.is_finite() { format!("{r:.17e}") } else { "-1".into() }, lia.recomputations());
+                    rec += &format!(
+                        ", \"ratio\": {}, \"recomp\": {}",
+                        if r.is_finite() {
+                            format!("{r:.17e}")
+                        } else {
+                            "-1".into()
+                        },
+                        lia.recomputations()
+                    );
                 }
                 if *algo == "olia" {
-                    let ls: Vec<String> = (0..n).map(|k| { let (a, b) = olia.inter_loss_bytes(k); a.max(b).to_string() }).collect();
+                    let ls: Vec<String> = (0..n)
+                        .map(|k| {
+                            let (a, b) = olia.inter_loss_bytes(k);
+                            a.max(b).to_string()
+                        })
+                        .collect();
                     let (b, m) = olia.sets(&sfs, i);
-                    let bits = |v: &[bool]| v.iter().map(|&x| if x { "1" } else { "0" }).collect::<Vec<_>>().join(", ");
-                    rec += &format!(", \"l\": [{}], \"B\": [{}], \"M\": [{}], \"alpha\": {:.17e}", ls.join(", "), bits(&b), bits(&m), olia.alpha(&sfs, i));
+                    let bits = |v: &[bool]| {
+                        v.iter()
+                            .map(|&x| if x { "1" } else { "0" })
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    };
+                    rec += &format!(
+                        ", \"l\": [{}], \"B\": [{}], \"M\": [{}], \"alpha\": {:.17e}",
+                        ls.join(", "),
+                        bits(&b),
+                        bits(&m),
+                        olia.alpha(&sfs, i)
+                    );
                 }
                 rec.push('}');
                 steps.push(rec);
@@ -299,7 +377,11 @@ fn coupled_sequences(rng: &mut Rng, out: &mut Vec<String>) {
 }
 
 fn fmt_ss(x: f64) -> String {
-    if x.is_finite() { format!("{x:.17e}") } else { "-1".into() }
+    if x.is_finite() {
+        format!("{x:.17e}")
+    } else {
+        "-1".into()
+    }
 }
 
 fn seq_state(s: &[Subflow]) -> String {

@@ -47,9 +47,21 @@ pub struct AlgorithmInfo {
 /// Why an algorithm could not be built.
 #[derive(Clone, Debug, PartialEq)]
 pub enum CcError {
-    UnknownAlgorithm { name: String, allowed: Vec<&'static str> },
-    UnknownParam { algorithm: &'static str, param: String, allowed: Vec<&'static str> },
-    BadParam { algorithm: &'static str, param: &'static str, value: String, allowed: &'static str },
+    UnknownAlgorithm {
+        name: String,
+        allowed: Vec<&'static str>,
+    },
+    UnknownParam {
+        algorithm: &'static str,
+        param: String,
+        allowed: Vec<&'static str>,
+    },
+    BadParam {
+        algorithm: &'static str,
+        param: &'static str,
+        value: String,
+        allowed: &'static str,
+    },
     NoSubflows,
 }
 
@@ -90,7 +102,11 @@ pub fn catalog() -> &'static [AlgorithmInfo] {
 ///
 /// Parameters are checked against the catalogue entry: an unknown name, a value of the wrong
 /// type or out of range gives a [`CcError`] that names the allowed values.
-pub fn build(name: &str, params: &Params, n_subflows: usize) -> Result<Box<dyn Controller>, CcError> {
+pub fn build(
+    name: &str,
+    params: &Params,
+    n_subflows: usize,
+) -> Result<Box<dyn Controller>, CcError> {
     if n_subflows == 0 {
         return Err(CcError::NoSubflows);
     }
@@ -155,10 +171,12 @@ fn check_known(info: &AlgorithmInfo, params: &Params) -> Result<(), CcError> {
 fn param_info(info: &AlgorithmInfo, name: &str) -> &'static ParamInfo {
     // Algorithms only ask for parameters their own static entry declares.
     let params: &'static [ParamInfo] = info.params;
-    params
-        .iter()
-        .find(|p| p.name == name)
-        .unwrap_or_else(|| panic!("{}: parameter {name} missing from its catalogue entry", info.name))
+    params.iter().find(|p| p.name == name).unwrap_or_else(|| {
+        panic!(
+            "{}: parameter {name} missing from its catalogue entry",
+            info.name
+        )
+    })
 }
 
 fn render(v: &ParamValue) -> String {
@@ -170,7 +188,12 @@ fn render(v: &ParamValue) -> String {
 }
 
 fn bad(info: &AlgorithmInfo, p: &'static ParamInfo, v: &ParamValue) -> CcError {
-    CcError::BadParam { algorithm: info.name, param: p.name, value: render(v), allowed: p.allowed }
+    CcError::BadParam {
+        algorithm: info.name,
+        param: p.name,
+        value: render(v),
+        allowed: p.allowed,
+    }
 }
 
 /// A number parameter, `None` if absent; `ok` says whether a value is in range.
@@ -189,7 +212,11 @@ pub(crate) fn number(
 }
 
 /// A boolean parameter, `None` if absent.
-pub(crate) fn flag(info: &AlgorithmInfo, params: &Params, name: &str) -> Result<Option<bool>, CcError> {
+pub(crate) fn flag(
+    info: &AlgorithmInfo,
+    params: &Params,
+    name: &str,
+) -> Result<Option<bool>, CcError> {
     let p = param_info(info, name);
     match params.get(name) {
         None => Ok(None),

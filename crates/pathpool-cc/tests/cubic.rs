@@ -9,7 +9,12 @@ use pathpool_cc::{Ack, Controller, Nanos};
 const SEC: Nanos = 1_000_000_000;
 
 fn ack_at(now: Nanos) -> Ack {
-    Ack { acked_bytes: u64::from(MSS), rtt_sample: None, one_way_delay: None, now }
+    Ack {
+        acked_bytes: u64::from(MSS),
+        rtt_sample: None,
+        one_way_delay: None,
+        now,
+    }
 }
 
 #[test]
@@ -144,7 +149,12 @@ fn cubic_w_est_counts_fractional_segments() {
     // No loss yet: K = 0, alpha_cubic = 1, W_est = 20; a 500-byte ACK (MSS 1000) adds 0.5/20.
     let mut s = vec![ca(20.0, 100)];
     let mut c = Cubic::new(1);
-    let a = Ack { acked_bytes: 500, rtt_sample: None, one_way_delay: None, now: 0 };
+    let a = Ack {
+        acked_bytes: 500,
+        rtt_sample: None,
+        one_way_delay: None,
+        now: 0,
+    };
     c.on_ack(&mut s, 0, &a);
     close(s[0].cwnd, 20.025);
 }

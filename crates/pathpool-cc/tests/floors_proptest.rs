@@ -17,16 +17,39 @@ fn config(k: usize, x: f64, y: f64, flag: bool) -> (&'static str, Params, f64) {
         1 => ("cubic", Params::new(), MIN_SSTHRESH),
         2 => ("ewtcp", params(&[("a", num(0.01 + 2.0 * x))]), MIN_SSTHRESH),
         3 => ("coupled", Params::new(), 1.0),
-        4 => ("semicoupled", params(&[("a", num(0.01 + 2.0 * x))]), MIN_SSTHRESH),
+        4 => (
+            "semicoupled",
+            params(&[("a", num(0.01 + 2.0 * x))]),
+            MIN_SSTHRESH,
+        ),
         5 => ("max", Params::new(), MIN_SSTHRESH),
-        6 => ("lia", params(&[("alpha_every_ack", ParamValue::Bool(flag))]), MIN_SSTHRESH),
+        6 => (
+            "lia",
+            params(&[("alpha_every_ack", ParamValue::Bool(flag))]),
+            MIN_SSTHRESH,
+        ),
         7 => ("olia", Params::new(), MIN_SSTHRESH),
-        8 => ("balia", params(&[("variant", text(if flag { "kernel" } else { "continuous" }))]), 1.0),
-        9 => ("generalized", params(&[("eta", num(3.0 * x)), ("beta", num(3.0 * y))]), MIN_SSTHRESH),
-        10 => ("rsf-db", params(&[("d", num(0.001 + 0.3 * x))]), MIN_SSTHRESH),
+        8 => (
+            "balia",
+            params(&[("variant", text(if flag { "kernel" } else { "continuous" }))]),
+            1.0,
+        ),
+        9 => (
+            "generalized",
+            params(&[("eta", num(3.0 * x)), ("beta", num(3.0 * y))]),
+            MIN_SSTHRESH,
+        ),
+        10 => (
+            "rsf-db",
+            params(&[("d", num(0.001 + 0.3 * x))]),
+            MIN_SSTHRESH,
+        ),
         _ => (
             "rsf-lb",
-            params(&[("mu", num(0.1 + 10.0 * x)), ("loss_window", num(1.0 + 2000.0 * y))]),
+            params(&[
+                ("mu", num(0.1 + 10.0 * x)),
+                ("loss_window", num(1.0 + 2000.0 * y)),
+            ]),
             MIN_SSTHRESH,
         ),
     }
@@ -40,7 +63,13 @@ fn event(n: usize) -> impl Strategy<Value = Event> {
         proptest::option::weighted(0.6, 0u32..2000),
         0u32..500,
     )
-        .prop_map(|(i, bytes, rtt_ms, owd_ms, dt_ms)| Event::Ack { i, bytes, rtt_ms, owd_ms, dt_ms });
+        .prop_map(|(i, bytes, rtt_ms, owd_ms, dt_ms)| Event::Ack {
+            i,
+            bytes,
+            rtt_ms,
+            owd_ms,
+            dt_ms,
+        });
     prop_oneof![
         12 => ack,
         2 => (0..n).prop_map(|i| Event::Loss { i }),

@@ -55,7 +55,12 @@ fn ewtcp_weight_a_and_its_default_one_over_n_squared() {
     let s = after_ack("ewtcp", &Params::new(), vec![ca(10.0, 50), ca(20.0, 50)], 0);
     close(s[0].cwnd, 10.025);
     // n = 3: a = 1/9: 10 + 1/90.
-    let s = after_ack("ewtcp", &Params::new(), vec![ca(10.0, 50), ca(20.0, 50), ca(5.0, 9)], 0);
+    let s = after_ack(
+        "ewtcp",
+        &Params::new(),
+        vec![ca(10.0, 50), ca(20.0, 50), ca(5.0, 9)],
+        0,
+    );
     close(s[0].cwnd, 10.0 + 1.0 / 90.0);
     // a = 2: 20 + 2/20 = 20.1. Loss on path 1 (w = 20): ssthresh = cwnd = 10.
     let p = params(&[("a", num(2.0))]);
@@ -69,7 +74,12 @@ fn ewtcp_weight_a_and_its_default_one_over_n_squared() {
 #[test]
 fn coupled_increase_is_one_over_total_and_decrease_is_half_the_total() {
     // w = (10, 20, 30): w_total = 60; ACK on 0: 10 + 1/60.
-    let s = after_ack("coupled", &Params::new(), vec![ca(10.0, 50), ca(20.0, 80), ca(30.0, 10)], 0);
+    let s = after_ack(
+        "coupled",
+        &Params::new(),
+        vec![ca(10.0, 50), ca(20.0, 80), ca(30.0, 10)],
+        0,
+    );
     close(s[0].cwnd, 10.0 + 1.0 / 60.0);
     // w = (4, 6, 30): total 40; loss on 2: 30 - 40/2 = 10.
     let base = vec![ca(4.0, 50), ca(6.0, 50), ca(30.0, 50)];
@@ -94,13 +104,23 @@ fn coupled_increase_is_one_over_total_and_decrease_is_half_the_total() {
 #[test]
 fn semicoupled_increase_a_over_total_decrease_half_own_window() {
     // w = (10, 30), a = 1: ACK on 1: 30 + 1/40 = 30.025; a = 0.5: 30 + 0.5/40 = 30.0125.
-    let s = after_ack("semicoupled", &Params::new(), vec![ca(10.0, 50), ca(30.0, 50)], 1);
+    let s = after_ack(
+        "semicoupled",
+        &Params::new(),
+        vec![ca(10.0, 50), ca(30.0, 50)],
+        1,
+    );
     close(s[1].cwnd, 30.025);
     let p = params(&[("a", num(0.5))]);
     let s = after_ack("semicoupled", &p, vec![ca(10.0, 50), ca(30.0, 50)], 1);
     close(s[1].cwnd, 30.0125);
     // Loss on 1: 30/2 = 15.
-    let s = after_loss("semicoupled", &Params::new(), vec![ca(10.0, 50), ca(30.0, 50)], 1);
+    let s = after_loss(
+        "semicoupled",
+        &Params::new(),
+        vec![ca(10.0, 50), ca(30.0, 50)],
+        1,
+    );
     close(s[1].cwnd, 15.0);
 }
 
@@ -144,11 +164,21 @@ fn balia_continuous_increase_and_decrease() {
     let s = after_loss("balia", &Params::new(), base, 1);
     close(s[1].cwnd, 10.0);
     // w = (10, 12): alpha_0 = 1.2, decrease 5 * 1.2 = 6 -> 4.
-    let s = after_loss("balia", &Params::new(), vec![ca(10.0, 100), ca(12.0, 100)], 0);
+    let s = after_loss(
+        "balia",
+        &Params::new(),
+        vec![ca(10.0, 100), ca(12.0, 100)],
+        0,
+    );
     close(s[0].ssthresh, 4.0);
     // w = (1.5, 20): alpha_0 = 13.3, decrease 0.75 * 1.5 = 1.125 -> 0.375, floored at 1
     // (two paths: seed 004 Section V minimum ssthresh 1).
-    let s = after_loss("balia", &Params::new(), vec![ca(1.5, 100), ca(20.0, 100)], 0);
+    let s = after_loss(
+        "balia",
+        &Params::new(),
+        vec![ca(1.5, 100), ca(20.0, 100)],
+        0,
+    );
     close(s[0].ssthresh, 1.0);
 }
 
@@ -157,10 +187,20 @@ fn balia_three_paths_unequal_rtts() {
     // w = (10, 20, 6), rtt = (100, 200, 50): x = (100, 100, 120), sum 320, x_max 120.
     // Path 0: alpha = 1.2. Increase = 100/(0.1 * 320^2) * 1.1 * 1.04 = (100/10240) * 1.144 = 0.01117188
     let s = vec![ca(10.0, 100), ca(20.0, 200), ca(6.0, 50)];
-    close(Balia::new(BaliaVariant::Continuous).increase(&s, 0), 100.0 / 10240.0 * 1.1 * 1.04);
-    near(Balia::new(BaliaVariant::Continuous).increase(&s, 0), 0.01117188, 1e-8);
+    close(
+        Balia::new(BaliaVariant::Continuous).increase(&s, 0),
+        100.0 / 10240.0 * 1.1 * 1.04,
+    );
+    near(
+        Balia::new(BaliaVariant::Continuous).increase(&s, 0),
+        0.01117188,
+        1e-8,
+    );
     // Path 2: alpha = 1. Increase = 120/(0.05 * 102400) = 0.0234375.
-    close(Balia::new(BaliaVariant::Continuous).increase(&s, 2), 0.0234375);
+    close(
+        Balia::new(BaliaVariant::Continuous).increase(&s, 2),
+        0.0234375,
+    );
 }
 
 #[test]
@@ -175,7 +215,12 @@ fn balia_kernel_variant_quantises_alpha_in_the_decrease() {
     // alpha_0 = 1.9 -> floor 1: w/2. Continuous would take 1.5: 10 - 7.5.
     let s = after_loss("balia", &kernel, vec![ca(10.0, 100), ca(19.0, 100)], 0);
     close(s[0].ssthresh, 5.0);
-    let s = after_loss("balia", &Params::new(), vec![ca(10.0, 100), ca(19.0, 100)], 0);
+    let s = after_loss(
+        "balia",
+        &Params::new(),
+        vec![ca(10.0, 100), ca(19.0, 100)],
+        0,
+    );
     close(s[0].ssthresh, 2.5);
     // Floor 1 with several paths: w = (1.8, 40): 1.8 - 0.9*1.5 = 0.45 -> 1.
     let s = after_loss("balia", &kernel, vec![ca(1.8, 100), ca(40.0, 100)], 0);
@@ -192,8 +237,14 @@ fn generalized_with_lia_labels_is_max_and_with_swapped_labels_is_not() {
     // (eta, beta) = (0, 1): I_0 = 100/(0.1*90000) * (1 + 1*(2-1)) * 1 = 0.0222..; D_0 = 10/2 = 5.
     let lia_labels = Generalized::new(0.0, 1.0);
     close(lia_labels.increase(&base, 0), 2.0 / 90.0);
-    close(lia_labels.increase(&base, 0), Wischik::max().increase(&base, 0));
-    close(lia_labels.increase(&base, 1), Wischik::max().increase(&base, 1));
+    close(
+        lia_labels.increase(&base, 0),
+        Wischik::max().increase(&base, 0),
+    );
+    close(
+        lia_labels.increase(&base, 1),
+        Wischik::max().increase(&base, 1),
+    );
     close(lia_labels.decrease(&base, 0), 5.0);
     // (beta, eta) = (0, 1), i.e. eta = 1, beta = 0: same increase, decrease 10/2 * 2 = 10 (not LIA's 5).
     let swapped = Generalized::new(1.0, 0.0);
@@ -202,7 +253,10 @@ fn generalized_with_lia_labels_is_max_and_with_swapped_labels_is_not() {
     // Through the registry: (0, 1) halves path 0 like Max; (1, 0) takes the whole window (-> 2).
     let p = params(&[("eta", num(0.0)), ("beta", num(1.0))]);
     close(after_loss("generalized", &p, base.clone(), 0)[0].cwnd, 5.0);
-    close(after_loss("max", &Params::new(), base.clone(), 0)[0].cwnd, 5.0);
+    close(
+        after_loss("max", &Params::new(), base.clone(), 0)[0].cwnd,
+        5.0,
+    );
     let p = params(&[("eta", num(1.0)), ("beta", num(0.0))]);
     close(after_loss("generalized", &p, base, 0)[0].cwnd, 2.0);
 }
@@ -216,7 +270,10 @@ fn generalized_with_unequal_rtts_differs_from_max() {
     let s = vec![ca(10.0, 100), ca(40.0, 200)];
     close(Wischik::max().increase(&s, 0), 1.0 / 90.0);
     close(Generalized::new(0.0, 1.0).increase(&s, 0), 2.0 / 90.0);
-    close(Generalized::new(0.0, 1.0).increase(&s, 1), Wischik::max().increase(&s, 1));
+    close(
+        Generalized::new(0.0, 1.0).increase(&s, 1),
+        Wischik::max().increase(&s, 1),
+    );
 }
 
 #[test]
@@ -232,8 +289,14 @@ fn generalized_balia_labels_give_balias_increase_but_not_its_decrease() {
     ];
     for s in states {
         for i in 0..s.len() {
-            close(Generalized::new(0.5, 0.2).increase(&s, i), b.increase(&s, i));
-            close(Generalized::new(0.2, 0.5).increase(&s, i), b.increase(&s, i));
+            close(
+                Generalized::new(0.5, 0.2).increase(&s, i),
+                b.increase(&s, i),
+            );
+            close(
+                Generalized::new(0.2, 0.5).increase(&s, i),
+                b.increase(&s, i),
+            );
         }
     }
     // Decrease at w = (10, 12), a_0 = 1.2: Balia 5 * min(1.2, 1.5) = 6;
@@ -253,9 +316,19 @@ fn generalized_balia_labels_give_balias_increase_but_not_its_decrease() {
 #[test]
 fn generalized_default_is_balia_point_and_floor_is_two() {
     // Defaults eta = 0.5, beta = 0.2: increase on (10, 20) path 0 = 0.02 (as Balia).
-    let s = after_ack("generalized", &Params::new(), vec![ca(10.0, 100), ca(20.0, 100)], 0);
+    let s = after_ack(
+        "generalized",
+        &Params::new(),
+        vec![ca(10.0, 100), ca(20.0, 100)],
+        0,
+    );
     close(s[0].cwnd, 10.02);
     // w = (2.5, 50): a_0 = 20, D = 1.25 * (1 + 0.5*19) = 13.125 > w: ssthresh floored at 2.
-    let s = after_loss("generalized", &Params::new(), vec![ca(2.5, 100), ca(50.0, 100)], 0);
+    let s = after_loss(
+        "generalized",
+        &Params::new(),
+        vec![ca(2.5, 100), ca(50.0, 100)],
+        0,
+    );
     close(s[0].ssthresh, 2.0);
 }

@@ -99,7 +99,10 @@ fn alpha_is_recomputed_only_when_v095_would() {
     close(s[1].cwnd, 1.0);
     close(s[1].ssthresh, before / 2.0);
     let w0 = s[0].cwnd;
-    close(lia.alpha_over_total(), (w0 / 0.01).max(before / 0.04) / (w0 / 0.1 + before / 0.2).powi(2));
+    close(
+        lia.alpha_over_total(),
+        (w0 / 0.01).max(before / 0.04) / (w0 / 0.1 + before / 0.2).powi(2),
+    );
     // Every slow-start ACK recomputes (path 1 is at 1 < ssthresh) ...
     lia.on_ack(&mut s, 1, &ack(0));
     assert_eq!(lia.recomputations(), 5);

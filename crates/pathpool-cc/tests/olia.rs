@@ -8,7 +8,12 @@ use pathpool_cc::algos::Olia;
 use pathpool_cc::{Ack, Controller, Subflow};
 
 fn bytes(n: u64) -> Ack {
-    Ack { acked_bytes: n, rtt_sample: None, one_way_delay: None, now: 0 }
+    Ack {
+        acked_bytes: n,
+        rtt_sample: None,
+        one_way_delay: None,
+        now: 0,
+    }
 }
 
 /// Feeds `l` bytes on every path (no loss), so that each path's l_r = l2_r = the bytes given.

@@ -6,8 +6,18 @@ use common::{num, params};
 use pathpool_cc::{build, catalog, CcError, ParamValue, Params};
 
 const ALL: [&str; 12] = [
-    "reno", "cubic", "ewtcp", "coupled", "semicoupled", "max", "lia", "olia", "balia", "generalized",
-    "rsf-db", "rsf-lb",
+    "reno",
+    "cubic",
+    "ewtcp",
+    "coupled",
+    "semicoupled",
+    "max",
+    "lia",
+    "olia",
+    "balia",
+    "generalized",
+    "rsf-db",
+    "rsf-lb",
 ];
 
 #[test]
@@ -23,8 +33,23 @@ fn catalogue_lists_every_algorithm_once_and_each_builds_under_its_name() {
 
 #[test]
 fn coupled_flag_marks_the_algorithms_that_read_their_siblings() {
-    let coupled: Vec<&str> = catalog().iter().filter(|a| a.coupled).map(|a| a.name).collect();
-    assert_eq!(coupled, ["coupled", "semicoupled", "max", "lia", "olia", "balia", "generalized"]);
+    let coupled: Vec<&str> = catalog()
+        .iter()
+        .filter(|a| a.coupled)
+        .map(|a| a.name)
+        .collect();
+    assert_eq!(
+        coupled,
+        [
+            "coupled",
+            "semicoupled",
+            "max",
+            "lia",
+            "olia",
+            "balia",
+            "generalized"
+        ]
+    );
 }
 
 #[test]
@@ -60,7 +85,11 @@ fn unknown_parameter_names_the_allowed_ones() {
     let err = build("rsf-db", &params(&[("delay", num(0.1))]), 2).unwrap_err();
     assert_eq!(
         err,
-        CcError::UnknownParam { algorithm: "rsf-db", param: "delay".into(), allowed: vec!["d"] }
+        CcError::UnknownParam {
+            algorithm: "rsf-db",
+            param: "delay".into(),
+            allowed: vec!["d"]
+        }
     );
     let err = build("reno", &params(&[("a", num(1.0))]), 1).unwrap_err();
     assert!(err.to_string().contains("takes no parameters"), "{err}");
@@ -82,7 +111,12 @@ fn wrong_type_and_out_of_range_values_are_rejected_with_the_allowed_values() {
     for (alg, p, v) in cases {
         let err = build(alg, &params(&[(p, v.clone())]), 2).unwrap_err();
         match err {
-            CcError::BadParam { algorithm, param, allowed, .. } => {
+            CcError::BadParam {
+                algorithm,
+                param,
+                allowed,
+                ..
+            } => {
                 assert_eq!((algorithm, param), (alg, p));
                 let declared = catalog().iter().find(|a| a.name == alg).unwrap();
                 let info = declared.params.iter().find(|q| q.name == p).unwrap();
@@ -95,5 +129,8 @@ fn wrong_type_and_out_of_range_values_are_rejected_with_the_allowed_values() {
 
 #[test]
 fn zero_subflows_is_an_error() {
-    assert_eq!(build("lia", &Params::new(), 0).unwrap_err(), CcError::NoSubflows);
+    assert_eq!(
+        build("lia", &Params::new(), 0).unwrap_err(),
+        CcError::NoSubflows
+    );
 }

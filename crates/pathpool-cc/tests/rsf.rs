@@ -139,7 +139,10 @@ fn rsf_db_takes_delay_samples_from_acks_that_grow_nothing() {
     let mut s = vec![ca(10.0, 300)];
     let mut db = RsfDb::new(0.1, 1);
     db.on_ack(&mut s, 0, &ack_owd(50.0));
-    let idle = pathpool_cc::Ack { acked_bytes: 0, ..ack_owd(130.0) };
+    let idle = pathpool_cc::Ack {
+        acked_bytes: 0,
+        ..ack_owd(130.0)
+    };
     let before = s[0].cwnd;
     db.on_ack(&mut s, 0, &idle);
     close(s[0].cwnd, before);

@@ -11,14 +11,26 @@ fn configs() -> Vec<(&'static str, Params)> {
     let text = |s: &str| ParamValue::Text(s.into());
     vec![
         ("lia", Params::new()),
-        ("lia", params(&[("alpha_every_ack", ParamValue::Bool(true))])),
+        (
+            "lia",
+            params(&[("alpha_every_ack", ParamValue::Bool(true))]),
+        ),
         ("olia", Params::new()),
         ("balia", Params::new()),
         ("balia", params(&[("variant", text("kernel"))])),
         ("generalized", Params::new()),
-        ("generalized", params(&[("eta", num(0.0)), ("beta", num(1.0))])),
-        ("generalized", params(&[("eta", num(1.0)), ("beta", num(0.0))])),
-        ("generalized", params(&[("eta", num(3.0)), ("beta", num(2.5))])),
+        (
+            "generalized",
+            params(&[("eta", num(0.0)), ("beta", num(1.0))]),
+        ),
+        (
+            "generalized",
+            params(&[("eta", num(1.0)), ("beta", num(0.0))]),
+        ),
+        (
+            "generalized",
+            params(&[("eta", num(3.0)), ("beta", num(2.5))]),
+        ),
         ("coupled", Params::new()),
         ("semicoupled", params(&[("a", num(1.0))])),
         ("max", Params::new()),
@@ -65,7 +77,10 @@ fn compare(name: &str, ps: &Params, n: usize, script: &[Event]) {
         );
     }
     // The script really exercises congestion avoidance and loss recovery.
-    assert!(losses > 50 && ca_acks > 1000, "losses {losses}, CA ACKs {ca_acks}");
+    assert!(
+        losses > 50 && ca_acks > 1000,
+        "losses {losses}, CA ACKs {ca_acks}"
+    );
 }
 
 #[test]

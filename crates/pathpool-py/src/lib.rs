@@ -74,7 +74,10 @@ fn guarded<T: Send>(py: Python<'_>, f: impl FnOnce() -> T + Send) -> PyResult<T>
         Ok(v) => Ok(v),
         Err(payload) => Err(simulation_error(
             py,
-            format!("internal error (Rust panic) in the simulator: {}", panic_message(&*payload)),
+            format!(
+                "internal error (Rust panic) in the simulator: {}",
+                panic_message(&*payload)
+            ),
         )),
     }
 }
@@ -83,7 +86,9 @@ fn guarded<T: Send>(py: Python<'_>, f: impl FnOnce() -> T + Send) -> PyResult<T>
 fn parse(py: Python<'_>, text: &str, origin: &str) -> PyResult<Scenario> {
     let owned_text = text.to_string();
     let owned_origin = origin.to_string();
-    match guarded(py, move || Scenario::from_toml_str(&owned_text, &owned_origin))? {
+    match guarded(py, move || {
+        Scenario::from_toml_str(&owned_text, &owned_origin)
+    })? {
         Ok(s) => Ok(s),
         Err(e) => Err(scenario_error(py, &e)),
     }
@@ -107,7 +112,11 @@ macro_rules! table {
     }};
 }
 
-fn le_bytes<'py, const N: usize, T: Copy>(py: Python<'py>, v: &[T], to: impl Fn(T) -> [u8; N]) -> Bound<'py, PyBytes> {
+fn le_bytes<'py, const N: usize, T: Copy>(
+    py: Python<'py>,
+    v: &[T],
+    to: impl Fn(T) -> [u8; N],
+) -> Bound<'py, PyBytes> {
     let mut out = Vec::with_capacity(v.len() * N);
     for &x in v {
         out.extend_from_slice(&to(x));
@@ -129,14 +138,27 @@ fn dict_encoded<'py, S: AsRef<str>>(py: Python<'py>, v: &[S]) -> PyResult<Bound<
         });
         codes.extend_from_slice(&code.to_le_bytes());
     }
-    PyTuple::new(py, [PyBytes::new(py, &codes).into_any(), PyList::new(py, labels)?.into_any()])
+    PyTuple::new(
+        py,
+        [
+            PyBytes::new(py, &codes).into_any(),
+            PyList::new(py, labels)?.into_any(),
+        ],
+    )
 }
 
 /// The long-form series can have millions of rows, so it crosses as buffers instead of lists
 /// (a list of a million Python strings costs more than the simulation that made them):
 /// numbers as little-endian bytes, labels dictionary-encoded. `pathpool.sim.results` decodes.
 fn series_table<'py>(py: Python<'py>, s: &Series) -> PyResult<Bound<'py, PyDict>> {
-    let Series { seed, time_s, entity, id, metric, value } = s;
+    let Series {
+        seed,
+        time_s,
+        entity,
+        id,
+        metric,
+        value,
+    } = s;
     let d = PyDict::new(py);
     d.set_item("seed", ("<u8", le_bytes(py, seed, u64::to_le_bytes)))?;
     d.set_item("time_s", ("<f8", le_bytes(py, time_s, f64::to_le_bytes)))?;
@@ -149,7 +171,13 @@ fn series_table<'py>(py: Python<'py>, s: &Series) -> PyResult<Bound<'py, PyDict>
 
 fn stats_dict<'py>(py: Python<'py>, s: &RunStats) -> PyResult<Bound<'py, PyDict>> {
     let RunStats {
-        seed, simulated_s, events, data_packets, wall_s, ack_packets, packets_in_network_end,
+        seed,
+        simulated_s,
+        events,
+        data_packets,
+        wall_s,
+        ack_packets,
+        packets_in_network_end,
         jain_goodput,
     } = s;
     let d = PyDict::new(py);
@@ -165,25 +193,83 @@ fn stats_dict<'py>(py: Python<'py>, s: &RunStats) -> PyResult<Bound<'py, PyDict>
 }
 
 fn output_dict<'py>(py: Python<'py>, out: &RunOutput) -> PyResult<Bound<'py, PyDict>> {
-    let RunOutput { flows, subflows, links, series, stats } = out;
+    let RunOutput {
+        flows,
+        subflows,
+        links,
+        series,
+        stats,
+    } = out;
     let d = PyDict::new(py);
-    let flows = table!(py, flows, FlowRecord {
-        seed, flow, kind, algorithm, n_subflows, start_s, end_s, delivered_bytes, goodput_bps,
-        throughput_bps, sent_packets, retransmitted_packets, lost_packets, rto_count,
-        completion_time_s, received_packets, dropped_packets, in_flight_packets, ack_packets,
-        duplicate_segments, reinjected_segments, integrity_errors,
-    });
+    let flows = table!(
+        py,
+        flows,
+        FlowRecord {
+            seed,
+            flow,
+            kind,
+            algorithm,
+            n_subflows,
+            start_s,
+            end_s,
+            delivered_bytes,
+            goodput_bps,
+            throughput_bps,
+            sent_packets,
+            retransmitted_packets,
+            lost_packets,
+            rto_count,
+            completion_time_s,
+            received_packets,
+            dropped_packets,
+            in_flight_packets,
+            ack_packets,
+            duplicate_segments,
+            reinjected_segments,
+            integrity_errors,
+        }
+    );
     d.set_item("flows", flows)?;
-    let subflows = table!(py, subflows, SubflowRecord {
-        seed, flow, subflow, path, acked_bytes, goodput_bps, throughput_bps, sent_packets,
-        retransmitted_packets, lost_packets, loss_events, rto_count, mean_rtt_s, min_rtt_s,
-        mean_cwnd,
-    });
+    let subflows = table!(
+        py,
+        subflows,
+        SubflowRecord {
+            seed,
+            flow,
+            subflow,
+            path,
+            acked_bytes,
+            goodput_bps,
+            throughput_bps,
+            sent_packets,
+            retransmitted_packets,
+            lost_packets,
+            loss_events,
+            rto_count,
+            mean_rtt_s,
+            min_rtt_s,
+            mean_cwnd,
+        }
+    );
     d.set_item("subflows", subflows)?;
-    let links = table!(py, links, LinkRecord {
-        seed, link, rate_bps, delay_s, utilisation, forwarded_packets, queue_drops,
-        random_drops, mean_queue_bytes, max_queue_bytes, arrived_packets, queued_packets_end,
-    });
+    let links = table!(
+        py,
+        links,
+        LinkRecord {
+            seed,
+            link,
+            rate_bps,
+            delay_s,
+            utilisation,
+            forwarded_packets,
+            queue_drops,
+            random_drops,
+            mean_queue_bytes,
+            max_queue_bytes,
+            arrived_packets,
+            queued_packets_end,
+        }
+    );
     d.set_item("links", links)?;
     d.set_item("series", series_table(py, series)?)?;
     d.set_item("stats", stats_dict(py, stats)?)?;
@@ -223,7 +309,11 @@ fn algorithms(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
 ///
 /// Returns {"name", "origin", "seeds", "duration_s"}; raises `pathpool.ScenarioError`.
 #[pyfunction]
-fn validate_scenario<'py>(py: Python<'py>, text: &str, origin: &str) -> PyResult<Bound<'py, PyDict>> {
+fn validate_scenario<'py>(
+    py: Python<'py>,
+    text: &str,
+    origin: &str,
+) -> PyResult<Bound<'py, PyDict>> {
     let sc = parse(py, text, origin)?;
     let d = PyDict::new(py);
     d.set_item("name", sc.name())?;

@@ -43,21 +43,37 @@ impl Simulation {
         let taken = self.slot().take();
         match taken {
             Some(s) => Ok(s),
-            None if self.broken => Err(simulation_error(py, format!("{}: the simulation failed in an earlier call and cannot continue", self.origin))),
-            None => Err(simulation_error(py, format!("{}: the simulation has finished", self.origin))),
+            None if self.broken => Err(simulation_error(
+                py,
+                format!(
+                    "{}: the simulation failed in an earlier call and cannot continue",
+                    self.origin
+                ),
+            )),
+            None => Err(simulation_error(
+                py,
+                format!("{}: the simulation has finished", self.origin),
+            )),
         }
     }
 
     fn with<T>(&self, py: Python<'_>, f: impl FnOnce(&Sim) -> T) -> PyResult<T> {
         match &*self.slot() {
             Some(s) => Ok(f(s)),
-            None => Err(simulation_error(py, format!("{}: the simulation has finished or failed", self.origin))),
+            None => Err(simulation_error(
+                py,
+                format!("{}: the simulation has finished or failed", self.origin),
+            )),
         }
     }
 
     /// Run `f` on the simulation with the GIL released and panics caught; a panic leaves the
     /// object broken.
-    fn step<T: Send>(&mut self, py: Python<'_>, f: impl FnOnce(&mut Sim) -> T + Send) -> PyResult<T> {
+    fn step<T: Send>(
+        &mut self,
+        py: Python<'_>,
+        f: impl FnOnce(&mut Sim) -> T + Send,
+    ) -> PyResult<T> {
         let mut sim = self.take(py)?;
         match guarded(py, move || {
             let v = f(&mut sim);
@@ -77,7 +93,10 @@ impl Simulation {
 
 fn nanos(py: Python<'_>, t_s: f64, what: &str) -> PyResult<u64> {
     if !(t_s.is_finite() && t_s >= 0.0) {
-        return Err(simulation_error(py, format!("{what} = {t_s}: must be a finite time >= 0 (seconds)")));
+        return Err(simulation_error(
+            py,
+            format!("{what} = {t_s}: must be a finite time >= 0 (seconds)"),
+        ));
     }
     Ok((t_s * 1e9).round().min(u64::MAX as f64) as u64)
 }
@@ -89,7 +108,11 @@ impl Simulation {
     fn new(py: Python<'_>, text: &str, origin: &str, seed: u64) -> PyResult<Self> {
         let sc = parse(py, text, origin)?;
         match guarded(py, move || Sim::new(&sc, seed))? {
-            Ok(sim) => Ok(Simulation { sim: Mutex::new(Some(sim)), origin: origin.to_string(), broken: false }),
+            Ok(sim) => Ok(Simulation {
+                sim: Mutex::new(Some(sim)),
+                origin: origin.to_string(),
+                broken: false,
+            }),
             Err(e) => Err(simulation_error(py, format!("{origin}: {e}"))),
         }
     }
@@ -120,7 +143,9 @@ impl Simulation {
     /// Static facts about rate flow ``flow``: paths, start_s, feedback_interval_s, deadline_s,
     /// block_length, source_per_block, rates, controller, report_delay_s, payload_bytes.
     fn rate_info<'py>(&self, py: Python<'py>, flow: &str) -> PyResult<Bound<'py, PyDict>> {
-        let info = self.with(py, |s| s.rate_info(flow))?.map_err(|e| simulation_error(py, e.to_string()))?;
+        let info = self
+            .with(py, |s| s.rate_info(flow))?
+            .map_err(|e| simulation_error(py, e.to_string()))?;
         let d = PyDict::new(py);
         d.set_item("paths", info.paths)?;
         d.set_item("start_s", info.start_s)?;
@@ -144,9 +169,13 @@ impl Simulation {
     /// made; NaN if none yet), sender_sent (the sender's own per-path counts), source_sent.
     fn rate_feedback<'py>(&mut self, py: Python<'py>, flow: &str) -> PyResult<Bound<'py, PyDict>> {
         let name = flow.to_string();
-        let fb = self.step(py, move |s| s.rate_feedback(&name))?.map_err(|e| simulation_error(py, e.to_string()))?;
+        let fb = self
+            .step(py, move |s| s.rate_feedback(&name))?
+            .map_err(|e| simulation_error(py, e.to_string()))?;
         let d = PyDict::new(py);
-        let col = |f: fn(&pathpool_sim::PathCounters) -> f64| fb.paths.iter().map(f).collect::<Vec<f64>>();
+        let col = |f: fn(&pathpool_sim::PathCounters) -> f64| {
+            fb.paths.iter().map(f).collect::<Vec<f64>>()
+        };
         d.set_item("sent", col(|c| c.sent as f64))?;
         d.set_item("lost", col(|c| c.lost as f64))?;
         d.set_item("loss_events", col(|c| c.loss_events as f64))?;
@@ -166,9 +195,16 @@ impl Simulation {
 
     /// Set ``flow``'s per-path rates (packets/s, finite, >= 0) from now on and its source
     /// packets per FEC block (1..=block_length) from the next block on.
-    fn set_rates(&mut self, py: Python<'_>, flow: &str, rates: Vec<f64>, source_per_block: u32) -> PyResult<()> {
+    fn set_rates(
+        &mut self,
+        py: Python<'_>,
+        flow: &str,
+        rates: Vec<f64>,
+        source_per_block: u32,
+    ) -> PyResult<()> {
         let name = flow.to_string();
-        self.step(py, move |s| s.set_rates(&name, &rates, source_per_block))?.map_err(|e| simulation_error(py, e.to_string()))
+        self.step(py, move |s| s.set_rates(&name, &rates, source_per_block))?
+            .map_err(|e| simulation_error(py, e.to_string()))
     }
 
     /// Run to the end and return the run's tables (the dict ``run_scenario`` returns). The

@@ -9,7 +9,9 @@ fn main() {
         .skip(1)
         .find(|a| a.ends_with(".toml"))
         .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/bench/bench.toml"));
+        .unwrap_or_else(|| {
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/bench/bench.toml")
+        });
     let sc = match pathpool_sim::Scenario::from_path(&path) {
         Ok(s) => s,
         Err(e) => {
@@ -36,8 +38,22 @@ fn main() {
         st.ack_packets,
         best
     );
-    println!("simulated data packets per wall-clock second: {:.3} million", st.data_packets as f64 / best / 1e6);
-    println!("events per wall-clock second: {:.3} million", st.events as f64 / best / 1e6);
-    let util: Vec<String> = out.links.iter().map(|l| format!("{} {:.3}", l.link, l.utilisation)).collect();
-    println!("link utilisation: {}; Jain of goodputs {:.4}", util.join(", "), st.jain_goodput);
+    println!(
+        "simulated data packets per wall-clock second: {:.3} million",
+        st.data_packets as f64 / best / 1e6
+    );
+    println!(
+        "events per wall-clock second: {:.3} million",
+        st.events as f64 / best / 1e6
+    );
+    let util: Vec<String> = out
+        .links
+        .iter()
+        .map(|l| format!("{} {:.3}", l.link, l.utilisation))
+        .collect();
+    println!(
+        "link utilisation: {}; Jain of goodputs {:.4}",
+        util.join(", "),
+        st.jain_goodput
+    );
 }

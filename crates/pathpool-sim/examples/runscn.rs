@@ -13,7 +13,10 @@ fn main() {
             std::process::exit(2);
         }
     };
-    let seed = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(sc.seeds()[0]);
+    let seed = args
+        .get(2)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(sc.seeds()[0]);
     let out = pathpool_sim::run(&sc, seed).unwrap_or_else(|e| {
         eprintln!("{e}");
         std::process::exit(1)
@@ -33,12 +36,22 @@ fn main() {
     for l in &out.links {
         println!(
             "link {:<14} util {:.3} fwd {:>8} qdrop {:>6} rdrop {:>6} meanq {:>9.0} maxq {:>8}",
-            l.link, l.utilisation, l.forwarded_packets, l.queue_drops, l.random_drops, l.mean_queue_bytes, l.max_queue_bytes
+            l.link,
+            l.utilisation,
+            l.forwarded_packets,
+            l.queue_drops,
+            l.random_drops,
+            l.mean_queue_bytes,
+            l.max_queue_bytes
         );
     }
     let st = &out.stats;
     println!(
         "events {} data packets {} wall {:.3}s => {:.3} M data packets/s, jain {:.4}",
-        st.events, st.data_packets, st.wall_s, st.data_packets as f64 / st.wall_s / 1e6, st.jain_goodput
+        st.events,
+        st.data_packets,
+        st.wall_s,
+        st.data_packets as f64 / st.wall_s / 1e6,
+        st.jain_goodput
     );
 }

@@ -342,7 +342,13 @@ impl Ctx<'_> {
         }
     }
 
-    fn err(&self, span: Option<Range<usize>>, field: impl Into<String>, message: impl Into<String>, allowed: Option<&str>) -> ConfigError {
+    fn err(
+        &self,
+        span: Option<Range<usize>>,
+        field: impl Into<String>,
+        message: impl Into<String>,
+        allowed: Option<&str>,
+    ) -> ConfigError {
         let (line, column) = self.pos(span);
         ConfigError {
             origin: self.origin.to_string(),
@@ -354,7 +360,13 @@ impl Ctx<'_> {
         }
     }
 
-    fn q<T>(&self, v: &Spanned<Q>, field: &str, parse: impl Fn(&Q) -> Result<T, String>, allowed: &str) -> Result<T, ConfigError> {
+    fn q<T>(
+        &self,
+        v: &Spanned<Q>,
+        field: &str,
+        parse: impl Fn(&Q) -> Result<T, String>,
+        allowed: &str,
+    ) -> Result<T, ConfigError> {
         parse(v.get_ref()).map_err(|m| self.err(Some(v.span()), field, m, Some(allowed)))
     }
 }
@@ -386,7 +398,10 @@ fn duration(q: &Q) -> Result<Nanos, String> {
         Q::Text(s) => units::seconds(s)?,
     };
     if !(s.is_finite() && s >= 0.0) {
-        return Err(format!("time {} must be a non-negative duration", q_text(q)));
+        return Err(format!(
+            "time {} must be a non-negative duration",
+            q_text(q)
+        ));
     }
     Ok((s * 1e9).round() as Nanos)
 }
@@ -422,7 +437,10 @@ fn buffer(q: &Q) -> Result<Buffer, String> {
             let t = s.trim();
             for suffix in ["packets", "packet", "pkts", "pkt", "p"] {
                 if let Some(n) = t.strip_suffix(suffix) {
-                    let n: u64 = n.trim().parse().map_err(|_| format!("cannot read {s:?} as a packet count"))?;
+                    let n: u64 = n
+                        .trim()
+                        .parse()
+                        .map_err(|_| format!("cannot read {s:?} as a packet count"))?;
                     if n == 0 {
                         return Err("a buffer must hold at least 1 packet".into());
                     }
@@ -435,7 +453,10 @@ fn buffer(q: &Q) -> Result<Buffer, String> {
             }
             Ok(Buffer::Bytes(b.round() as u64))
         }
-        _ => Err(format!("buffer {} must be a positive packet count or a size", q_text(q))),
+        _ => Err(format!(
+            "buffer {} must be a positive packet count or a size",
+            q_text(q)
+        )),
     }
 }
 
@@ -452,7 +473,10 @@ fn param_value(v: &toml::Value) -> Option<ParamValue> {
 /// Turn a serde/toml error into a ConfigError with the field path and allowed values.
 fn from_de_error(ctx: &Ctx, e: serde_path_to_error::Error<toml::de::Error>) -> ConfigError {
     // `Spanned<T>` deserialises through a private wrapper field; it is no part of the file.
-    let mut path = e.path().to_string().replace(".$__serde_spanned_private_value", "");
+    let mut path = e
+        .path()
+        .to_string()
+        .replace(".$__serde_spanned_private_value", "");
     if path == "." {
         path.clear();
     }
@@ -463,17 +487,27 @@ fn from_de_error(ctx: &Ctx, e: serde_path_to_error::Error<toml::de::Error>) -> C
     if let Some(rest) = msg.strip_prefix("unknown field `") {
         if let Some((name, tail)) = rest.split_once('`') {
             if !(path == name || path.ends_with(&format!(".{name}"))) {
-                path = if path.is_empty() { name.to_string() } else { format!("{path}.{name}") };
+                path = if path.is_empty() {
+                    name.to_string()
+                } else {
+                    format!("{path}.{name}")
+                };
             }
             message = format!("unknown field `{name}`");
             let tail = tail.trim_start_matches(',').trim();
-            let list = tail.strip_prefix("expected one of ").or_else(|| tail.strip_prefix("expected "));
+            let list = tail
+                .strip_prefix("expected one of ")
+                .or_else(|| tail.strip_prefix("expected "));
             allowed = list.map(|l| l.replace('`', ""));
         }
     } else if let Some(rest) = msg.strip_prefix("missing field `") {
         if let Some((name, _)) = rest.split_once('`') {
             if !(path == name || path.ends_with(&format!(".{name}"))) {
-                path = if path.is_empty() { name.to_string() } else { format!("{path}.{name}") };
+                path = if path.is_empty() {
+                    name.to_string()
+                } else {
+                    format!("{path}.{name}")
+                };
             }
             message = format!("missing required field `{name}`");
         }
@@ -481,7 +515,14 @@ fn from_de_error(ctx: &Ctx, e: serde_path_to_error::Error<toml::de::Error>) -> C
         message = "expected a number or a string with a unit".into();
     }
     let (line, column) = ctx.pos(inner.span());
-    ConfigError { origin: ctx.origin.to_string(), line, column, field: path, message, allowed }
+    ConfigError {
+        origin: ctx.origin.to_string(),
+        line,
+        column,
+        field: path,
+        message,
+        allowed,
+    }
 }
 
 impl Scenario {
@@ -499,7 +540,8 @@ impl Scenario {
                 allowed: None,
             }
         })?;
-        let raw: RawScenario = serde_path_to_error::deserialize(de).map_err(|e| from_de_error(&ctx, e))?;
+        let raw: RawScenario =
+            serde_path_to_error::deserialize(de).map_err(|e| from_de_error(&ctx, e))?;
         validate(&ctx, raw)
     }
 
@@ -535,9 +577,15 @@ fn check_kind_fields(ctx: &Ctx, fl: &RawFlow, kind: FlowKind, i: usize) -> Resul
     let rate_only: [(&str, Option<Range<usize>>); 6] = [
         ("rates", fl.rates.as_ref().map(|v| v.span())),
         ("block_length", fl.block_length.as_ref().map(|v| v.span())),
-        ("source_per_block", fl.source_per_block.as_ref().map(|v| v.span())),
+        (
+            "source_per_block",
+            fl.source_per_block.as_ref().map(|v| v.span()),
+        ),
         ("deadline", fl.deadline.as_ref().map(|v| v.span())),
-        ("feedback_interval", fl.feedback_interval.as_ref().map(|v| v.span())),
+        (
+            "feedback_interval",
+            fl.feedback_interval.as_ref().map(|v| v.span()),
+        ),
         ("controller", fl.controller.as_ref().map(|v| v.span())),
     ];
     let window_only: [(&str, Option<Range<usize>>); 6] = [
@@ -551,17 +599,31 @@ fn check_kind_fields(ctx: &Ctx, fl: &RawFlow, kind: FlowKind, i: usize) -> Resul
     let (bad, msg, allowed) = if kind == FlowKind::Rate {
         (&window_only, "does not apply to kind = \"rate\" (a paced sender has no window, congestion controller or receive buffer)", "rate flow fields: rates, block_length, source_per_block, deadline, feedback_interval, controller")
     } else {
-        (&rate_only, "applies only to kind = \"rate\"", "kind = \"rate\"")
+        (
+            &rate_only,
+            "applies only to kind = \"rate\"",
+            "kind = \"rate\"",
+        )
     };
     for (name, span) in bad.iter() {
         if let Some(sp) = span {
-            return Err(ctx.err(Some(sp.clone()), format!("flows[{i}].{name}"), msg, Some(allowed)));
+            return Err(ctx.err(
+                Some(sp.clone()),
+                format!("flows[{i}].{name}"),
+                msg,
+                Some(allowed),
+            ));
         }
     }
     if kind == FlowKind::Rate {
         if let Some(a) = &fl.app {
             if a.get_ref() != "bulk" {
-                return Err(ctx.err(Some(a.span()), format!("flows[{i}].app"), "a rate flow streams from start to stop", Some("bulk")));
+                return Err(ctx.err(
+                    Some(a.span()),
+                    format!("flows[{i}].app"),
+                    "a rate flow streams from start to stop",
+                    Some("bulk"),
+                ));
             }
         }
     }
@@ -573,7 +635,14 @@ fn rate_spec(ctx: &Ctx, fl: &RawFlow, i: usize, n_paths: usize) -> Result<RateSp
     let f = |k: &str| format!("flows[{i}].{k}");
     let rates_allowed = "a list of packets/s >= 0, one per path, not all 0, e.g. [100, 50]";
     let rates = match &fl.rates {
-        None => return Err(ctx.err(Some(fl.name.span()), f("rates"), "a rate flow needs its initial per-path rates", Some(rates_allowed))),
+        None => {
+            return Err(ctx.err(
+                Some(fl.name.span()),
+                f("rates"),
+                "a rate flow needs its initial per-path rates",
+                Some(rates_allowed),
+            ))
+        }
         Some(rs) => {
             if rs.get_ref().len() != n_paths {
                 return Err(ctx.err(
@@ -585,18 +654,33 @@ fn rate_spec(ctx: &Ctx, fl: &RawFlow, i: usize, n_paths: usize) -> Result<RateSp
             }
             let mut v = Vec::with_capacity(n_paths);
             for (j, r) in rs.get_ref().iter().enumerate() {
-                let x = ctx.q(r, &format!("flows[{i}].rates[{j}]"), |q| match q {
-                    Q::Int(n) => Ok(*n as f64),
-                    Q::Float(x) => Ok(*x),
-                    Q::Text(t) => Err(format!("{t:?} is not a number of packets/s")),
-                }, rates_allowed)?;
+                let x = ctx.q(
+                    r,
+                    &format!("flows[{i}].rates[{j}]"),
+                    |q| match q {
+                        Q::Int(n) => Ok(*n as f64),
+                        Q::Float(x) => Ok(*x),
+                        Q::Text(t) => Err(format!("{t:?} is not a number of packets/s")),
+                    },
+                    rates_allowed,
+                )?;
                 if !(x.is_finite() && (0.0..=1e9).contains(&x)) {
-                    return Err(ctx.err(Some(r.span()), format!("flows[{i}].rates[{j}]"), format!("rate {x} is out of range"), Some(rates_allowed)));
+                    return Err(ctx.err(
+                        Some(r.span()),
+                        format!("flows[{i}].rates[{j}]"),
+                        format!("rate {x} is out of range"),
+                        Some(rates_allowed),
+                    ));
                 }
                 v.push(x);
             }
             if v.iter().all(|&x| x == 0.0) {
-                return Err(ctx.err(Some(rs.span()), f("rates"), "all rates are 0", Some(rates_allowed)));
+                return Err(ctx.err(
+                    Some(rs.span()),
+                    f("rates"),
+                    "all rates are 0",
+                    Some(rates_allowed),
+                ));
             }
             v
         }
@@ -604,14 +688,31 @@ fn rate_spec(ctx: &Ctx, fl: &RawFlow, i: usize, n_paths: usize) -> Result<RateSp
     let block_length = match &fl.block_length {
         None => 10,
         Some(b) if (1..=65535).contains(b.get_ref()) => *b.get_ref() as u32,
-        Some(b) => return Err(ctx.err(Some(b.span()), f("block_length"), format!("block length {} is out of range", b.get_ref()), Some("an integer in 1..=65535"))),
+        Some(b) => {
+            return Err(ctx.err(
+                Some(b.span()),
+                f("block_length"),
+                format!("block length {} is out of range", b.get_ref()),
+                Some("an integer in 1..=65535"),
+            ))
+        }
     };
     let source_per_block = match &fl.source_per_block {
         // Before any feedback, half the block is redundancy (as `pathpool.ratecontrol.stream`).
         None => block_length.div_ceil(2),
-        Some(k) if *k.get_ref() >= 1 && *k.get_ref() <= i64::from(block_length) => *k.get_ref() as u32,
+        Some(k) if *k.get_ref() >= 1 && *k.get_ref() <= i64::from(block_length) => {
+            *k.get_ref() as u32
+        }
         Some(k) => {
-            return Err(ctx.err(Some(k.span()), f("source_per_block"), format!("{} source packets do not fit a block of {block_length}", k.get_ref()), Some("an integer in 1..=block_length")))
+            return Err(ctx.err(
+                Some(k.span()),
+                f("source_per_block"),
+                format!(
+                    "{} source packets do not fit a block of {block_length}",
+                    k.get_ref()
+                ),
+                Some("an integer in 1..=block_length"),
+            ))
         }
     };
     let deadline = match &fl.deadline {
@@ -619,7 +720,12 @@ fn rate_spec(ctx: &Ctx, fl: &RawFlow, i: usize, n_paths: usize) -> Result<RateSp
         Some(v) => {
             let d = ctx.q(v, &f("deadline"), duration, "a time > 0, e.g. \"300ms\"")?;
             if d == 0 {
-                return Err(ctx.err(Some(v.span()), f("deadline"), "must be greater than 0", Some("a time > 0, e.g. \"300ms\"")));
+                return Err(ctx.err(
+                    Some(v.span()),
+                    f("deadline"),
+                    "must be greater than 0",
+                    Some("a time > 0, e.g. \"300ms\""),
+                ));
             }
             d
         }
@@ -627,9 +733,19 @@ fn rate_spec(ctx: &Ctx, fl: &RawFlow, i: usize, n_paths: usize) -> Result<RateSp
     let feedback_interval = match &fl.feedback_interval {
         None => 1_000_000_000,
         Some(v) => {
-            let d = ctx.q(v, &f("feedback_interval"), duration, "a time >= 1ms, e.g. \"1s\"")?;
+            let d = ctx.q(
+                v,
+                &f("feedback_interval"),
+                duration,
+                "a time >= 1ms, e.g. \"1s\"",
+            )?;
             if d < 1_000_000 {
-                return Err(ctx.err(Some(v.span()), f("feedback_interval"), "must be at least 1 ms", Some("a time >= 1ms, e.g. \"1s\"")));
+                return Err(ctx.err(
+                    Some(v.span()),
+                    f("feedback_interval"),
+                    "must be at least 1 ms",
+                    Some("a time >= 1ms, e.g. \"1s\""),
+                ));
             }
             d
         }
@@ -637,9 +753,23 @@ fn rate_spec(ctx: &Ctx, fl: &RawFlow, i: usize, n_paths: usize) -> Result<RateSp
     let controller = match &fl.controller {
         None => "fixed".to_string(),
         Some(c) if RATE_CONTROLLERS.contains(&c.get_ref().as_str()) => c.get_ref().clone(),
-        Some(c) => return Err(ctx.err(Some(c.span()), f("controller"), format!("unknown rate controller {:?}", c.get_ref()), Some(&RATE_CONTROLLERS.join(", ")))),
+        Some(c) => {
+            return Err(ctx.err(
+                Some(c.span()),
+                f("controller"),
+                format!("unknown rate controller {:?}", c.get_ref()),
+                Some(&RATE_CONTROLLERS.join(", ")),
+            ))
+        }
     };
-    Ok(RateSpec { rates, block_length, source_per_block, deadline, feedback_interval, controller })
+    Ok(RateSpec {
+        rates,
+        block_length,
+        source_per_block,
+        deadline,
+        feedback_interval,
+        controller,
+    })
 }
 
 fn validate(ctx: &Ctx, raw: RawScenario) -> Result<Scenario, ConfigError> {
@@ -647,20 +777,40 @@ fn validate(ctx: &Ctx, raw: RawScenario) -> Result<Scenario, ConfigError> {
     if name.is_empty() {
         return Err(ctx.err(Some(raw.name.span()), "name", "must not be empty", None));
     }
-    let dur = ctx.q(&raw.duration, "duration", duration, "a time > 0, e.g. \"30s\", \"500ms\", or seconds as a number")?;
+    let dur = ctx.q(
+        &raw.duration,
+        "duration",
+        duration,
+        "a time > 0, e.g. \"30s\", \"500ms\", or seconds as a number",
+    )?;
     if dur == 0 {
-        return Err(ctx.err(Some(raw.duration.span()), "duration", "must be greater than 0", Some("a time > 0")));
+        return Err(ctx.err(
+            Some(raw.duration.span()),
+            "duration",
+            "must be greater than 0",
+            Some("a time > 0"),
+        ));
     }
     let seeds = match &raw.seeds {
         None => vec![1],
         Some(s) if s.get_ref().is_empty() => {
-            return Err(ctx.err(Some(s.span()), "seeds", "must list at least one seed", Some("a non-empty list of integers >= 0")))
+            return Err(ctx.err(
+                Some(s.span()),
+                "seeds",
+                "must list at least one seed",
+                Some("a non-empty list of integers >= 0"),
+            ))
         }
         Some(s) => s.get_ref().clone(),
     };
     let sample_interval = match raw.metrics.as_ref().and_then(|m| m.interval.as_ref()) {
         None => 0,
-        Some(v) => ctx.q(v, "metrics.interval", duration, "a time >= 0 (0 = no time series)")?,
+        Some(v) => ctx.q(
+            v,
+            "metrics.interval",
+            duration,
+            "a time >= 0 (0 = no time series)",
+        )?,
     };
 
     // Links.
@@ -672,31 +822,68 @@ fn validate(ctx: &Ctx, raw: RawScenario) -> Result<Scenario, ConfigError> {
             return Err(ctx.err(Some(l.name.span()), f("name"), "must not be empty", None));
         }
         if links.iter().any(|x: &LinkSpec| x.name == lname) {
-            return Err(ctx.err(Some(l.name.span()), f("name"), format!("duplicate link name {lname:?}"), Some("a name unique among links")));
+            return Err(ctx.err(
+                Some(l.name.span()),
+                f("name"),
+                format!("duplicate link name {lname:?}"),
+                Some("a name unique among links"),
+            ));
         }
-        let rate_bps = ctx.q(&l.rate, &f("rate"), rate, "a rate >= 1 bit/s, e.g. \"10Mbps\", \"1Gbps\", or bits/s as a number")?;
+        let rate_bps = ctx.q(
+            &l.rate,
+            &f("rate"),
+            rate,
+            "a rate >= 1 bit/s, e.g. \"10Mbps\", \"1Gbps\", or bits/s as a number",
+        )?;
         let delay = match &l.delay {
             None => 0,
             Some(v) => ctx.q(v, &f("delay"), duration, "a time >= 0, e.g. \"20ms\"")?,
         };
         let buffer = match &l.buffer {
             None => Buffer::Packets(DEFAULT_BUFFER_PACKETS),
-            Some(v) => ctx.q(v, &f("buffer"), buffer, "a packet count >= 1 (100 or \"100pkt\") or a size (\"64KB\", \"1MiB\")")?,
+            Some(v) => ctx.q(
+                v,
+                &f("buffer"),
+                buffer,
+                "a packet count >= 1 (100 or \"100pkt\") or a size (\"64KB\", \"1MiB\")",
+            )?,
         };
         let loss = match &l.loss {
             None => 0.0,
-            Some(v) => ctx.q(v, &f("loss"), probability, "a probability in [0, 1], e.g. 0.01 or \"1%\"")?,
+            Some(v) => ctx.q(
+                v,
+                &f("loss"),
+                probability,
+                "a probability in [0, 1], e.g. 0.01 or \"1%\"",
+            )?,
         };
         let gilbert = match &l.gilbert {
             None => None,
             Some(g) => {
                 let g = g.get_ref();
-                let pr = |v: &Spanned<Q>, k: &str| ctx.q(v, &format!("links[{i}].gilbert.{k}"), probability, "a probability in [0, 1]");
+                let pr = |v: &Spanned<Q>, k: &str| {
+                    ctx.q(
+                        v,
+                        &format!("links[{i}].gilbert.{k}"),
+                        probability,
+                        "a probability in [0, 1]",
+                    )
+                };
                 Some(GilbertElliott {
                     p: pr(&g.p, "p")?,
                     r: pr(&g.r, "r")?,
-                    loss_good: g.loss_good.as_ref().map(|v| pr(v, "loss_good")).transpose()?.unwrap_or(0.0),
-                    loss_bad: g.loss_bad.as_ref().map(|v| pr(v, "loss_bad")).transpose()?.unwrap_or(1.0),
+                    loss_good: g
+                        .loss_good
+                        .as_ref()
+                        .map(|v| pr(v, "loss_good"))
+                        .transpose()?
+                        .unwrap_or(0.0),
+                    loss_bad: g
+                        .loss_bad
+                        .as_ref()
+                        .map(|v| pr(v, "loss_bad"))
+                        .transpose()?
+                        .unwrap_or(1.0),
                 })
             }
         };
@@ -704,22 +891,52 @@ fn validate(ctx: &Ctx, raw: RawScenario) -> Result<Scenario, ConfigError> {
             None => None,
             Some(r) => {
                 let r = r.get_ref();
-                let probability = ctx.q(&r.probability, &f("reorder.probability"), probability, "a probability in [0, 1], e.g. 0.05 or \"5%\"")?;
+                let probability = ctx.q(
+                    &r.probability,
+                    &f("reorder.probability"),
+                    probability,
+                    "a probability in [0, 1], e.g. 0.05 or \"5%\"",
+                )?;
                 let allowed = "a time > 0, e.g. \"5ms\"";
-                let extra_delay = ctx.q(&r.extra_delay, &f("reorder.extra_delay"), duration, allowed)?;
+                let extra_delay =
+                    ctx.q(&r.extra_delay, &f("reorder.extra_delay"), duration, allowed)?;
                 if extra_delay == 0 {
-                    return Err(ctx.err(Some(r.extra_delay.span()), f("reorder.extra_delay"), "must be greater than 0", Some(allowed)));
+                    return Err(ctx.err(
+                        Some(r.extra_delay.span()),
+                        f("reorder.extra_delay"),
+                        "must be greater than 0",
+                        Some(allowed),
+                    ));
                 }
-                Some(Reorder { probability, extra_delay })
+                Some(Reorder {
+                    probability,
+                    extra_delay,
+                })
             }
         };
-        links.push(LinkSpec { name: lname, rate_bps, delay, buffer, loss, gilbert, reorder });
+        links.push(LinkSpec {
+            name: lname,
+            rate_bps,
+            delay,
+            buffer,
+            loss,
+            gilbert,
+            reorder,
+        });
     }
     let link_names: Vec<&str> = links.iter().map(|l| l.name.as_str()).collect();
     let find_link = |s: &Spanned<String>, field: String| -> Result<usize, ConfigError> {
-        link_names.iter().position(|n| *n == s.get_ref().as_str()).ok_or_else(|| {
-            ctx.err(Some(s.span()), field, format!("no link named {:?}", s.get_ref()), Some(&link_names.join(", ")))
-        })
+        link_names
+            .iter()
+            .position(|n| *n == s.get_ref().as_str())
+            .ok_or_else(|| {
+                ctx.err(
+                    Some(s.span()),
+                    field,
+                    format!("no link named {:?}", s.get_ref()),
+                    Some(&link_names.join(", ")),
+                )
+            })
     };
 
     // Paths.
@@ -727,13 +944,28 @@ fn validate(ctx: &Ctx, raw: RawScenario) -> Result<Scenario, ConfigError> {
     for (i, p) in raw.paths.iter().enumerate() {
         let pname = p.name.get_ref().trim().to_string();
         if pname.is_empty() {
-            return Err(ctx.err(Some(p.name.span()), format!("paths[{i}].name"), "must not be empty", None));
+            return Err(ctx.err(
+                Some(p.name.span()),
+                format!("paths[{i}].name"),
+                "must not be empty",
+                None,
+            ));
         }
         if paths.iter().any(|x| x.name == pname) {
-            return Err(ctx.err(Some(p.name.span()), format!("paths[{i}].name"), format!("duplicate path name {pname:?}"), Some("a name unique among paths")));
+            return Err(ctx.err(
+                Some(p.name.span()),
+                format!("paths[{i}].name"),
+                format!("duplicate path name {pname:?}"),
+                Some("a name unique among paths"),
+            ));
         }
         if p.links.get_ref().is_empty() {
-            return Err(ctx.err(Some(p.links.span()), format!("paths[{i}].links"), "a path needs at least one link", Some(&link_names.join(", "))));
+            return Err(ctx.err(
+                Some(p.links.span()),
+                format!("paths[{i}].links"),
+                "a path needs at least one link",
+                Some(&link_names.join(", ")),
+            ));
         }
         let mut idx = Vec::new();
         for (j, s) in p.links.get_ref().iter().enumerate() {
@@ -742,7 +974,12 @@ fn validate(ctx: &Ctx, raw: RawScenario) -> Result<Scenario, ConfigError> {
         let ack = match (&p.ack_links, &p.ack_delay) {
             (Some(al), Some(ad)) => {
                 let _ = al;
-                return Err(ctx.err(Some(ad.span()), format!("paths[{i}].ack_delay"), "give either ack_links or ack_delay, not both", None));
+                return Err(ctx.err(
+                    Some(ad.span()),
+                    format!("paths[{i}].ack_delay"),
+                    "give either ack_links or ack_delay, not both",
+                    None,
+                ));
             }
             (Some(al), None) => {
                 let mut v = Vec::new();
@@ -750,21 +987,43 @@ fn validate(ctx: &Ctx, raw: RawScenario) -> Result<Scenario, ConfigError> {
                     v.push(find_link(s, format!("paths[{i}].ack_links[{j}]"))?);
                 }
                 if v.is_empty() {
-                    return Err(ctx.err(Some(al.span()), format!("paths[{i}].ack_links"), "must list at least one link (or use ack_delay)", Some(&link_names.join(", "))));
+                    return Err(ctx.err(
+                        Some(al.span()),
+                        format!("paths[{i}].ack_links"),
+                        "must list at least one link (or use ack_delay)",
+                        Some(&link_names.join(", ")),
+                    ));
                 }
                 AckRoute::Links(v)
             }
-            (None, Some(ad)) => AckRoute::Delay(ctx.q(ad, &format!("paths[{i}].ack_delay"), duration, "a time >= 0")?),
+            (None, Some(ad)) => AckRoute::Delay(ctx.q(
+                ad,
+                &format!("paths[{i}].ack_delay"),
+                duration,
+                "a time >= 0",
+            )?),
             // Default: a symmetric, uncongested return.
             (None, None) => AckRoute::Delay(idx.iter().map(|&l| links[l].delay).sum()),
         };
-        paths.push(PathSpec { name: pname, links: idx, ack });
+        paths.push(PathSpec {
+            name: pname,
+            links: idx,
+            ack,
+        });
     }
     let path_names: Vec<&str> = paths.iter().map(|p| p.name.as_str()).collect();
     let find_path = |s: &Spanned<String>, field: String| -> Result<usize, ConfigError> {
-        path_names.iter().position(|n| *n == s.get_ref().as_str()).ok_or_else(|| {
-            ctx.err(Some(s.span()), field, format!("no path named {:?}", s.get_ref()), Some(&path_names.join(", ")))
-        })
+        path_names
+            .iter()
+            .position(|n| *n == s.get_ref().as_str())
+            .ok_or_else(|| {
+                ctx.err(
+                    Some(s.span()),
+                    field,
+                    format!("no path named {:?}", s.get_ref()),
+                    Some(&path_names.join(", ")),
+                )
+            })
     };
 
     // Flows.
@@ -777,27 +1036,54 @@ fn validate(ctx: &Ctx, raw: RawScenario) -> Result<Scenario, ConfigError> {
             return Err(ctx.err(Some(fl.name.span()), f("name"), "must not be empty", None));
         }
         if base_names.contains(&fname) {
-            return Err(ctx.err(Some(fl.name.span()), f("name"), format!("duplicate flow name {fname:?}"), Some("a name unique among flows")));
+            return Err(ctx.err(
+                Some(fl.name.span()),
+                f("name"),
+                format!("duplicate flow name {fname:?}"),
+                Some("a name unique among flows"),
+            ));
         }
         base_names.push(fname.clone());
         let kind = match fl.kind.get_ref().as_str() {
             "tcp" => FlowKind::Tcp,
             "mptcp" => FlowKind::Mptcp,
             "rate" => FlowKind::Rate,
-            other => return Err(ctx.err(Some(fl.kind.span()), f("kind"), format!("unknown flow kind {other:?}"), Some("tcp, mptcp, rate"))),
+            other => {
+                return Err(ctx.err(
+                    Some(fl.kind.span()),
+                    f("kind"),
+                    format!("unknown flow kind {other:?}"),
+                    Some("tcp, mptcp, rate"),
+                ))
+            }
         };
         check_kind_fields(ctx, fl, kind, i)?;
         let path_idx = match (kind, &fl.path, &fl.paths) {
             (_, Some(_), Some(ps)) => {
-                return Err(ctx.err(Some(ps.span()), f("paths"), "give either path or paths, not both", None));
+                return Err(ctx.err(
+                    Some(ps.span()),
+                    f("paths"),
+                    "give either path or paths, not both",
+                    None,
+                ));
             }
             (_, Some(p), None) => vec![find_path(p, f("path"))?],
             (FlowKind::Tcp, None, Some(ps)) if ps.get_ref().len() != 1 => {
-                return Err(ctx.err(Some(ps.span()), f("paths"), "a tcp flow uses exactly one path", Some("one path name (use kind = \"mptcp\" for several)")));
+                return Err(ctx.err(
+                    Some(ps.span()),
+                    f("paths"),
+                    "a tcp flow uses exactly one path",
+                    Some("one path name (use kind = \"mptcp\" for several)"),
+                ));
             }
             (_, None, Some(ps)) => {
                 if ps.get_ref().is_empty() {
-                    return Err(ctx.err(Some(ps.span()), f("paths"), "must list at least one path", Some(&path_names.join(", "))));
+                    return Err(ctx.err(
+                        Some(ps.span()),
+                        f("paths"),
+                        "must list at least one path",
+                        Some(&path_names.join(", ")),
+                    ));
                 }
                 let mut v = Vec::new();
                 for (j, s) in ps.get_ref().iter().enumerate() {
@@ -806,29 +1092,63 @@ fn validate(ctx: &Ctx, raw: RawScenario) -> Result<Scenario, ConfigError> {
                 v
             }
             (_, None, None) => {
-                return Err(ctx.err(Some(fl.name.span()), f("path"), "a flow needs `path` (tcp) or `paths` (mptcp)", Some(&path_names.join(", "))));
+                return Err(ctx.err(
+                    Some(fl.name.span()),
+                    f("path"),
+                    "a flow needs `path` (tcp) or `paths` (mptcp)",
+                    Some(&path_names.join(", ")),
+                ));
             }
         };
         let algorithm = match kind {
-            FlowKind::Rate => fl.controller.as_ref().map(|a| a.get_ref().clone()).unwrap_or_else(|| "fixed".to_string()),
-            _ => fl.algorithm.as_ref().map(|a| a.get_ref().clone()).unwrap_or_else(|| "reno".to_string()),
+            FlowKind::Rate => fl
+                .controller
+                .as_ref()
+                .map(|a| a.get_ref().clone())
+                .unwrap_or_else(|| "fixed".to_string()),
+            _ => fl
+                .algorithm
+                .as_ref()
+                .map(|a| a.get_ref().clone())
+                .unwrap_or_else(|| "reno".to_string()),
         };
         let mut params = Params::new();
         if let Some(p) = &fl.params {
             for (k, v) in p.get_ref() {
                 let pv = param_value(v).ok_or_else(|| {
-                    ctx.err(Some(p.span()), format!("flows[{i}].params.{k}"), "parameter values must be numbers, booleans or strings", None)
+                    ctx.err(
+                        Some(p.span()),
+                        format!("flows[{i}].params.{k}"),
+                        "parameter values must be numbers, booleans or strings",
+                        None,
+                    )
                 })?;
                 params.insert(k.clone(), pv);
             }
         }
-        let rate_spec = if kind == FlowKind::Rate { Some(rate_spec(ctx, fl, i, path_idx.len())?) } else { None };
+        let rate_spec = if kind == FlowKind::Rate {
+            Some(rate_spec(ctx, fl, i, path_idx.len())?)
+        } else {
+            None
+        };
         if kind == FlowKind::Rate {
             // The rate receiver infers losses from sequence gaps, which needs FIFO paths.
             for &p in &path_idx {
-                let back: &[usize] = match &paths[p].ack { AckRoute::Links(v) => v, AckRoute::Delay(_) => &[] };
-                if let Some(&l) = paths[p].links.iter().chain(back).find(|&&l| links[l].reorder.is_some()) {
-                    let sp = fl.paths.as_ref().map(|v| v.span()).or_else(|| fl.path.as_ref().map(|v| v.span()));
+                let back: &[usize] = match &paths[p].ack {
+                    AckRoute::Links(v) => v,
+                    AckRoute::Delay(_) => &[],
+                };
+                if let Some(&l) = paths[p]
+                    .links
+                    .iter()
+                    .chain(back)
+                    .find(|&&l| links[l].reorder.is_some())
+                {
+                    let sp = fl
+                        .paths
+                        .as_ref()
+                        .map(|v| v.span())
+                        .or_else(|| fl.path.as_ref().map(|v| v.span()));
                     return Err(ctx.err(
                         sp,
                         f("paths"),
@@ -841,44 +1161,104 @@ fn validate(ctx: &Ctx, raw: RawScenario) -> Result<Scenario, ConfigError> {
         if kind == FlowKind::Rate {
             // Checked by rate_spec; a rate flow has no congestion controller.
         } else if let Err(e) = pathpool_cc::build(&algorithm, &params, path_idx.len()) {
-            let alg_span = fl.algorithm.as_ref().map(|a| a.span()).or_else(|| Some(fl.name.span()));
+            let alg_span = fl
+                .algorithm
+                .as_ref()
+                .map(|a| a.span())
+                .or_else(|| Some(fl.name.span()));
             let par_span = fl.params.as_ref().map(|p| p.span()).or(alg_span.clone());
             return Err(match e {
-                CcError::UnknownAlgorithm { name, allowed } => {
-                    ctx.err(alg_span, f("algorithm"), format!("unknown algorithm {name:?}"), Some(&allowed.join(", ")))
-                }
-                CcError::UnknownParam { algorithm, param, allowed } => ctx.err(
+                CcError::UnknownAlgorithm { name, allowed } => ctx.err(
+                    alg_span,
+                    f("algorithm"),
+                    format!("unknown algorithm {name:?}"),
+                    Some(&allowed.join(", ")),
+                ),
+                CcError::UnknownParam {
+                    algorithm,
+                    param,
+                    allowed,
+                } => ctx.err(
                     par_span,
                     format!("flows[{i}].params.{param}"),
                     format!("algorithm {algorithm:?} has no parameter {param:?}"),
-                    Some(&if allowed.is_empty() { "no parameters".to_string() } else { allowed.join(", ") }),
+                    Some(&if allowed.is_empty() {
+                        "no parameters".to_string()
+                    } else {
+                        allowed.join(", ")
+                    }),
                 ),
-                CcError::BadParam { algorithm, param, value, allowed } => ctx.err(
+                CcError::BadParam {
+                    algorithm,
+                    param,
+                    value,
+                    allowed,
+                } => ctx.err(
                     par_span,
                     format!("flows[{i}].params.{param}"),
                     format!("algorithm {algorithm:?}: {param} = {value} is not allowed"),
                     Some(allowed),
                 ),
-                CcError::NoSubflows => ctx.err(alg_span, f("paths"), "a connection needs at least one subflow", None),
+                CcError::NoSubflows => ctx.err(
+                    alg_span,
+                    f("paths"),
+                    "a connection needs at least one subflow",
+                    None,
+                ),
             });
         }
-        let scheduler = match fl.scheduler.as_ref().map(|s| (s.get_ref().as_str(), s.span())) {
+        let scheduler = match fl
+            .scheduler
+            .as_ref()
+            .map(|s| (s.get_ref().as_str(), s.span()))
+        {
             None | Some(("minrtt", _)) => Scheduler::MinRtt,
             Some(("roundrobin", _)) => Scheduler::RoundRobin,
-            Some((other, sp)) => return Err(ctx.err(Some(sp), f("scheduler"), format!("unknown scheduler {other:?}"), Some("minrtt, roundrobin"))),
+            Some((other, sp)) => {
+                return Err(ctx.err(
+                    Some(sp),
+                    f("scheduler"),
+                    format!("unknown scheduler {other:?}"),
+                    Some("minrtt, roundrobin"),
+                ))
+            }
         };
         let app = match fl.app.as_ref().map(|s| (s.get_ref().as_str(), s.span())) {
             None | Some(("bulk", _)) => {
                 if let Some(sz) = &fl.size {
-                    return Err(ctx.err(Some(sz.span()), f("size"), "size applies only to app = \"file\"", None));
+                    return Err(ctx.err(
+                        Some(sz.span()),
+                        f("size"),
+                        "size applies only to app = \"file\"",
+                        None,
+                    ));
                 }
                 App::Bulk
             }
             Some(("file", sp)) => match &fl.size {
-                None => return Err(ctx.err(Some(sp), f("size"), "app = \"file\" needs a size", Some("a size >= 1 byte, e.g. \"4MB\""))),
-                Some(sz) => App::File(ctx.q(sz, &f("size"), bytes, "a size >= 1 byte, e.g. \"4MB\", \"10MiB\", or bytes as a number")?),
+                None => {
+                    return Err(ctx.err(
+                        Some(sp),
+                        f("size"),
+                        "app = \"file\" needs a size",
+                        Some("a size >= 1 byte, e.g. \"4MB\""),
+                    ))
+                }
+                Some(sz) => App::File(ctx.q(
+                    sz,
+                    &f("size"),
+                    bytes,
+                    "a size >= 1 byte, e.g. \"4MB\", \"10MiB\", or bytes as a number",
+                )?),
             },
-            Some((other, sp)) => return Err(ctx.err(Some(sp), f("app"), format!("unknown app {other:?}"), Some("bulk, file"))),
+            Some((other, sp)) => {
+                return Err(ctx.err(
+                    Some(sp),
+                    f("app"),
+                    format!("unknown app {other:?}"),
+                    Some("bulk, file"),
+                ))
+            }
         };
         let start = match &fl.start {
             None => 0,
@@ -889,7 +1269,12 @@ fn validate(ctx: &Ctx, raw: RawScenario) -> Result<Scenario, ConfigError> {
             Some(v) => {
                 let t = ctx.q(v, &f("stop"), duration, "a time > start")?;
                 if t <= start {
-                    return Err(ctx.err(Some(v.span()), f("stop"), "stop must be later than start", Some("a time > start")));
+                    return Err(ctx.err(
+                        Some(v.span()),
+                        f("stop"),
+                        "stop must be later than start",
+                        Some("a time > start"),
+                    ));
                 }
                 Some(t)
             }
@@ -905,29 +1290,59 @@ fn validate(ctx: &Ctx, raw: RawScenario) -> Result<Scenario, ConfigError> {
         let count = match &fl.count {
             None => 1,
             Some(c) if *c.get_ref() >= 1 && *c.get_ref() <= 100_000 => *c.get_ref() as usize,
-            Some(c) => return Err(ctx.err(Some(c.span()), f("count"), format!("count {} is out of range", c.get_ref()), Some("an integer in 1..=100000"))),
+            Some(c) => {
+                return Err(ctx.err(
+                    Some(c.span()),
+                    f("count"),
+                    format!("count {} is out of range", c.get_ref()),
+                    Some("an integer in 1..=100000"),
+                ))
+            }
         };
         let mss = match &fl.mss {
             None => DEFAULT_MSS,
             Some(v) => {
                 let b = ctx.q(v, &f("mss"), bytes, "payload bytes in 64..=9000")?;
                 if !(64..=9000).contains(&b) {
-                    return Err(ctx.err(Some(v.span()), f("mss"), format!("mss {b} is out of range"), Some("payload bytes in 64..=9000")));
+                    return Err(ctx.err(
+                        Some(v.span()),
+                        f("mss"),
+                        format!("mss {b} is out of range"),
+                        Some("payload bytes in 64..=9000"),
+                    ));
                 }
                 b as u32
             }
         };
         let rcv_buffer = match &fl.rcv_buffer {
             None => DEFAULT_RCV_BUFFER,
-            Some(v) => ctx.q(v, &f("rcv_buffer"), bytes, "a size >= 1 byte, e.g. \"4MiB\"")?,
+            Some(v) => ctx.q(
+                v,
+                &f("rcv_buffer"),
+                bytes,
+                "a size >= 1 byte, e.g. \"4MiB\"",
+            )?,
         };
         if rcv_buffer < u64::from(mss) * 2 {
             let sp = fl.rcv_buffer.as_ref().map(|v| v.span());
-            return Err(ctx.err(sp, f("rcv_buffer"), "receive buffer must hold at least two segments", Some("a size >= 2 * mss")));
+            return Err(ctx.err(
+                sp,
+                f("rcv_buffer"),
+                "receive buffer must hold at least two segments",
+                Some("a size >= 2 * mss"),
+            ));
         }
-        let delayed_ack = fl.delayed_ack.as_ref().map(|b| *b.get_ref()).unwrap_or(false);
+        let delayed_ack = fl
+            .delayed_ack
+            .as_ref()
+            .map(|b| *b.get_ref())
+            .unwrap_or(false);
         for k in 0..count {
-            let name = if count == 1 { fname.clone() } else { format!("{fname}-{k}") };
+            let name = if count == 1 {
+                fname.clone()
+            } else {
+                format!("{fname}-{k}")
+            };
             flows.push(FlowSpec {
                 name,
                 kind,

@@ -90,14 +90,22 @@ pub struct EventQueue {
 impl EventQueue {
     /// A queue with `lanes` arrival lanes (numbered `0..lanes`) and room for `n` heap entries.
     pub fn new(lanes: usize, n: usize) -> Self {
-        EventQueue { heap: BinaryHeap::with_capacity(n), lanes: (0..lanes).map(|_| VecDeque::with_capacity(64)).collect(), seq: 0 }
+        EventQueue {
+            heap: BinaryHeap::with_capacity(n),
+            lanes: (0..lanes).map(|_| VecDeque::with_capacity(64)).collect(),
+            seq: 0,
+        }
     }
 
     /// Schedule `ev` at `at`.
     #[inline]
     pub fn push(&mut self, at: Nanos, ev: Ev) {
         self.seq += 1;
-        self.heap.push(Item { at, seq: self.seq, slot: Slot::Ev(ev) });
+        self.heap.push(Item {
+            at,
+            seq: self.seq,
+            slot: Slot::Ev(ev),
+        });
     }
 
     /// Schedule the arrival of packet `pid` at `at` in `lane`; `at` must not be earlier than
@@ -106,11 +114,22 @@ impl EventQueue {
     pub fn push_lane(&mut self, lane: u32, at: Nanos, pid: u32) {
         self.seq += 1;
         let q = &mut self.lanes[lane as usize];
-        debug_assert!(q.back().map_or(true, |e| e.at <= at), "lane {lane} would reorder");
+        debug_assert!(
+            q.back().map_or(true, |e| e.at <= at),
+            "lane {lane} would reorder"
+        );
         if q.is_empty() {
-            self.heap.push(Item { at, seq: self.seq, slot: Slot::Lane(lane) });
+            self.heap.push(Item {
+                at,
+                seq: self.seq,
+                slot: Slot::Lane(lane),
+            });
         }
-        q.push_back(Entry { at, seq: self.seq, pid });
+        q.push_back(Entry {
+            at,
+            seq: self.seq,
+            pid,
+        });
     }
 
     /// Remove and return the earliest event if it is due at or before `until`. A lane's head
@@ -154,7 +173,11 @@ impl EventQueue {
 
     /// Pending events.
     pub fn len(&self) -> usize {
-        self.heap.iter().filter(|i| matches!(i.slot, Slot::Ev(_))).count() + self.lanes.iter().map(VecDeque::len).sum::<usize>()
+        self.heap
+            .iter()
+            .filter(|i| matches!(i.slot, Slot::Ev(_)))
+            .count()
+            + self.lanes.iter().map(VecDeque::len).sum::<usize>()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -167,7 +190,11 @@ impl EventQueue {
             Slot::Ev(ev) => Some(ev),
             Slot::Lane(_) => None,
         });
-        evs.chain(self.lanes.iter().flat_map(|q| q.iter().map(|e| Ev::Arrive(e.pid))))
+        evs.chain(
+            self.lanes
+                .iter()
+                .flat_map(|q| q.iter().map(|e| Ev::Arrive(e.pid))),
+        )
     }
 }
 
@@ -183,7 +210,15 @@ mod tests {
         q.push(5, Ev::Start(3));
         q.push(5, Ev::Sample);
         let order: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
-        assert_eq!(order, vec![(3, Ev::Start(2)), (5, Ev::Start(1)), (5, Ev::Start(3)), (5, Ev::Sample)]);
+        assert_eq!(
+            order,
+            vec![
+                (3, Ev::Start(2)),
+                (5, Ev::Start(1)),
+                (5, Ev::Start(3)),
+                (5, Ev::Sample)
+            ]
+        );
     }
 
     /// The obvious future-event list: every event in one std binary heap on (time, seq).
@@ -195,14 +230,22 @@ mod tests {
 
     impl Oracle {
         fn push(&mut self, at: Nanos, ev: Ev) {
-            self.heap.push(std::cmp::Reverse((at, self.evs.len() as u64, self.evs.len() as u32)));
+            self.heap.push(std::cmp::Reverse((
+                at,
+                self.evs.len() as u64,
+                self.evs.len() as u32,
+            )));
             self.evs.push(ev);
         }
         fn pop(&mut self) -> Option<(Nanos, Ev)> {
-            self.heap.pop().map(|std::cmp::Reverse((at, _, i))| (at, self.evs[i as usize]))
+            self.heap
+                .pop()
+                .map(|std::cmp::Reverse((at, _, i))| (at, self.evs[i as usize]))
         }
         fn pending(&self) -> impl Iterator<Item = Ev> + '_ {
-            self.heap.iter().map(|std::cmp::Reverse((_, _, i))| self.evs[*i as usize])
+            self.heap
+                .iter()
+                .map(|std::cmp::Reverse((_, _, i))| self.evs[*i as usize])
         }
     }
 
@@ -217,7 +260,9 @@ mod tests {
         let mut x: u64 = 12345;
         let mut now = 0;
         for step in 0..20_000u32 {
-            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             let r = x >> 33;
             if r % 3 == 0 {
                 // Pop a few from both, comparing.
@@ -241,7 +286,10 @@ mod tests {
             }
         }
         assert_eq!(lanes.len(), flat.heap.len());
-        assert!(lanes.len() > 100, "the schedule should leave a backlog to drain");
+        assert!(
+            lanes.len() > 100,
+            "the schedule should leave a backlog to drain"
+        );
         let mut pend: Vec<_> = lanes.pending().map(|e| format!("{e:?}")).collect();
         let mut pend_flat: Vec<_> = flat.pending().map(|e| format!("{e:?}")).collect();
         pend.sort();

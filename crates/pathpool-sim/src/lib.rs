@@ -34,7 +34,11 @@ pub fn run(scenario: &Scenario, seed: u64) -> Result<RunOutput, SimError> {
 }
 
 /// Run one seed of a scenario, reporting progress (a fraction in 0..=1) about 200 times.
-pub fn run_with_progress(scenario: &Scenario, seed: u64, progress: &mut dyn FnMut(f64)) -> Result<RunOutput, SimError> {
+pub fn run_with_progress(
+    scenario: &Scenario,
+    seed: u64,
+    progress: &mut dyn FnMut(f64),
+) -> Result<RunOutput, SimError> {
     let mut sim = Simulation::new(scenario, seed)?;
     let end = sim.end();
     sim.run_until_with_progress(end, progress);
@@ -55,7 +59,10 @@ impl Simulation {
     pub fn new(scenario: &Scenario, seed: u64) -> Result<Self, SimError> {
         let t0 = std::time::Instant::now();
         let world = sim::World::build(scenario, seed)?;
-        Ok(Simulation { world, wall: t0.elapsed() })
+        Ok(Simulation {
+            world,
+            wall: t0.elapsed(),
+        })
     }
 
     /// Current simulated time.

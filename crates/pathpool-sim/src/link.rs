@@ -119,7 +119,13 @@ impl Link {
                 in_bad: false,
             }),
             rng,
-            reorder: Chance::new(reorder.map_or(0.0, |r| if r.extra_delay > 0 { r.probability } else { 0.0 })),
+            reorder: Chance::new(reorder.map_or(0.0, |r| {
+                if r.extra_delay > 0 {
+                    r.probability
+                } else {
+                    0.0
+                }
+            })),
             reorder_delay: reorder.map_or(0, |r| r.extra_delay),
             reorder_rng,
             q: VecDeque::with_capacity(256),
@@ -262,7 +268,17 @@ mod tests {
     use super::*;
 
     fn link(buf: Buffer, loss: f64) -> Link {
-        Link::new("l".into(), 8_000_000, 1_000_000, buf, loss, None, None, Stream::new(1, "link", "l"), Stream::new(1, "reorder", "l"))
+        Link::new(
+            "l".into(),
+            8_000_000,
+            1_000_000,
+            buf,
+            loss,
+            None,
+            None,
+            Stream::new(1, "link", "l"),
+            Stream::new(1, "reorder", "l"),
+        )
     }
 
     #[test]
@@ -298,7 +314,7 @@ mod tests {
         let mut l = link(Buffer::Packets(10), 0.0);
         l.offer(0, 1000).unwrap(); // in buffer 0..1ms
         l.offer(0, 1000).unwrap(); // in buffer 0..2ms
-        // integral = 1000*1ms + 1000*2ms = 3000 byte-ms over 4 ms -> 750 bytes
+                                   // integral = 1000*1ms + 1000*2ms = 3000 byte-ms over 4 ms -> 750 bytes
         assert!((l.mean_queue_bytes(4_000_000) - 750.0).abs() < 1e-9);
         // Clipped at 1 ms: both held for the whole first ms -> 2000 bytes.
         assert!((l.mean_queue_bytes(1_000_000) - 2000.0).abs() < 1e-9);
@@ -307,7 +323,17 @@ mod tests {
     /// Offer `n` packets to a link with Gilbert-Elliott loss; returns the loss rate and the
     /// mean length of runs of consecutive losses.
     fn gilbert_run(g: GilbertElliott, n: u64) -> (f64, f64) {
-        let mut l = Link::new("ge".into(), 8_000_000, 0, Buffer::Packets(u32::MAX), 0.0, Some(g), None, Stream::new(3, "link", "ge"), Stream::new(3, "reorder", "ge"));
+        let mut l = Link::new(
+            "ge".into(),
+            8_000_000,
+            0,
+            Buffer::Packets(u32::MAX),
+            0.0,
+            Some(g),
+            None,
+            Stream::new(3, "link", "ge"),
+            Stream::new(3, "reorder", "ge"),
+        );
         let (mut lost, mut runs, mut prev) = (0u64, 0u64, false);
         for i in 0..n {
             // 1000 bytes take 1 ms: 2 ms apart, the queue never holds more than one packet.
@@ -328,7 +354,15 @@ mod tests {
     fn gilbert_elliott_matches_its_stationary_distribution() {
         // Gilbert's special case (loss_good = 0, loss_bad = 1): loss runs are exactly the bad
         // stays, mean 1/r = 4 packets; loss rate pi_bad = 0.01/0.26.
-        let (rate, burst) = gilbert_run(GilbertElliott { p: 0.01, r: 0.25, loss_good: 0.0, loss_bad: 1.0 }, 2_000_000);
+        let (rate, burst) = gilbert_run(
+            GilbertElliott {
+                p: 0.01,
+                r: 0.25,
+                loss_good: 0.0,
+                loss_bad: 1.0,
+            },
+            2_000_000,
+        );
         // Tolerances are about 6 standard errors: the loss indicator is autocorrelated
         // (lambda = 1 - p - r = 0.74, variance factor (1 + lambda)/(1 - lambda) = 6.7), sd of
         // the rate ~3.5e-4; burst lengths have variance (1-r)/r^2 = 12 over ~19000 bursts.
@@ -336,9 +370,20 @@ mod tests {
         assert!((burst - 4.0).abs() < 0.15, "mean burst {burst}");
         // The general case: lossy good state, partly lossy bad state.
         let (p, r, lg, lb) = (0.05, 0.3, 0.02, 0.6);
-        let (rate, _) = gilbert_run(GilbertElliott { p, r, loss_good: lg, loss_bad: lb }, 2_000_000);
+        let (rate, _) = gilbert_run(
+            GilbertElliott {
+                p,
+                r,
+                loss_good: lg,
+                loss_bad: lb,
+            },
+            2_000_000,
+        );
         let expect = lg * r / (p + r) + lb * p / (p + r); // 0.102857
-        assert!((rate - expect).abs() < 0.003, "loss rate {rate}, stationary {expect}");
+        assert!(
+            (rate - expect).abs() < 0.003,
+            "loss rate {rate}, stationary {expect}"
+        );
     }
 
     #[test]

@@ -63,7 +63,14 @@ impl DataReceiver {
 
     /// A segment for `dsn` arrived; `expect(dsn)` gives the (length, tag) the application expects
     /// there. Returns the bytes newly delivered in order.
-    pub fn on_segment(&mut self, dsn: u64, len: u32, tag: u64, now: Nanos, expect: impl Fn(u64) -> (u32, u64)) -> u64 {
+    pub fn on_segment(
+        &mut self,
+        dsn: u64,
+        len: u32,
+        tag: u64,
+        now: Nanos,
+        expect: impl Fn(u64) -> (u32, u64),
+    ) -> u64 {
         if (len, tag) != expect(dsn) {
             self.integrity_errors += 1;
             return 0;
@@ -200,13 +207,18 @@ impl Conn {
     /// `mptcp_is_temp_unavailable` does.
     pub fn pick_subflow(&mut self) -> Option<usize> {
         let k = self.snd.len();
-        let usable = |c: &Conn, i: usize| c.views[i].active && c.has_room(i) && !(k > 1 && c.snd[i].in_loss);
+        let usable =
+            |c: &Conn, i: usize| c.views[i].active && c.has_room(i) && !(k > 1 && c.snd[i].in_loss);
         match self.scheduler {
             Scheduler::MinRtt => {
                 let mut best: Option<(u64, usize)> = None;
                 for i in 0..k {
                     if usable(self, i) {
-                        let r = if self.snd[i].has_rtt { self.snd[i].srtt_ns() } else { 0 };
+                        let r = if self.snd[i].has_rtt {
+                            self.snd[i].srtt_ns()
+                        } else {
+                            0
+                        };
                         if best.map_or(true, |(b, _)| r < b) {
                             best = Some((r, i));
                         }

@@ -110,7 +110,15 @@ pub struct Series {
 }
 
 impl Series {
-    pub fn push(&mut self, seed: u64, time_s: f64, entity: &'static str, id: &str, metric: &'static str, value: f64) {
+    pub fn push(
+        &mut self,
+        seed: u64,
+        time_s: f64,
+        entity: &'static str,
+        id: &str,
+        metric: &'static str,
+        value: f64,
+    ) {
         self.seed.push(seed);
         self.time_s.push(time_s);
         self.entity.push(entity);

@@ -61,7 +61,10 @@ pub struct Pool {
 
 impl Pool {
     pub fn with_capacity(n: usize) -> Self {
-        Pool { slots: Vec::with_capacity(n), free: Vec::with_capacity(n) }
+        Pool {
+            slots: Vec::with_capacity(n),
+            free: Vec::with_capacity(n),
+        }
     }
 
     #[inline]

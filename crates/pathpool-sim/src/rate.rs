@@ -219,7 +219,11 @@ impl RateReceiver {
     /// else the source packets that came in time themselves.
     fn settle_front(&mut self) {
         let b = self.blocks.pop_front().expect("a block to settle");
-        self.decoded_source += u64::from(if b.k > 0 && b.in_time >= b.k { b.k } else { b.in_time_source });
+        self.decoded_source += u64::from(if b.k > 0 && b.in_time >= b.k {
+            b.k
+        } else {
+            b.in_time_source
+        });
         self.settled_blocks += 1;
         self.base += 1;
         self.first_open = self.first_open.saturating_sub(1);
@@ -242,7 +246,18 @@ impl RateReceiver {
     /// A data packet of path `r` arrived at `now`; `rtt_extra` is the return delay that makes
     /// its one-way delay an RTT sample. Returns whether it was in time.
     #[allow(clippy::too_many_arguments)]
-    pub(crate) fn on_packet(&mut self, r: usize, seq: u64, block: u64, index: u32, k: u32, payload: u32, sent_at: Nanos, now: Nanos, rtt_extra: Nanos) -> bool {
+    pub(crate) fn on_packet(
+        &mut self,
+        r: usize,
+        seq: u64,
+        block: u64,
+        index: u32,
+        k: u32,
+        payload: u32,
+        sent_at: Nanos,
+        now: Nanos,
+        rtt_extra: Nanos,
+    ) -> bool {
         self.settle(now);
         let expected = self.next_seq[r];
         if seq < expected {
@@ -269,7 +284,11 @@ impl RateReceiver {
             }
         }
         self.last_sent[r] = sent_at;
-        self.srtt[r] = if self.srtt[r] == 0 { rtt } else { self.srtt[r] - self.srtt[r] / 8 + rtt / 8 };
+        self.srtt[r] = if self.srtt[r] == 0 {
+            rtt
+        } else {
+            self.srtt[r] - self.srtt[r] / 8 + rtt / 8
+        };
         let in_time = owd <= self.deadline;
         let c = &mut self.counters[r];
         c.lost += seq - expected;
@@ -280,7 +299,11 @@ impl RateReceiver {
         c.delay_sq_sum += d * d;
         c.rtt_sum += t;
         c.rtt_sq_sum += t * t;
-        self.min_rtt[r] = if self.min_rtt[r] == 0 { rtt } else { self.min_rtt[r].min(rtt) };
+        self.min_rtt[r] = if self.min_rtt[r] == 0 {
+            rtt
+        } else {
+            self.min_rtt[r].min(rtt)
+        };
         if !in_time {
             c.late += 1;
         } else {
@@ -295,7 +318,12 @@ impl RateReceiver {
         }
         let pos = (block - self.base) as usize;
         while self.blocks.len() <= pos {
-            self.blocks.push_back(Block { k: 0, in_time: 0, in_time_source: 0, settles: NO_EVENT });
+            self.blocks.push_back(Block {
+                k: 0,
+                in_time: 0,
+                in_time_source: 0,
+                settles: NO_EVENT,
+            });
         }
         // Every packet of an earlier block was sent no later than this one.
         let settles = sent_at.saturating_add(self.deadline);
@@ -382,24 +410,49 @@ pub(crate) struct RateFlow {
 
 /// Base delay of a route: propagation plus serialisation of `bytes` on every link.
 fn base_delay(world_links: &[crate::link::Link], route: &Route, bytes: u32) -> Nanos {
-    route.delay + route.links.iter().map(|&l| {
-        let l = &world_links[l as usize];
-        l.delay + serialisation(bytes, l.rate_bps)
-    }).sum::<Nanos>()
+    route.delay
+        + route
+            .links
+            .iter()
+            .map(|&l| {
+                let l = &world_links[l as usize];
+                l.delay + serialisation(bytes, l.rate_bps)
+            })
+            .sum::<Nanos>()
 }
 
 impl RateFlow {
-    pub(super) fn build(sc: &Scenario, f: &FlowSpec, seed: u64, links: &[crate::link::Link], routes: &[Route]) -> Result<RateFlow, SimError> {
-        let spec = f.rate.as_ref().ok_or_else(|| SimError { message: format!("flow {:?}: kind rate without rate settings", f.name) })?;
+    pub(super) fn build(
+        sc: &Scenario,
+        f: &FlowSpec,
+        seed: u64,
+        links: &[crate::link::Link],
+        routes: &[Route],
+    ) -> Result<RateFlow, SimError> {
+        let spec = f.rate.as_ref().ok_or_else(|| SimError {
+            message: format!("flow {:?}: kind rate without rate settings", f.name),
+        })?;
         let k = f.paths.len();
         if k > MAX_RATE_PATHS {
-            return Err(SimError { message: format!("flow {:?}: {k} paths; a rate flow has at most {MAX_RATE_PATHS}", f.name) });
+            return Err(SimError {
+                message: format!(
+                    "flow {:?}: {k} paths; a rate flow has at most {MAX_RATE_PATHS}",
+                    f.name
+                ),
+            });
         }
         let mut rng = Stream::new(seed, "flow", &f.name);
-        let jitter = if f.start_jitter > 0 { (rng.uniform() * f.start_jitter as f64) as Nanos } else { 0 };
+        let jitter = if f.start_jitter > 0 {
+            (rng.uniform() * f.start_jitter as f64) as Nanos
+        } else {
+            0
+        };
         let ack_route: Vec<u32> = f.paths.iter().map(|&p| (2 * p + 1) as u32).collect();
         let report_bytes = ACK_BYTES + 32 * k as u32;
-        let delays: Vec<Nanos> = ack_route.iter().map(|&a| base_delay(links, &routes[a as usize], report_bytes)).collect();
+        let delays: Vec<Nanos> = ack_route
+            .iter()
+            .map(|&a| base_delay(links, &routes[a as usize], report_bytes))
+            .collect();
         let report_path = (0..k).min_by_key(|&j| delays[j]).unwrap_or(0);
         Ok(RateFlow {
             name: f.name.clone(),
@@ -424,16 +477,31 @@ impl RateFlow {
             open: false,
             send_jitter: f.send_jitter,
             rng,
-            tx: spec.rates.iter().map(|&x| PathTx { rate: x, last_slot: f64::NAN, event: NO_EVENT, ..PathTx::default() }).collect(),
+            tx: spec
+                .rates
+                .iter()
+                .map(|&x| PathTx {
+                    rate: x,
+                    last_slot: f64::NAN,
+                    event: NO_EVENT,
+                    ..PathTx::default()
+                })
+                .collect(),
             source_sent: 0,
             rx: RateReceiver::new(k, spec.deadline),
             pending: VecDeque::with_capacity(16),
             next_report_id: 0,
             reports_sent: 0,
             reports_dropped: 0,
-            delivered: Report { paths: vec![PathCounters::default(); k], ..Report::default() },
+            delivered: Report {
+                paths: vec![PathCounters::default(); k],
+                ..Report::default()
+            },
             delivered_count: 0,
-            taken: Report { paths: vec![PathCounters::default(); k], ..Report::default() },
+            taken: Report {
+                paths: vec![PathCounters::default(); k],
+                ..Report::default()
+            },
             taken_count: 0,
             taken_sender_sent: vec![0; k],
             taken_source_sent: 0,
@@ -449,7 +517,11 @@ impl RateFlow {
             tx.event = NO_EVENT;
             return;
         }
-        let next = if tx.last_slot.is_nan() { now as f64 } else { (tx.last_slot + NS_PER_SEC as f64 / tx.rate).max(now as f64) };
+        let next = if tx.last_slot.is_nan() {
+            now as f64
+        } else {
+            (tx.last_slot + NS_PER_SEC as f64 / tx.rate).max(now as f64)
+        };
         tx.next_slot = next;
         let at = (next.round() as Nanos).max(now);
         if tx.event != at {
@@ -479,7 +551,12 @@ impl World {
             CODE_STOP => fl.open = false,
             CODE_REPORT => {
                 fl.rx.settle(now);
-                let report = Report { id: fl.next_report_id, made_at: now, paths: fl.rx.counters.clone(), decoded_source: fl.rx.decoded_source };
+                let report = Report {
+                    id: fl.next_report_id,
+                    made_at: now,
+                    paths: fl.rx.counters.clone(),
+                    decoded_source: fl.rx.decoded_source,
+                };
                 fl.next_report_id += 1;
                 fl.reports_sent += 1;
                 let n_paths = fl.tx.len() as u32;
@@ -570,7 +647,9 @@ impl World {
         for &l in &rt.links {
             let link = &mut self.links[l as usize];
             let backlog = link.queue_bytes(now);
-            d += link.delay + serialisation(ACK_BYTES, link.rate_bps) + serialisation(backlog.min(u64::from(u32::MAX)) as u32, link.rate_bps);
+            d += link.delay
+                + serialisation(ACK_BYTES, link.rate_bps)
+                + serialisation(backlog.min(u64::from(u32::MAX)) as u32, link.rate_bps);
         }
         d
     }
@@ -594,7 +673,9 @@ impl World {
         let now = self.now;
         let index = (p.tag & 0xffff) as u32;
         let k = ((p.tag >> 16) & 0xffff) as u32;
-        self.rate_flows[f].rx.on_packet(r, p.seq, p.dsn, index, k, p.len, p.ts, now, extra);
+        self.rate_flows[f]
+            .rx
+            .on_packet(r, p.seq, p.dsn, index, k, p.len, p.ts, now, extra);
     }
 
     /// A rate flow's packet was dropped in the network.
@@ -622,14 +703,29 @@ impl World {
             // As at a report: blocks whose every packet would now be late are decided.
             fl.rx.settle(now);
             let delivered = fl.rx.decoded_source * u64::from(fl.payload);
-            self.series.push(self.seed, t, "flow", &fl.name, "goodput_bps", (delivered - fl.sampled_delivered) as f64 * 8.0 / dt);
+            self.series.push(
+                self.seed,
+                t,
+                "flow",
+                &fl.name,
+                "goodput_bps",
+                (delivered - fl.sampled_delivered) as f64 * 8.0 / dt,
+            );
             fl.sampled_delivered = delivered;
             for (r, tx) in fl.tx.iter_mut().enumerate() {
                 let id = format!("{}/{}", fl.name, r);
-                self.series.push(self.seed, t, "subflow", &id, "rate_pps", tx.rate);
+                self.series
+                    .push(self.seed, t, "subflow", &id, "rate_pps", tx.rate);
                 let bytes = tx.wire_bytes - tx.sampled_wire_bytes;
                 tx.sampled_wire_bytes = tx.wire_bytes;
-                self.series.push(self.seed, t, "subflow", &id, "throughput_bps", bytes as f64 * 8.0 / dt);
+                self.series.push(
+                    self.seed,
+                    t,
+                    "subflow",
+                    &id,
+                    "throughput_bps",
+                    bytes as f64 * 8.0 / dt,
+                );
             }
         }
     }
@@ -642,7 +738,13 @@ impl World {
             let start = fl.start.min(end);
             let end_t = fl.stop.map_or(end, |s| s.min(end).max(start));
             let span = secs(end_t.saturating_sub(start));
-            let per_s = |b: u64| if span > 0.0 { b as f64 * 8.0 / span } else { 0.0 };
+            let per_s = |b: u64| {
+                if span > 0.0 {
+                    b as f64 * 8.0 / span
+                } else {
+                    0.0
+                }
+            };
             let sent: u64 = fl.tx.iter().map(|t| t.sent).sum();
             let received: u64 = fl.rx.counters.iter().map(|c| c.arrived).sum();
             let delivered = fl.rx.decoded_source * u64::from(fl.payload);
@@ -650,7 +752,11 @@ impl World {
                 seed: self.seed,
                 flow: fl.name.clone(),
                 kind: "rate".to_string(),
-                algorithm: if fl.driven { fl.controller.clone() } else { "fixed".to_string() },
+                algorithm: if fl.driven {
+                    fl.controller.clone()
+                } else {
+                    "fixed".to_string()
+                },
                 n_subflows: fl.tx.len() as u32,
                 start_s: secs(start),
                 end_s: secs(end_t),
@@ -686,8 +792,16 @@ impl World {
                     lost_packets: c.lost,
                     loss_events: c.loss_events,
                     rto_count: 0,
-                    mean_rtt_s: if c.arrived > 0 { c.rtt_sum / c.arrived as f64 } else { f64::NAN },
-                    min_rtt_s: if fl.rx.min_rtt[r] > 0 { secs(fl.rx.min_rtt[r]) } else { f64::NAN },
+                    mean_rtt_s: if c.arrived > 0 {
+                        c.rtt_sum / c.arrived as f64
+                    } else {
+                        f64::NAN
+                    },
+                    min_rtt_s: if fl.rx.min_rtt[r] > 0 {
+                        secs(fl.rx.min_rtt[r])
+                    } else {
+                        f64::NAN
+                    },
                     mean_cwnd: f64::NAN,
                 });
             }
@@ -709,7 +823,11 @@ impl World {
 }
 
 /// Schedule the start and stop of every rate flow.
-pub(super) fn schedule_rate_flows(flows: &[RateFlow], q: &mut crate::event::EventQueue, end: Nanos) {
+pub(super) fn schedule_rate_flows(
+    flows: &[RateFlow],
+    q: &mut crate::event::EventQueue,
+    end: Nanos,
+) {
     for (f, fl) in flows.iter().enumerate() {
         if fl.start <= end {
             q.push(fl.start, Ev::Rate(f as u32, CODE_START));
@@ -729,13 +847,28 @@ impl Simulation {
     pub fn rate_feedback(&mut self, flow: &str) -> Result<RateFeedback, SimError> {
         let f = self.world.rate_index(flow)?;
         let fl = &mut self.world.rate_flows[f];
-        let paths = fl.delivered.paths.iter().zip(&fl.taken.paths).map(|(a, b)| a.minus(b)).collect();
-        let sender_sent: Vec<u64> = fl.tx.iter().zip(&fl.taken_sender_sent).map(|(t, &s)| t.sent - s).collect();
+        let paths = fl
+            .delivered
+            .paths
+            .iter()
+            .zip(&fl.taken.paths)
+            .map(|(a, b)| a.minus(b))
+            .collect();
+        let sender_sent: Vec<u64> = fl
+            .tx
+            .iter()
+            .zip(&fl.taken_sender_sent)
+            .map(|(t, &s)| t.sent - s)
+            .collect();
         let fb = RateFeedback {
             paths,
             decoded_source: fl.delivered.decoded_source - fl.taken.decoded_source,
             reports: fl.delivered_count - fl.taken_count,
-            report_made_s: if fl.delivered_count > 0 { secs(fl.delivered.made_at) } else { f64::NAN },
+            report_made_s: if fl.delivered_count > 0 {
+                secs(fl.delivered.made_at)
+            } else {
+                f64::NAN
+            },
             sender_sent,
             source_sent: fl.source_sent - fl.taken_source_sent,
         };
@@ -750,18 +883,41 @@ impl Simulation {
 
     /// Set rate flow `flow`'s per-path rates (packets/s, each finite and >= 0) from now on, and
     /// the source packets per FEC block (1..=block length) from the next block on.
-    pub fn set_rates(&mut self, flow: &str, rates: &[f64], source_per_block: u32) -> Result<(), SimError> {
+    pub fn set_rates(
+        &mut self,
+        flow: &str,
+        rates: &[f64],
+        source_per_block: u32,
+    ) -> Result<(), SimError> {
         let f = self.world.rate_index(flow)?;
         let now = self.world.now;
         let fl = &mut self.world.rate_flows[f];
         if rates.len() != fl.tx.len() {
-            return Err(SimError { message: format!("rate flow {flow:?} has {} paths; got {} rates", fl.tx.len(), rates.len()) });
+            return Err(SimError {
+                message: format!(
+                    "rate flow {flow:?} has {} paths; got {} rates",
+                    fl.tx.len(),
+                    rates.len()
+                ),
+            });
         }
-        if let Some(x) = rates.iter().find(|x| !(x.is_finite() && (0.0..=1e9).contains(*x))) {
-            return Err(SimError { message: format!("rate flow {flow:?}: rate {x} is not allowed (packets/s, finite, in [0, 1e9])") });
+        if let Some(x) = rates
+            .iter()
+            .find(|x| !(x.is_finite() && (0.0..=1e9).contains(*x)))
+        {
+            return Err(SimError {
+                message: format!(
+                    "rate flow {flow:?}: rate {x} is not allowed (packets/s, finite, in [0, 1e9])"
+                ),
+            });
         }
         if !(1..=fl.n).contains(&source_per_block) {
-            return Err(SimError { message: format!("rate flow {flow:?}: source_per_block = {source_per_block}; allowed: 1..={}", fl.n) });
+            return Err(SimError {
+                message: format!(
+                    "rate flow {flow:?}: source_per_block = {source_per_block}; allowed: 1..={}",
+                    fl.n
+                ),
+            });
         }
         fl.driven = true;
         fl.k_next = source_per_block;
@@ -796,7 +952,11 @@ impl Simulation {
 
     /// Names of the scenario's rate flows, in scenario order.
     pub fn rate_flows(&self) -> Vec<String> {
-        self.world.rate_flows.iter().map(|f| f.name.clone()).collect()
+        self.world
+            .rate_flows
+            .iter()
+            .map(|f| f.name.clone())
+            .collect()
     }
 }
 
@@ -834,11 +994,17 @@ mod tests {
         let mut s = sim(ONE_PATH, 1);
         s.run_until(4 * NS_PER_SEC);
         let a = s.rate_feedback("s").unwrap().sender_sent[0];
-        assert!((a as f64 - 137.3 * 4.0).abs() <= 1.0, "sent {a} in 4 s at 137.3/s");
+        assert!(
+            (a as f64 - 137.3 * 4.0).abs() <= 1.0,
+            "sent {a} in 4 s at 137.3/s"
+        );
         s.set_rates("s", &[55.5], 5).unwrap();
         s.run_until(10 * NS_PER_SEC);
         let b = s.rate_feedback("s").unwrap().sender_sent[0];
-        assert!((b as f64 - 55.5 * 6.0).abs() <= 1.0, "sent {b} in 6 s at 55.5/s");
+        assert!(
+            (b as f64 - 55.5 * 6.0).abs() <= 1.0,
+            "sent {b} in 6 s at 55.5/s"
+        );
         // A path set to 0 stops, and restarts when given a rate again.
         let out = s.finish();
         assert_eq!(out.flows[0].sent_packets, a + b);
@@ -903,16 +1069,39 @@ mod tests {
         for r in 0..2 {
             // Everything was sent by 8 s and has arrived or been dropped by 10 s.
             trailing[r] = fl.tx[r].sent - fl.rx.counters[r].sent;
-            assert_eq!(fl.rx.counters[r].lost + trailing[r], fl.tx[r].dropped, "path {r}");
-            assert_eq!(fl.rx.counters[r].arrived + fl.tx[r].dropped, fl.tx[r].sent, "path {r}");
+            assert_eq!(
+                fl.rx.counters[r].lost + trailing[r],
+                fl.tx[r].dropped,
+                "path {r}"
+            );
+            assert_eq!(
+                fl.rx.counters[r].arrived + fl.tx[r].dropped,
+                fl.tx[r].sent,
+                "path {r}"
+            );
         }
         let out = s.finish();
         let link = |n: &str| out.links.iter().find(|l| l.link == n).unwrap().clone();
         let (lossy, narrow) = (link("lossy"), link("narrow"));
-        assert!(lossy.random_drops > 50 && narrow.queue_drops > 50, "both paths must lose: {lossy:?} {narrow:?}");
-        let sub = |r: usize| out.subflows.iter().find(|x| x.flow == "s" && x.subflow == r as u32).unwrap().clone();
-        assert_eq!(sub(0).lost_packets + trailing[0], lossy.random_drops + lossy.queue_drops);
-        assert_eq!(sub(1).lost_packets + trailing[1], narrow.random_drops + narrow.queue_drops);
+        assert!(
+            lossy.random_drops > 50 && narrow.queue_drops > 50,
+            "both paths must lose: {lossy:?} {narrow:?}"
+        );
+        let sub = |r: usize| {
+            out.subflows
+                .iter()
+                .find(|x| x.flow == "s" && x.subflow == r as u32)
+                .unwrap()
+                .clone()
+        };
+        assert_eq!(
+            sub(0).lost_packets + trailing[0],
+            lossy.random_drops + lossy.queue_drops
+        );
+        assert_eq!(
+            sub(1).lost_packets + trailing[1],
+            narrow.random_drops + narrow.queue_drops
+        );
         let f = &out.flows[0];
         assert_eq!(f.in_flight_packets, 0);
         assert_eq!(f.integrity_errors, 0);
@@ -927,11 +1116,12 @@ mod tests {
         let mut rx = RateReceiver::new(1, d);
         let ms = NS_PER_MS;
         let mut seq = 0;
-        let mut pkt = |rx: &mut RateReceiver, block: u64, index: u32, sent: Nanos, arrive: Nanos| {
-            let it = rx.on_packet(0, seq, block, index, 2, 1000, sent * ms, arrive * ms, 0);
-            seq += 1;
-            it
-        };
+        let mut pkt =
+            |rx: &mut RateReceiver, block: u64, index: u32, sent: Nanos, arrive: Nanos| {
+                let it = rx.on_packet(0, seq, block, index, 2, 1000, sent * ms, arrive * ms, 0);
+                seq += 1;
+                it
+            };
         // n = 4, k = 2. Block 0: only the two repair packets in time -> decodes: 2 source.
         pkt(&mut rx, 0, 2, 2, 50);
         pkt(&mut rx, 0, 3, 3, 60);
@@ -965,7 +1155,17 @@ mod tests {
         let ms = NS_PER_MS;
         let mut rx = RateReceiver::new(1, 300 * ms);
         let arrive = |rx: &mut RateReceiver, seq: u64| {
-            rx.on_packet(0, seq, seq / 10, (seq % 10) as u32, 10, 1000, seq * 10 * ms, (seq * 10 + 50) * ms, 0);
+            rx.on_packet(
+                0,
+                seq,
+                seq / 10,
+                (seq % 10) as u32,
+                10,
+                1000,
+                seq * 10 * ms,
+                (seq * 10 + 50) * ms,
+                0,
+            );
         };
         arrive(&mut rx, 0);
         // 1 and 2 lost (sent at 10 and 20 ms, interpolated): one event starting at 10 ms.
@@ -983,7 +1183,14 @@ mod tests {
         arrive(&mut rx, 11);
         arrive(&mut rx, 12);
         arrive(&mut rx, 14);
-        assert_eq!((rx.counters[0].lost, rx.counters[0].loss_events, rx.counters[0].sent), (5, 3, 15));
+        assert_eq!(
+            (
+                rx.counters[0].lost,
+                rx.counters[0].loss_events,
+                rx.counters[0].sent
+            ),
+            (5, 3, 15)
+        );
     }
 
     /// Time series of a rate flow: per-interval goodput and wire bytes add up to the run's
@@ -999,10 +1206,16 @@ mod tests {
         };
         let (plain, out) = (run(TWO_PATHS), run(&text));
         assert!(plain.series.is_empty());
-        assert_eq!(format!("{:?}{:?}", out.flows, out.subflows), format!("{:?}{:?}", plain.flows, plain.subflows));
+        assert_eq!(
+            format!("{:?}{:?}", out.flows, out.subflows),
+            format!("{:?}{:?}", plain.flows, plain.subflows)
+        );
         let ser = &out.series;
         let pick = |id: &str, metric: &str| -> Vec<(f64, f64)> {
-            (0..ser.len()).filter(|&k| ser.id[k] == id && ser.metric[k] == metric).map(|k| (ser.time_s[k], ser.value[k])).collect()
+            (0..ser.len())
+                .filter(|&k| ser.id[k] == id && ser.metric[k] == metric)
+                .map(|k| (ser.time_s[k], ser.value[k]))
+                .collect()
         };
         let good = pick("s", "goodput_bps");
         assert_eq!(good.len(), 100);
@@ -1010,14 +1223,30 @@ mod tests {
         // the one the stop cut short, which stays open until the end of the run.
         let decoded = good.iter().map(|(_, v)| v * 0.1 / 8.0).sum::<f64>().round() as u64;
         let open = out.flows[0].delivered_bytes - decoded;
-        assert!(open.is_multiple_of(1448) && open <= 8 * 1448, "{decoded} of {}", out.flows[0].delivered_bytes);
+        assert!(
+            open.is_multiple_of(1448) && open <= 8 * 1448,
+            "{decoded} of {}",
+            out.flows[0].delivered_bytes
+        );
         for (r, sub) in out.subflows.iter().enumerate() {
             let id = format!("s/{r}");
-            let wire: f64 = pick(&id, "throughput_bps").iter().map(|(_, v)| v * 0.1 / 8.0).sum();
+            let wire: f64 = pick(&id, "throughput_bps")
+                .iter()
+                .map(|(_, v)| v * 0.1 / 8.0)
+                .sum();
             let total = sub.throughput_bps * 8.0 / 8.0; // bit/s over the 8 s the flow ran, in bytes
-            assert!((wire - total).abs() < 1e-6 * total, "path {r}: {wire} vs {total}");
+            assert!(
+                (wire - total).abs() < 1e-6 * total,
+                "path {r}: {wire} vs {total}"
+            );
             for (t, x) in pick(&id, "rate_pps") {
-                let expect = if r == 0 && t > 4.0 { 300.0 } else if r == 0 { 400.0 } else { 250.0 };
+                let expect = if r == 0 && t > 4.0 {
+                    300.0
+                } else if r == 0 {
+                    400.0
+                } else {
+                    250.0
+                };
                 assert_eq!(x, expect, "path {r} at {t}");
             }
         }
@@ -1026,7 +1255,10 @@ mod tests {
     /// With no loss, goodput is exactly the source share k/n of what arrived.
     #[test]
     fn lossless_goodput_is_the_source_share() {
-        let text = ONE_PATH.replace("rates = [137.3]", "rates = [100]\nblock_length = 10\nsource_per_block = 7\nstop = \"9s\"");
+        let text = ONE_PATH.replace(
+            "rates = [137.3]",
+            "rates = [100]\nblock_length = 10\nsource_per_block = 7\nstop = \"9s\"",
+        );
         let out = sim(&text, 1).finish();
         let f = &out.flows[0];
         assert_eq!(f.dropped_packets, 0);
@@ -1074,7 +1306,10 @@ mod tests {
         assert_eq!(last.made_at, 9 * NS_PER_SEC); // the 10 s report is made at the end, never arrives
         for r in 0..2 {
             let (a, b) = (&total[r], &last.paths[r]);
-            assert_eq!((a.sent, a.lost, a.arrived, a.late), (b.sent, b.lost, b.arrived, b.late));
+            assert_eq!(
+                (a.sent, a.lost, a.arrived, a.late),
+                (b.sent, b.lost, b.arrived, b.late)
+            );
             assert!((a.rtt_sum - b.rtt_sum).abs() < 1e-9 * b.rtt_sum.max(1.0));
             assert!((a.delay_sum - b.delay_sum).abs() < 1e-9 * b.delay_sum.max(1.0));
             // RTT = one-way delay + the return route's delay: 20+20 ms on p1, 30+5 ms + queueing on p2.
@@ -1110,8 +1345,14 @@ mod tests {
         let e = err("rates = [137.3]", "rates = [0]");
         assert!(e.message.contains("all rates are 0"));
         let e = err("send_jitter = 0", "send_jitter = 0\ncontroller = \"pid\"");
-        assert_eq!((e.field.as_str(), e.allowed.as_deref()), ("flows[0].controller", Some("fixed, mptcp, optimised")));
-        let e = err("send_jitter = 0", "send_jitter = 0\nblock_length = 4\nsource_per_block = 5");
+        assert_eq!(
+            (e.field.as_str(), e.allowed.as_deref()),
+            ("flows[0].controller", Some("fixed, mptcp, optimised"))
+        );
+        let e = err(
+            "send_jitter = 0",
+            "send_jitter = 0\nblock_length = 4\nsource_per_block = 5",
+        );
         assert_eq!(e.field, "flows[0].source_per_block");
         let e = err("send_jitter = 0", "send_jitter = 0\ndeadline = 0");
         assert_eq!(e.field, "flows[0].deadline");
@@ -1130,7 +1371,11 @@ mod tests {
     #[test]
     fn bad_driver_input_is_an_error_not_a_panic() {
         let mut s = sim(ONE_PATH, 1);
-        assert!(s.set_rates("nope", &[1.0], 1).unwrap_err().message.contains("no rate flow named \"nope\""));
+        assert!(s
+            .set_rates("nope", &[1.0], 1)
+            .unwrap_err()
+            .message
+            .contains("no rate flow named \"nope\""));
         assert!(s.set_rates("s", &[1.0, 2.0], 1).is_err());
         assert!(s.set_rates("s", &[f64::NAN], 1).is_err());
         assert!(s.set_rates("s", &[-1.0], 1).is_err());

@@ -25,7 +25,8 @@ pub struct Stream(Xoshiro256PlusPlus);
 impl Stream {
     /// The stream of component `kind`/`name` in the run seeded `seed`.
     pub fn new(seed: u64, kind: &str, name: &str) -> Self {
-        let key = fnv1a(kind) ^ fnv1a(name).rotate_left(17) ^ seed.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        let key =
+            fnv1a(kind) ^ fnv1a(name).rotate_left(17) ^ seed.wrapping_mul(0x9e37_79b9_7f4a_7c15);
         Stream(Xoshiro256PlusPlus::seed_from_u64(key))
     }
 
@@ -74,10 +75,30 @@ mod tests {
 
     #[test]
     fn streams_depend_on_seed_and_name_only() {
-        let a: Vec<u64> = (0..4).map({ let mut s = Stream::new(1, "link", "a"); move |_| s.next_u64() }).collect();
-        let a2: Vec<u64> = (0..4).map({ let mut s = Stream::new(1, "link", "a"); move |_| s.next_u64() }).collect();
-        let b: Vec<u64> = (0..4).map({ let mut s = Stream::new(1, "link", "b"); move |_| s.next_u64() }).collect();
-        let a_seed2: Vec<u64> = (0..4).map({ let mut s = Stream::new(2, "link", "a"); move |_| s.next_u64() }).collect();
+        let a: Vec<u64> = (0..4)
+            .map({
+                let mut s = Stream::new(1, "link", "a");
+                move |_| s.next_u64()
+            })
+            .collect();
+        let a2: Vec<u64> = (0..4)
+            .map({
+                let mut s = Stream::new(1, "link", "a");
+                move |_| s.next_u64()
+            })
+            .collect();
+        let b: Vec<u64> = (0..4)
+            .map({
+                let mut s = Stream::new(1, "link", "b");
+                move |_| s.next_u64()
+            })
+            .collect();
+        let a_seed2: Vec<u64> = (0..4)
+            .map({
+                let mut s = Stream::new(2, "link", "a");
+                move |_| s.next_u64()
+            })
+            .collect();
         assert_eq!(a, a2);
         assert_ne!(a, b);
         assert_ne!(a, a_seed2);

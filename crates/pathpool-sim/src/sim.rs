@@ -74,17 +74,39 @@ impl World {
             .iter()
             .map(|l| {
                 let rng = Stream::new(seed, "link", &l.name);
-                Link::new(l.name.clone(), l.rate_bps, l.delay, l.buffer, l.loss, l.gilbert, l.reorder, rng, Stream::new(seed, "link-reorder", &l.name))
+                Link::new(
+                    l.name.clone(),
+                    l.rate_bps,
+                    l.delay,
+                    l.buffer,
+                    l.loss,
+                    l.gilbert,
+                    l.reorder,
+                    rng,
+                    Stream::new(seed, "link-reorder", &l.name),
+                )
             })
             .collect();
         let mut routes = Vec::with_capacity(sc.paths.len() * 2);
         for p in &sc.paths {
             let lane = (links.len() + routes.len()) as u32;
-            routes.push(Route { links: p.links.iter().map(|&l| l as u32).collect(), delay: 0, lane });
+            routes.push(Route {
+                links: p.links.iter().map(|&l| l as u32).collect(),
+                delay: 0,
+                lane,
+            });
             let lane = lane + 1;
             routes.push(match &p.ack {
-                AckRoute::Delay(d) => Route { links: Vec::new(), delay: *d, lane },
-                AckRoute::Links(ls) => Route { links: ls.iter().map(|&l| l as u32).collect(), delay: 0, lane },
+                AckRoute::Delay(d) => Route {
+                    links: Vec::new(),
+                    delay: *d,
+                    lane,
+                },
+                AckRoute::Links(ls) => Route {
+                    links: ls.iter().map(|&l| l as u32).collect(),
+                    delay: 0,
+                    lane,
+                },
             });
         }
         // Event lanes: the far end of each link, then each route without links, then each
@@ -96,10 +118,15 @@ impl World {
         for f in sc.flows.iter().filter(|f| f.kind != FlowKind::Rate) {
             let c = conns.len();
             let k = f.paths.len();
-            let ctrl = pathpool_cc::build(&f.algorithm, &f.params, k)
-                .map_err(|e| SimError { message: format!("flow {:?}: {e}", f.name) })?;
+            let ctrl = pathpool_cc::build(&f.algorithm, &f.params, k).map_err(|e| SimError {
+                message: format!("flow {:?}: {e}", f.name),
+            })?;
             let mut rng = Stream::new(seed, "flow", &f.name);
-            let jitter = if f.start_jitter > 0 { (rng.uniform() * f.start_jitter as f64) as Nanos } else { 0 };
+            let jitter = if f.start_jitter > 0 {
+                (rng.uniform() * f.start_jitter as f64) as Nanos
+            } else {
+                0
+            };
             let start = f.start + jitter;
             let cap = (f.rcv_buffer / u64::from(f.mss)).max(2);
             let total_segs = match f.app {
@@ -293,13 +320,23 @@ impl World {
         let now = self.now;
         // Read the few fields needed rather than copying the whole packet out of the slab.
         let p = self.pool.get(pid);
-        let (c, j, seq, dsn, len, tag, ts) = (p.conn as usize, p.sub as usize, p.seq, p.dsn, p.len, p.tag, p.ts);
+        let (c, j, seq, dsn, len, tag, ts) = (
+            p.conn as usize,
+            p.sub as usize,
+            p.seq,
+            p.dsn,
+            p.len,
+            p.tag,
+            p.ts,
+        );
         self.pool.free(pid);
         let conn = &mut self.conns[c];
         conn.received_packets += 1;
         let arrival = conn.rcv[j].on_segment(seq);
         let (app, mss, key) = (conn.app, conn.mss, conn.tag_key);
-        conn.data.on_segment(dsn, len, tag, now, |d| (seg_len(app, mss, d), content_tag(key, d)));
+        conn.data.on_segment(dsn, len, tag, now, |d| {
+            (seg_len(app, mss, d), content_tag(key, d))
+        });
         if conn.completion.is_none() && conn.data.rcv_nxt >= conn.total_segs {
             conn.completion = Some(now);
         }
@@ -320,7 +357,8 @@ impl World {
             r.delack_deadline = now + DELACK_TIMEOUT;
             if r.delack_event == NO_EVENT {
                 r.delack_event = r.delack_deadline;
-                self.q.push(r.delack_deadline, Ev::DelAck(c as u32, j as u16));
+                self.q
+                    .push(r.delack_deadline, Ev::DelAck(c as u32, j as u16));
             }
         }
     }
@@ -365,7 +403,8 @@ impl World {
         }
         if now < r.delack_deadline {
             r.delack_event = r.delack_deadline;
-            self.q.push(r.delack_deadline, Ev::DelAck(c as u32, j as u16));
+            self.q
+                .push(r.delack_deadline, Ev::DelAck(c as u32, j as u16));
             return;
         }
         self.send_ack(c, j);
@@ -479,9 +518,18 @@ impl World {
             // changes no window), so bookkeeping read from the views keeps running (OLIA's
             // byte position: v0.95 sets `mptcp_loss3` before its own cwnd-limited test).
             let v = &conn.views[i];
-            let acked_bytes = if s.is_cwnd_limited(v.cwnd, v.ssthresh) { eff.bytes } else { 0 };
+            let acked_bytes = if s.is_cwnd_limited(v.cwnd, v.ssthresh) {
+                eff.bytes
+            } else {
+                0
+            };
             Self::account_cwnd(conn, i, now);
-            let ack = Ack { acked_bytes, rtt_sample: rtt, one_way_delay: Some(owd), now };
+            let ack = Ack {
+                acked_bytes,
+                rtt_sample: rtt,
+                one_way_delay: Some(owd),
+                now,
+            };
             conn.ctrl.on_ack(&mut conn.views, i, &ack);
         }
         let conn = &mut self.conns[c];
@@ -628,7 +676,9 @@ impl World {
         let mut blocked = false;
         loop {
             let conn = &mut self.conns[c];
-            let Some((dsn, reinjection)) = conn.next_data() else { break };
+            let Some((dsn, reinjection)) = conn.next_data() else {
+                break;
+            };
             let Some(i) = conn.pick_subflow() else {
                 blocked = true;
                 break;
@@ -671,18 +721,35 @@ impl World {
             }
             let d = conn.data.delivered_bytes - conn.sampled_delivered;
             conn.sampled_delivered = conn.data.delivered_bytes;
-            self.series.push(self.seed, t, "flow", &conn.name, "goodput_bps", d as f64 * 8.0 / dt);
+            self.series.push(
+                self.seed,
+                t,
+                "flow",
+                &conn.name,
+                "goodput_bps",
+                d as f64 * 8.0 / dt,
+            );
             for (i, v) in conn.views.iter().enumerate() {
                 let id = format!("{}/{}", conn.name, i);
-                self.series.push(self.seed, t, "subflow", &id, "cwnd", v.cwnd);
-                self.series.push(self.seed, t, "subflow", &id, "srtt_s", secs(v.srtt));
-                self.series.push(self.seed, t, "subflow", &id, "in_flight", f64::from(v.in_flight));
+                self.series
+                    .push(self.seed, t, "subflow", &id, "cwnd", v.cwnd);
+                self.series
+                    .push(self.seed, t, "subflow", &id, "srtt_s", secs(v.srtt));
+                self.series.push(
+                    self.seed,
+                    t,
+                    "subflow",
+                    &id,
+                    "in_flight",
+                    f64::from(v.in_flight),
+                );
             }
         }
         self.rate_sample(t, dt);
         for l in self.links.iter_mut() {
             let qb = l.queue_bytes(now);
-            self.series.push(self.seed, t, "link", &l.name, "queue_bytes", qb as f64);
+            self.series
+                .push(self.seed, t, "link", &l.name, "queue_bytes", qb as f64);
         }
         let next = now + self.sample_interval;
         if next <= self.end {
@@ -715,7 +782,13 @@ impl World {
                 _ => end,
             };
             let span = secs(end_t.saturating_sub(start));
-            let per_s = |b: u64| if span > 0.0 { b as f64 * 8.0 / span } else { 0.0 };
+            let per_s = |b: u64| {
+                if span > 0.0 {
+                    b as f64 * 8.0 / span
+                } else {
+                    0.0
+                }
+            };
             for i in 0..conn.snd.len() {
                 if conn.started && conn.snd[i].cwnd_since < end_t {
                     Self::account_cwnd(conn, i, end_t);
@@ -762,9 +835,21 @@ impl World {
                     lost_packets: v.lost,
                     loss_events: v.loss_events,
                     rto_count: s.rto_count,
-                    mean_rtt_s: if s.rtt_n > 0 { s.rtt_sum / s.rtt_n as f64 / 1e9 } else { f64::NAN },
-                    min_rtt_s: if v.min_rtt > 0 { secs(v.min_rtt) } else { f64::NAN },
-                    mean_cwnd: if end_t > start { s.cwnd_integral / (end_t - start) as f64 } else { f64::NAN },
+                    mean_rtt_s: if s.rtt_n > 0 {
+                        s.rtt_sum / s.rtt_n as f64 / 1e9
+                    } else {
+                        f64::NAN
+                    },
+                    min_rtt_s: if v.min_rtt > 0 {
+                        secs(v.min_rtt)
+                    } else {
+                        f64::NAN
+                    },
+                    mean_cwnd: if end_t > start {
+                        s.cwnd_integral / (end_t - start) as f64
+                    } else {
+                        f64::NAN
+                    },
                 });
             }
         }

@@ -196,14 +196,20 @@ impl Sender {
         let mut new = old;
         new.flags = flags;
         self.pipe = self.pipe + new.pipe() - old.pipe();
-        self.awaiting_retx = self.awaiting_retx + u32::from(new.awaits_retx()) - u32::from(old.awaits_retx());
+        self.awaiting_retx =
+            self.awaiting_retx + u32::from(new.awaits_retx()) - u32::from(old.awaits_retx());
         self.sb[i] = new;
     }
 
     /// Record a new segment `snd_nxt` carrying `dsn`.
     pub fn push_new(&mut self, dsn: u64, len: u32, now: Nanos) -> u64 {
         let seq = self.snd_nxt;
-        self.sb.push_back(Seg { dsn, len, sent_at: now, flags: 0 });
+        self.sb.push_back(Seg {
+            dsn,
+            len,
+            sent_at: now,
+            flags: 0,
+        });
         self.snd_nxt += 1;
         self.pipe += 1;
         seq
@@ -355,7 +361,10 @@ impl Sender {
     #[inline]
     pub fn cwnd_validate(&mut self, window_limited: bool) {
         let packets_out = self.outstanding();
-        if self.snd_una >= self.cwnd_usage_seq || window_limited || (!self.cwnd_limited && packets_out > self.max_packets_out) {
+        if self.snd_una >= self.cwnd_usage_seq
+            || window_limited
+            || (!self.cwnd_limited && packets_out > self.max_packets_out)
+        {
             self.cwnd_limited = window_limited;
             self.max_packets_out = packets_out;
             self.cwnd_usage_seq = self.snd_nxt;
@@ -499,7 +508,10 @@ impl Receiver {
     /// section 4), then the highest others.
     pub fn sack_blocks(&self, out: &mut [(u64, u64); MAX_SACK_BLOCKS]) -> u8 {
         let mut n = 0;
-        let first = self.ooo.iter().position(|&(a, b)| self.last_seq >= a && self.last_seq < b);
+        let first = self
+            .ooo
+            .iter()
+            .position(|&(a, b)| self.last_seq >= a && self.last_seq < b);
         if let Some(i) = first {
             out[0] = self.ooo[i];
             n = 1;
@@ -560,7 +572,10 @@ mod tests {
         let mut s = sender_with(10);
         // The initial window went out and filled cwnd = 10.
         s.cwnd_validate(true);
-        assert_eq!((s.cwnd_limited, s.max_packets_out, s.cwnd_usage_seq), (true, 10, 10));
+        assert_eq!(
+            (s.cwnd_limited, s.max_packets_out, s.cwnd_usage_seq),
+            (true, 10, 10)
+        );
         assert!(s.is_cwnd_limited(10.0, f64::INFINITY) && s.is_cwnd_limited(10.0, 5.0));
         // All acknowledged; the next pass sends 5 with room left: a new window starts afresh.
         s.on_ack(10, &[]);
@@ -568,7 +583,10 @@ mod tests {
             s.push_new(d, 1000, 0);
         }
         s.cwnd_validate(false);
-        assert_eq!((s.cwnd_limited, s.max_packets_out, s.cwnd_usage_seq), (false, 5, 15));
+        assert_eq!(
+            (s.cwnd_limited, s.max_packets_out, s.cwnd_usage_seq),
+            (false, 5, 15)
+        );
         // Slow start may still grow while cwnd < 2 * max_packets_out; congestion avoidance not.
         assert!(s.is_cwnd_limited(9.0, f64::INFINITY));
         assert!(!s.is_cwnd_limited(10.0, f64::INFINITY));
@@ -578,19 +596,28 @@ mod tests {
             s.push_new(d, 1000, 0);
         }
         s.cwnd_validate(false);
-        assert_eq!((s.cwnd_limited, s.max_packets_out, s.cwnd_usage_seq), (false, 8, 18));
+        assert_eq!(
+            (s.cwnd_limited, s.max_packets_out, s.cwnd_usage_seq),
+            (false, 8, 18)
+        );
         // A window-limited pass sets the flag, and a later unlimited pass in the same window
         // does not clear it (the 2022 Linux fix), even with more outstanding.
         s.cwnd_validate(true);
         assert!(s.cwnd_limited);
         s.push_new(18, 1000, 0);
         s.cwnd_validate(false);
-        assert_eq!((s.cwnd_limited, s.max_packets_out, s.cwnd_usage_seq), (true, 8, 18));
+        assert_eq!(
+            (s.cwnd_limited, s.max_packets_out, s.cwnd_usage_seq),
+            (true, 8, 18)
+        );
         assert!(s.is_cwnd_limited(100.0, 5.0));
         // Once snd_una reaches 18 the window is over: the next pass decides again.
         s.on_ack(18, &[]);
         s.cwnd_validate(false);
-        assert_eq!((s.cwnd_limited, s.max_packets_out, s.cwnd_usage_seq), (false, 1, 19));
+        assert_eq!(
+            (s.cwnd_limited, s.max_packets_out, s.cwnd_usage_seq),
+            (false, 1, 19)
+        );
     }
 
     #[test]
@@ -624,9 +651,29 @@ mod tests {
     #[test]
     fn round_ns_is_round() {
         let xs = [
-            0.0, -0.0, 0.3, 0.5, 0.49999999999999994, 1.5, 2.5, 2.4999999999999996, -0.3, -0.5, -0.7, -3.5,
-            1e9 + 0.5, 123456789.49999999, 4503599627370495.5, 4503599627370497.0, 9007199254740993.0,
-            1.8446744073709552e19, 1e30, f64::INFINITY, f64::NEG_INFINITY, f64::NAN, f64::MIN_POSITIVE,
+            0.0,
+            -0.0,
+            0.3,
+            0.5,
+            0.49999999999999994,
+            1.5,
+            2.5,
+            2.4999999999999996,
+            -0.3,
+            -0.5,
+            -0.7,
+            -3.5,
+            1e9 + 0.5,
+            123456789.49999999,
+            4503599627370495.5,
+            4503599627370497.0,
+            9007199254740993.0,
+            1.8446744073709552e19,
+            1e30,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            f64::NAN,
+            f64::MIN_POSITIVE,
         ];
         for x in xs {
             assert_eq!(round_ns(x), x.round() as Nanos, "x = {x:e}");

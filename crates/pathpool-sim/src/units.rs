@@ -4,7 +4,9 @@ fn split(s: &str) -> Result<(f64, &str), String> {
     let t = s.trim();
     let end = t
         .char_indices()
-        .find(|&(_, c)| !(c.is_ascii_digit() || c == '.' || c == '-' || c == '+' || c == 'e' || c == 'E'))
+        .find(|&(_, c)| {
+            !(c.is_ascii_digit() || c == '.' || c == '-' || c == '+' || c == 'e' || c == 'E')
+        })
         .map_or(t.len(), |(i, _)| i);
     // "1e3" is a number but "1ms" must not eat the 'm'; 'e'/'E' only count when followed by a digit.
     let mut end = end;
@@ -12,7 +14,9 @@ fn split(s: &str) -> Result<(f64, &str), String> {
         end -= 1;
     }
     let (num, unit) = t.split_at(end);
-    let v: f64 = num.parse().map_err(|_| format!("cannot read a number in {s:?}"))?;
+    let v: f64 = num
+        .parse()
+        .map_err(|_| format!("cannot read a number in {s:?}"))?;
     Ok((v, unit.trim()))
 }
 
@@ -24,7 +28,11 @@ pub fn rate_bps(s: &str) -> Result<f64, String> {
         "kbps" | "kbit/s" | "kbit" => 1e3,
         "mbps" | "mbit/s" | "mbit" => 1e6,
         "gbps" | "gbit/s" | "gbit" => 1e9,
-        _ => return Err(format!("unknown rate unit {u:?} in {s:?} (use bps, Kbps, Mbps, Gbps)")),
+        _ => {
+            return Err(format!(
+                "unknown rate unit {u:?} in {s:?} (use bps, Kbps, Mbps, Gbps)"
+            ))
+        }
     };
     Ok(v * m)
 }
@@ -38,7 +46,11 @@ pub fn seconds(s: &str) -> Result<f64, String> {
         "us" | "µs" => 1e-6,
         "ns" => 1e-9,
         "min" => 60.0,
-        _ => return Err(format!("unknown time unit {u:?} in {s:?} (use ns, us, ms, s, min)")),
+        _ => {
+            return Err(format!(
+                "unknown time unit {u:?} in {s:?} (use ns, us, ms, s, min)"
+            ))
+        }
     };
     Ok(v * m)
 }
@@ -54,7 +66,11 @@ pub fn bytes(s: &str) -> Result<f64, String> {
         "KiB" => 1024.0,
         "MiB" => 1024.0 * 1024.0,
         "GiB" => 1024.0 * 1024.0 * 1024.0,
-        _ => return Err(format!("unknown size unit {u:?} in {s:?} (use B, KB, MB, GB, KiB, MiB, GiB)")),
+        _ => {
+            return Err(format!(
+                "unknown size unit {u:?} in {s:?} (use B, KB, MB, GB, KiB, MiB, GiB)"
+            ))
+        }
     };
     Ok(v * m)
 }
@@ -65,7 +81,9 @@ pub fn fraction(s: &str) -> Result<f64, String> {
     match u {
         "" => Ok(v),
         "%" => Ok(v / 100.0),
-        _ => Err(format!("cannot read {s:?} as a probability (use 0.02 or \"2%\")")),
+        _ => Err(format!(
+            "cannot read {s:?} as a probability (use 0.02 or \"2%\")"
+        )),
     }
 }
 

@@ -46,7 +46,10 @@ fn unknown_field_names_line_field_and_allowed() {
     assert_eq!(e.line, Some(8));
     assert_eq!(e.field, "links[0].latency");
     let allowed = e.allowed.clone().unwrap();
-    assert!(allowed.contains("rate") && allowed.contains("buffer"), "{allowed}");
+    assert!(
+        allowed.contains("rate") && allowed.contains("buffer"),
+        "{allowed}"
+    );
     let shown = e.to_string();
     assert!(shown.starts_with("bad.toml:8:"), "{shown}");
     assert!(shown.contains("links[0].latency"), "{shown}");
@@ -58,12 +61,18 @@ fn unknown_algorithm_lists_the_catalogue() {
     assert_eq!(e.field, "flows[0].algorithm");
     assert_eq!(e.line, Some(15));
     let allowed = e.allowed.unwrap();
-    assert!(allowed.contains("lia") && allowed.contains("reno"), "{allowed}");
+    assert!(
+        allowed.contains("lia") && allowed.contains("reno"),
+        "{allowed}"
+    );
 }
 
 #[test]
 fn bad_algorithm_parameter_names_the_parameter() {
-    let e = err(&GOOD.replace("algorithm = \"reno\"", "algorithm = \"ewtcp\"\nparams = { weight = 2 }"));
+    let e = err(&GOOD.replace(
+        "algorithm = \"reno\"",
+        "algorithm = \"ewtcp\"\nparams = { weight = 2 }",
+    ));
     assert_eq!(e.field, "flows[0].params.weight");
     assert!(e.allowed.unwrap().contains('a'));
 }
@@ -95,27 +104,49 @@ fn bad_units_and_references() {
 
 #[test]
 fn reorder_is_validated_with_field_names() {
-    let with = |r: &str| GOOD.replace("delay = \"10ms\"", &format!("delay = \"10ms\"\nreorder = {r}"));
-    let sc = Scenario::from_toml_str(&with("{ probability = \"5%\", extra_delay = \"4ms\" }"), "ok.toml").unwrap();
+    let with = |r: &str| {
+        GOOD.replace(
+            "delay = \"10ms\"",
+            &format!("delay = \"10ms\"\nreorder = {r}"),
+        )
+    };
+    let sc = Scenario::from_toml_str(
+        &with("{ probability = \"5%\", extra_delay = \"4ms\" }"),
+        "ok.toml",
+    )
+    .unwrap();
     let r = sc.links[0].reorder.unwrap();
     assert_eq!((r.probability, r.extra_delay), (0.05, 4_000_000));
-    assert_eq!(Scenario::from_toml_str(GOOD, "ok.toml").unwrap().links[0].reorder, None);
+    assert_eq!(
+        Scenario::from_toml_str(GOOD, "ok.toml").unwrap().links[0].reorder,
+        None
+    );
 
     let e = err(&with("{ probability = 1.5, extra_delay = \"4ms\" }"));
-    assert_eq!((e.field.as_str(), e.line), ("links[0].reorder.probability", Some(8)));
+    assert_eq!(
+        (e.field.as_str(), e.line),
+        ("links[0].reorder.probability", Some(8))
+    );
     assert!(e.allowed.unwrap().contains("[0, 1]"));
     let e = err(&with("{ probability = 0.1, extra_delay = 0 }"));
     assert_eq!(e.field, "links[0].reorder.extra_delay");
     assert!(e.allowed.unwrap().contains("> 0"));
     let e = err(&with("{ probability = 0.1 }"));
-    assert_eq!((e.field.as_str(), e.line), ("links[0].reorder.extra_delay", Some(8)));
+    assert_eq!(
+        (e.field.as_str(), e.line),
+        ("links[0].reorder.extra_delay", Some(8))
+    );
     assert!(e.message.contains("missing"), "{}", e.message);
-    let e = err(&with("{ probability = 0.1, extra_delay = \"1ms\", gap = 5 }"));
+    let e = err(&with(
+        "{ probability = 0.1, extra_delay = \"1ms\", gap = 5 }",
+    ));
     assert_eq!(e.field, "links[0].reorder.gap");
 
     // A rate flow's receiver counts sequence gaps as losses: its paths must be FIFO.
-    let rate = with("{ probability = 0.1, extra_delay = \"1ms\" }")
-        .replace("kind = \"tcp\"\npath = \"p\"\nalgorithm = \"reno\"", "kind = \"rate\"\npaths = [\"p\"]\nrates = [100]");
+    let rate = with("{ probability = 0.1, extra_delay = \"1ms\" }").replace(
+        "kind = \"tcp\"\npath = \"p\"\nalgorithm = \"reno\"",
+        "kind = \"rate\"\npaths = [\"p\"]\nrates = [100]",
+    );
     let e = err(&rate);
     assert_eq!(e.field, "flows[0].paths");
     assert!(e.message.contains("reorders"), "{}", e.message);

@@ -145,17 +145,32 @@ fn steady_state_allocates_nothing_per_packet() {
     let mut sim = Simulation::new(&sc, sc.seeds()[0]).unwrap();
     let (warm_allocs, warm_packets) = phase(&mut sim, 10 * NS);
     // The counter works: building and warming up the world allocates.
-    assert!(warm_allocs > 0 && warm_packets > 10_000, "warm-up: {warm_allocs} allocations, {warm_packets} packets");
+    assert!(
+        warm_allocs > 0 && warm_packets > 10_000,
+        "warm-up: {warm_allocs} allocations, {warm_packets} packets"
+    );
     let (a1, p1) = phase(&mut sim, 40 * NS);
     let (a2, p2) = phase(&mut sim, 100 * NS);
     eprintln!("steady state: {a1} allocations over {p1} packets, then {a2} over {p2}");
     // Twice as long, twice the packets.
-    assert!(p1 > 200_000 && p2 > 2 * p1 * 9 / 10, "packets: {p1} then {p2}");
+    assert!(
+        p1 > 200_000 && p2 > 2 * p1 * 9 / 10,
+        "packets: {p1} then {p2}"
+    );
     // Amortised growth of a buffer to a new high-water mark may still happen a few times; any
     // per-packet (or per-event) allocation would be proportional to the packet count.
-    assert!(a1 <= 8 && a2 <= 8, "allocations in steady state: {a1} over {p1} packets, then {a2} over {p2} packets");
+    assert!(
+        a1 <= 8 && a2 <= 8,
+        "allocations in steady state: {a1} over {p1} packets, then {a2} over {p2} packets"
+    );
     let out = sim.finish();
     assert!(out.flows.iter().all(|f| f.integrity_errors == 0));
-    assert!(out.flows.iter().map(|f| f.rto_count).sum::<u64>() > 0, "the scenario should exercise RTOs");
-    assert!(out.flows.iter().map(|f| f.reinjected_segments).sum::<u64>() > 0, "the scenario should exercise reinjection");
+    assert!(
+        out.flows.iter().map(|f| f.rto_count).sum::<u64>() > 0,
+        "the scenario should exercise RTOs"
+    );
+    assert!(
+        out.flows.iter().map(|f| f.reinjected_segments).sum::<u64>() > 0,
+        "the scenario should exercise reinjection"
+    );
 }

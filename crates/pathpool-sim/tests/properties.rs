@@ -56,18 +56,23 @@ fn topo() -> impl Strategy<Value = Topo> {
             prop::sample::select(vec![8u32, 64, 4096]),
             any::<bool>(),
         )
-            .prop_map(|(links, paths, file_kb, algorithm, scheduler, rcv_buffer_kb, delayed_ack)| Topo {
-                links,
-                paths: paths.into_iter().map(|(mut ls, a)| {
-                    ls.dedup();
-                    (ls, a)
-                }).collect(),
-                file_kb,
-                algorithm,
-                scheduler,
-                rcv_buffer_kb,
-                delayed_ack,
-            })
+            .prop_map(
+                |(links, paths, file_kb, algorithm, scheduler, rcv_buffer_kb, delayed_ack)| Topo {
+                    links,
+                    paths: paths
+                        .into_iter()
+                        .map(|(mut ls, a)| {
+                            ls.dedup();
+                            (ls, a)
+                        })
+                        .collect(),
+                    file_kb,
+                    algorithm,
+                    scheduler,
+                    rcv_buffer_kb,
+                    delayed_ack,
+                },
+            )
     })
 }
 
@@ -91,7 +96,10 @@ fn toml_of(t: &Topo) -> String {
     }
     for (i, (ls, ack_links)) in t.paths.iter().enumerate() {
         let names: Vec<String> = ls.iter().map(|l| format!("\"l{l}\"")).collect();
-        s += &format!("[[paths]]\nname = \"p{i}\"\nlinks = [{}]\n", names.join(", "));
+        s += &format!(
+            "[[paths]]\nname = \"p{i}\"\nlinks = [{}]\n",
+            names.join(", ")
+        );
         if *ack_links {
             // ACKs come back over the same (lossy, shared) links, reversed.
             let rev: Vec<String> = names.iter().rev().cloned().collect();
@@ -109,20 +117,30 @@ fn toml_of(t: &Topo) -> String {
         t.delayed_ack
     );
     // A competing single-path TCP bulk flow on the first path, starting later.
-    s += "[[flows]]\nname = \"tcp\"\nkind = \"tcp\"\npath = \"p0\"\nstart = \"1s\"\nstop = \"5s\"\n";
+    s +=
+        "[[flows]]\nname = \"tcp\"\nkind = \"tcp\"\npath = \"p0\"\nstart = \"1s\"\nstop = \"5s\"\n";
     s
 }
 
 fn check_invariants(out: &RunOutput, file_bytes: Option<u64>) {
     for f in &out.flows {
-        assert_eq!(f.integrity_errors, 0, "flow {}: data corrupted or outside the window", f.flow);
+        assert_eq!(
+            f.integrity_errors, 0,
+            "flow {}: data corrupted or outside the window",
+            f.flow
+        );
         assert_eq!(
             f.sent_packets,
             f.received_packets + f.dropped_packets + f.in_flight_packets,
             "flow {}: data packets not conserved",
             f.flow
         );
-        let sub_sent: u64 = out.subflows.iter().filter(|s| s.flow == f.flow).map(|s| s.sent_packets).sum();
+        let sub_sent: u64 = out
+            .subflows
+            .iter()
+            .filter(|s| s.flow == f.flow)
+            .map(|s| s.sent_packets)
+            .sum();
         assert_eq!(sub_sent, f.sent_packets);
     }
     for l in &out.links {
@@ -134,13 +152,20 @@ fn check_invariants(out: &RunOutput, file_bytes: Option<u64>) {
         );
         assert!(l.utilisation <= 1.0 + 1e-9 && l.utilisation >= 0.0);
     }
-    let dropped: u64 = out.links.iter().map(|l| l.queue_drops + l.random_drops).sum();
+    let dropped: u64 = out
+        .links
+        .iter()
+        .map(|l| l.queue_drops + l.random_drops)
+        .sum();
     let flow_drops: u64 = out.flows.iter().map(|f| f.dropped_packets).sum();
     assert!(flow_drops <= dropped, "data drops exceed link drops");
     if let Some(size) = file_bytes {
         let f = &out.flows[0];
         if f.completion_time_s.is_finite() {
-            assert_eq!(f.delivered_bytes, size, "completed download delivered the wrong amount");
+            assert_eq!(
+                f.delivered_bytes, size,
+                "completed download delivered the wrong amount"
+            );
         } else {
             assert!(f.delivered_bytes < size);
         }
@@ -252,4 +277,3 @@ send_jitter = 0
     // RTTs; allow 10 RTTs of overhead.
     assert!(f.completion_time_s < wire + 0.2, "{}", f.completion_time_s);
 }
-

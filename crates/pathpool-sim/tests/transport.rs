@@ -10,7 +10,10 @@ fn scenario(text: &str) -> Scenario {
 /// Largest sampled `cwnd` of subflow `id` ("flow/index").
 fn max_cwnd(out: &RunOutput, id: &str) -> f64 {
     let s = &out.series;
-    let v: Vec<f64> = (0..s.len()).filter(|&k| s.id[k] == id && s.metric[k] == "cwnd").map(|k| s.value[k]).collect();
+    let v: Vec<f64> = (0..s.len())
+        .filter(|&k| s.id[k] == id && s.metric[k] == "cwnd")
+        .map(|k| s.value[k])
+        .collect();
     assert!(v.len() > 100, "{id}: {} samples", v.len());
     v.into_iter().fold(f64::NEG_INFINITY, f64::max)
 }
@@ -66,7 +69,11 @@ paths = ["p1", "p2"]
 algorithm = "{algorithm}"
 rcv_buffer = "{mp_buf}B"
 "#,
-        tcp_alg = if algorithm == "cubic" { "cubic" } else { "reno" },
+        tcp_alg = if algorithm == "cubic" {
+            "cubic"
+        } else {
+            "reno"
+        },
         tcp_buf = 20 * 1448,
         mp_buf = 40 * 1448,
     )
@@ -80,16 +87,26 @@ fn receive_window_limited_flows_do_not_inflate_their_windows() {
         // outstanding in the last window) <= 2 * receive window; congestion avoidance only
         // when the window was full. One ACK adds at most one segment beyond that.
         let tcp = max_cwnd(&out, "tcp/0");
-        assert!(tcp <= 41.0, "{alg}: TCP cwnd reached {tcp} with a 20-segment receive window");
+        assert!(
+            tcp <= 41.0,
+            "{alg}: TCP cwnd reached {tcp} with a 20-segment receive window"
+        );
         for i in 0..2 {
             let w = max_cwnd(&out, &format!("mp/{i}"));
-            assert!(w <= 81.0, "{alg}: subflow {i} cwnd reached {w} with a 40-segment receive buffer");
+            assert!(
+                w <= 81.0,
+                "{alg}: subflow {i} cwnd reached {w} with a 40-segment receive buffer"
+            );
         }
         // The windows still grew to what the receive window allows: the single path is
         // saturated (20 segments exceed its ~17-segment bandwidth-delay product).
         let t = out.flows.iter().find(|f| f.flow == "tcp").unwrap();
         let line_rate = 10e6 * 1448.0 / 1500.0;
-        assert!(t.goodput_bps > 0.85 * line_rate, "{alg}: TCP goodput {}", t.goodput_bps);
+        assert!(
+            t.goodput_bps > 0.85 * line_rate,
+            "{alg}: TCP goodput {}",
+            t.goodput_bps
+        );
         assert!(tcp >= 20.0, "{alg}: TCP cwnd only reached {tcp}");
         for f in &out.flows {
             assert_eq!(f.integrity_errors, 0);
@@ -129,7 +146,11 @@ fn reordering_without_loss_gives_spurious_retransmissions_but_exact_delivery() {
     let sc = scenario(REORDERING);
     let out = run(&sc, 1).unwrap();
     let f = &out.flows[0];
-    let drops: u64 = out.links.iter().map(|l| l.queue_drops + l.random_drops).sum();
+    let drops: u64 = out
+        .links
+        .iter()
+        .map(|l| l.queue_drops + l.random_drops)
+        .sum();
     assert_eq!(drops, 0);
     assert_eq!(f.integrity_errors, 0);
     assert_eq!(f.delivered_bytes, 2_000_000);
@@ -137,7 +158,10 @@ fn reordering_without_loss_gives_spurious_retransmissions_but_exact_delivery() {
     // A segment held back 10 ms at 10 Mb/s (1.2 ms per packet) is overtaken by about eight:
     // three SACKed segments above it make RFC 6675 declare it lost, and its retransmission
     // (or the original) arrives twice. Nothing was dropped, so every retransmission is spurious.
-    assert!(f.retransmitted_packets > 0 && f.duplicate_segments > 0, "{f:?}");
+    assert!(
+        f.retransmitted_packets > 0 && f.duplicate_segments > 0,
+        "{f:?}"
+    );
     assert_eq!(f.sent_packets, f.received_packets + f.in_flight_packets);
     // Deterministic.
     let again = run(&sc, 1).unwrap();

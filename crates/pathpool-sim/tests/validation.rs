@@ -12,7 +12,8 @@ fn scenario(text: &str) -> Scenario {
 ///
 /// B(p) = min( Wmax/RTT, 1 / ( RTT*sqrt(2bp/3) + T0*min(1, 3*sqrt(3bp/8)) * p * (1 + 32p^2) ) )
 fn padhye(p: f64, rtt: f64, t0: f64, b: f64, wmax: f64) -> f64 {
-    let denom = rtt * (2.0 * b * p / 3.0).sqrt() + t0 * (3.0 * (3.0 * b * p / 8.0).sqrt()).min(1.0) * p * (1.0 + 32.0 * p * p);
+    let denom = rtt * (2.0 * b * p / 3.0).sqrt()
+        + t0 * (3.0 * (3.0 * b * p / 8.0).sqrt()).min(1.0) * p * (1.0 + 32.0 * p * p);
     (wmax / rtt).min(1.0 / denom)
 }
 
@@ -22,7 +23,12 @@ fn single_reno_sack_flow_matches_padhye_under_random_loss() {
     // RTT = 100 ms + 0.12 ms serialisation, no queueing. RTT variance vanishes, so the
     // RFC 6298 RTO sits at Linux's 200 ms floor: T0 = 0.2 s. No delayed ACKs: b = 1.
     // Wmax is the 4 MiB receive buffer (2896 segments), never reached at these loss rates.
-    for &(p, secs) in &[(0.005, 1500.0), (0.01, 1000.0), (0.02, 600.0), (0.05, 600.0)] {
+    for &(p, secs) in &[
+        (0.005, 1500.0),
+        (0.01, 1000.0),
+        (0.02, 600.0),
+        (0.05, 600.0),
+    ] {
         let sc = scenario(&format!(
             r#"
 name = "padhye"
@@ -59,8 +65,16 @@ send_jitter = 0
         let rate = rates.iter().map(|r| r.0).sum::<f64>() / rates.len() as f64;
         let model = rates[0].1;
         let err = (rate - model) / model;
-        eprintln!("p = {p}: sim {rate:.1} pkt/s, Padhye {model:.1} pkt/s, rtt {:.4} s, error {:+.1}%", rates[0].2, err * 100.0);
-        assert!(err.abs() < 0.20, "p = {p}: simulated {rate:.1} pkt/s vs Padhye {model:.1} pkt/s ({:+.1}%)", err * 100.0);
+        eprintln!(
+            "p = {p}: sim {rate:.1} pkt/s, Padhye {model:.1} pkt/s, rtt {:.4} s, error {:+.1}%",
+            rates[0].2,
+            err * 100.0
+        );
+        assert!(
+            err.abs() < 0.20,
+            "p = {p}: simulated {rate:.1} pkt/s vs Padhye {model:.1} pkt/s ({:+.1}%)",
+            err * 100.0
+        );
     }
 }
 
@@ -101,7 +115,10 @@ fn reno_flows_share_a_drop_tail_bottleneck_fully_and_fairly() {
         let out = run(&sc, seed).unwrap();
         let bn = out.links.iter().find(|l| l.link == "bottleneck").unwrap();
         let jain = out.stats.jain_goodput;
-        eprintln!("seed {seed}: utilisation {:.4}, jain {jain:.4}", bn.utilisation);
+        eprintln!(
+            "seed {seed}: utilisation {:.4}, jain {jain:.4}",
+            bn.utilisation
+        );
         assert!(bn.utilisation > 0.9, "utilisation {}", bn.utilisation);
         assert!(jain > 0.95, "jain {jain}");
     }
@@ -167,8 +184,18 @@ fn mp_over_tcp(algorithm: &str, params: &str, bottleneck: &str) -> f64 {
     let (mut mp, mut tcp) = (0.0, 0.0);
     for seed in [1, 2, 3] {
         let out = run(&sc, seed).unwrap();
-        mp += out.flows.iter().find(|f| f.flow == "mp").unwrap().goodput_bps;
-        tcp += out.flows.iter().find(|f| f.flow == "tcp").unwrap().goodput_bps;
+        mp += out
+            .flows
+            .iter()
+            .find(|f| f.flow == "mp")
+            .unwrap()
+            .goodput_bps;
+        tcp += out
+            .flows
+            .iter()
+            .find(|f| f.flow == "tcp")
+            .unwrap()
+            .goodput_bps;
     }
     mp / tcp
 }
@@ -188,7 +215,10 @@ fn ewtcp_with_weight_one_takes_about_twice() {
     for (name, bn) in [("drop-tail", DROP_TAIL), ("random loss", RANDOM_LOSS)] {
         let r = mp_over_tcp("ewtcp", "a = 1.0", bn);
         eprintln!("{name}: ewtcp(a=1)/tcp = {r:.3}");
-        assert!((r - 2.0).abs() < 0.4, "{name}: EWTCP(a=1) took {r:.3} times the TCP flow");
+        assert!(
+            (r - 2.0).abs() < 0.4,
+            "{name}: EWTCP(a=1) took {r:.3} times the TCP flow"
+        );
     }
 }
 

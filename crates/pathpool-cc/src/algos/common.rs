@@ -72,7 +72,11 @@ pub(crate) fn halve(sf: &mut Subflow) {
 /// Sets `ssthresh = max(target, floor)` and `cwnd = ssthresh` (recovery runs at `ssthresh`).
 #[inline]
 pub(crate) fn set_ssthresh(sf: &mut Subflow, target: f64, floor: f64) {
-    let t = if target.is_finite() { target.max(floor) } else { floor };
+    let t = if target.is_finite() {
+        target.max(floor)
+    } else {
+        floor
+    };
     sf.ssthresh = t;
     sf.cwnd = t.max(MIN_CWND);
 }
@@ -96,7 +100,13 @@ pub(crate) struct Rates {
 
 pub(crate) fn rates(subflows: &[Subflow], i: usize) -> Option<Rates> {
     let tau_r = rtt(&subflows[i])?;
-    let mut out = Rates { x_r: subflows[i].cwnd / tau_r, tau_r, x_max: 0.0, sum: 0.0, count: 0 };
+    let mut out = Rates {
+        x_r: subflows[i].cwnd / tau_r,
+        tau_r,
+        x_max: 0.0,
+        sum: 0.0,
+        count: 0,
+    };
     for (k, sf) in subflows.iter().enumerate() {
         if !participates(subflows, k, i) {
             continue;
@@ -112,7 +122,9 @@ pub(crate) fn rates(subflows: &[Subflow], i: usize) -> Option<Rates> {
 
 /// Number of subflows taking part in an event on `i`.
 pub(crate) fn active_count(subflows: &[Subflow], i: usize) -> usize {
-    (0..subflows.len()).filter(|&k| participates(subflows, k, i)).count()
+    (0..subflows.len())
+        .filter(|&k| participates(subflows, k, i))
+        .count()
 }
 
 #[cfg(test)]
@@ -127,7 +139,12 @@ mod tests {
     }
 
     fn ack(bytes: u64) -> Ack {
-        Ack { acked_bytes: bytes, rtt_sample: None, one_way_delay: None, now: 0 }
+        Ack {
+            acked_bytes: bytes,
+            rtt_sample: None,
+            one_way_delay: None,
+            now: 0,
+        }
     }
 
     #[test]

@@ -80,7 +80,9 @@ pub struct Cubic {
 
 impl Cubic {
     pub fn new(n_subflows: usize) -> Self {
-        Cubic { state: vec![CubicState::default(); n_subflows] }
+        Cubic {
+            state: vec![CubicState::default(); n_subflows],
+        }
     }
 
     /// W_max of subflow `i` (0 before its first congestion event; after a timeout, the window
@@ -124,7 +126,12 @@ impl Controller for Cubic {
                 } else {
                     (0.0, cwnd)
                 };
-                st.epoch = Epoch { start: Some(ack.now), k, origin, w_est: cwnd };
+                st.epoch = Epoch {
+                    start: Some(ack.now),
+                    k,
+                    origin,
+                    w_est: cwnd,
+                };
                 ack.now
             }
         };
@@ -151,7 +158,11 @@ impl Controller for Cubic {
         let sf = &mut subflows[i];
         let st = &mut self.state[i];
         st.cwnd_prior = sf.cwnd;
-        st.w_max = if sf.cwnd < st.w_max { sf.cwnd * (1.0 + CUBIC_BETA) / 2.0 } else { sf.cwnd };
+        st.w_max = if sf.cwnd < st.w_max {
+            sf.cwnd * (1.0 + CUBIC_BETA) / 2.0
+        } else {
+            sf.cwnd
+        };
         st.after_timeout = false;
         st.epoch = Epoch::default();
         set_ssthresh(sf, sf.cwnd * CUBIC_BETA, MIN_SSTHRESH);

@@ -16,7 +16,8 @@ pub(crate) const INFO: AlgorithmInfo = AlgorithmInfo {
         name: "alpha_every_ack",
         default: "false",
         allowed: "true or false",
-        doc: "recompute alpha on every ACK instead of only when Linux v0.95 does (slow-start ACKs, \
+        doc:
+            "recompute alpha on every ACK instead of only when Linux v0.95 does (slow-start ACKs, \
               integer window increments, RTOs, first CA ACK after a state change)",
     }],
     coupled: true,
@@ -68,7 +69,13 @@ pub struct Lia {
 
 impl Lia {
     pub fn new(alpha_every_ack: bool) -> Self {
-        Lia { alpha_every_ack, ratio: f64::INFINITY, alpha: 1.0, forced: true, recomputations: 0 }
+        Lia {
+            alpha_every_ack,
+            ratio: f64::INFINITY,
+            alpha: 1.0,
+            forced: true,
+            recomputations: 0,
+        }
     }
 
     /// RFC 6356 alpha as last computed.
@@ -142,7 +149,11 @@ impl Controller for Lia {
         let w = subflows[i].cwnd;
         // A lone subflow is Reno at once (v0.95: `cnt_established > 1` guards the coupled
         // threshold); the stored ratio may date from when siblings were still open.
-        let inc = if active_count(subflows, i) > 1 { self.ratio.min(1.0 / w) } else { 1.0 / w };
+        let inc = if active_count(subflows, i) > 1 {
+            self.ratio.min(1.0 / w)
+        } else {
+            1.0 / w
+        };
         add_to_cwnd(&mut subflows[i], inc);
         if !self.alpha_every_ack && subflows[i].cwnd.floor() > w.floor() {
             self.recompute(subflows, i);

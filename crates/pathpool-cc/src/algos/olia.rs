@@ -7,7 +7,8 @@ use crate::registry::{AlgorithmInfo, CcError, Params};
 pub(crate) const INFO: AlgorithmInfo = AlgorithmInfo {
     name: "olia",
     summary: "Opportunistic Linked Increases Algorithm (Pareto-optimal alternative to LIA)",
-    source: "Khalili, Gast, Popovic, Le Boudec, \"MPTCP is not Pareto-optimal: performance issues and \
+    source:
+        "Khalili, Gast, Popovic, Le Boudec, \"MPTCP is not Pareto-optimal: performance issues and \
              a possible solution\", IEEE/ACM ToN 21(5) 2013, Section V (OLIA); \
              draft-khalili-mptcp-congestion-control-05; Linux MPTCP v0.95 mptcp_olia.c",
     formula: "per ACK on r: w_r += (w_r/rtt_r^2)/(sum_p w_p/rtt_p)^2 + alpha_r/w_r; \
@@ -84,7 +85,9 @@ fn crt_cwnd(sf: &Subflow) -> f64 {
 
 impl Olia {
     pub fn new(n_subflows: usize) -> Self {
-        Olia { marks: vec![Marks::default(); n_subflows] }
+        Olia {
+            marks: vec![Marks::default(); n_subflows],
+        }
     }
 
     /// `(l1_r, l2_r)` in bytes for subflow `r`.
@@ -143,7 +146,9 @@ impl Olia {
             return 0.0;
         }
         let (best_l, best_rtt2, max_w) = self.extremes(subflows, r);
-        let n = (0..subflows.len()).filter(|&k| participates(subflows, k, r)).count() as f64;
+        let n = (0..subflows.len())
+            .filter(|&k| participates(subflows, k, r))
+            .count() as f64;
         let (mut n_m, mut n_b_not_m) = (0usize, 0usize);
         for k in 0..subflows.len() {
             if !Self::counted(subflows, k, r) {

@@ -73,7 +73,11 @@ pub struct RsfDb {
 
 impl RsfDb {
     pub fn new(d: f64, n_subflows: usize) -> Self {
-        RsfDb { d, min_owd: vec![None; n_subflows], q: vec![None; n_subflows] }
+        RsfDb {
+            d,
+            min_owd: vec![None; n_subflows],
+            q: vec![None; n_subflows],
+        }
     }
 
     /// Latest forward-delay estimate `q_i` (seconds), if any.
@@ -167,7 +171,11 @@ pub struct RsfLb {
 
 impl RsfLb {
     pub fn new(mu: f64, loss_window: f64, n_subflows: usize) -> Self {
-        RsfLb { mu, gain: 1.0 / loss_window, est: vec![LossEstimate::default(); n_subflows] }
+        RsfLb {
+            mu,
+            gain: 1.0 / loss_window,
+            est: vec![LossEstimate::default(); n_subflows],
+        }
     }
 
     /// Current loss-probability estimate `l_i`.

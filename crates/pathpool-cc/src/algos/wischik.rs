@@ -38,7 +38,8 @@ pub(crate) const SEMICOUPLED_INFO: AlgorithmInfo = AlgorithmInfo {
     name: "semicoupled",
     summary: "Semicoupled: coupled increase a/w_total, Reno decrease w_r/2",
     source: "Seed 004 Section II-B (Semicoupled, Wischik et al. 2011); Wischik et al., NSDI 2011",
-    formula: "per ACK on r: w_r += a/w_total; per loss on r: w_r -= w_r/2 (ssthresh = max(w_r/2, 2))",
+    formula:
+        "per ACK on r: w_r += a/w_total; per loss on r: w_r -= w_r/2 (ssthresh = max(w_r/2, 2))",
     params: &[ParamInfo {
         name: "a",
         default: "1",
@@ -51,7 +52,8 @@ pub(crate) const SEMICOUPLED_INFO: AlgorithmInfo = AlgorithmInfo {
 pub(crate) const MAX_INFO: AlgorithmInfo = AlgorithmInfo {
     name: "max",
     summary: "Max: LIA's increase without the cap at 1/w_r, Reno decrease",
-    source: "Seed 004 Section II-B (Max, Wischik et al. 2011); RFC 6356 Section 3 without the min()",
+    source:
+        "Seed 004 Section II-B (Max, Wischik et al. 2011); RFC 6356 Section 3 without the min()",
     formula: "per ACK on r: w_r += max_k(w_k/rtt_k^2) / (sum_k w_k/rtt_k)^2; per loss on r: \
               w_r -= w_r/2 (ssthresh = max(w_r/2, 2))",
     params: &[],
@@ -95,19 +97,31 @@ pub struct Wischik {
 impl Wischik {
     /// EWTCP with weight `a`.
     pub fn ewtcp(a: f64) -> Self {
-        Wischik { kind: Kind::Ewtcp, a }
+        Wischik {
+            kind: Kind::Ewtcp,
+            a,
+        }
     }
     /// Coupled.
     pub fn coupled() -> Self {
-        Wischik { kind: Kind::Coupled, a: 1.0 }
+        Wischik {
+            kind: Kind::Coupled,
+            a: 1.0,
+        }
     }
     /// Semicoupled with weight `a`.
     pub fn semicoupled(a: f64) -> Self {
-        Wischik { kind: Kind::Semicoupled, a }
+        Wischik {
+            kind: Kind::Semicoupled,
+            a,
+        }
     }
     /// Max.
     pub fn max() -> Self {
-        Wischik { kind: Kind::Max, a: 1.0 }
+        Wischik {
+            kind: Kind::Max,
+            a: 1.0,
+        }
     }
 
     /// The congestion-avoidance increase on subflow `i` for one ACK (segments).
@@ -149,7 +163,10 @@ pub(crate) fn build_coupled(_params: &Params, _n: usize) -> Result<Box<dyn Contr
     Ok(Box::new(Wischik::coupled()))
 }
 
-pub(crate) fn build_semicoupled(params: &Params, _n: usize) -> Result<Box<dyn Controller>, CcError> {
+pub(crate) fn build_semicoupled(
+    params: &Params,
+    _n: usize,
+) -> Result<Box<dyn Controller>, CcError> {
     let a = number(&SEMICOUPLED_INFO, params, "a", |x| x > 0.0)?.unwrap_or(1.0);
     Ok(Box::new(Wischik::semicoupled(a)))
 }
@@ -182,7 +199,9 @@ impl Controller for Wischik {
             return;
         }
         let total = window_total(subflows, i);
-        let active = (0..subflows.len()).filter(|&k| participates(subflows, k, i)).count();
+        let active = (0..subflows.len())
+            .filter(|&k| participates(subflows, k, i))
+            .count();
         let floor = if active > 1 { MIN_CWND } else { MIN_SSTHRESH };
         let sf = &mut subflows[i];
         set_ssthresh(sf, sf.cwnd - total / 2.0, floor);

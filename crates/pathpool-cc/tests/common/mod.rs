@@ -1,7 +1,7 @@
 //! Helpers shared by the integration tests.
 #![allow(dead_code)]
 
-use pathpool_cc::{Ack, Nanos, Params, ParamValue, Subflow};
+use pathpool_cc::{Ack, Nanos, ParamValue, Params, Subflow};
 
 pub const MSS: u32 = 1000;
 pub const MS: Nanos = 1_000_000;
@@ -20,7 +20,12 @@ pub fn ca(cwnd: f64, srtt_ms: u64) -> Subflow {
 
 /// One full-sized ACK without RTT or delay samples.
 pub fn ack(now: Nanos) -> Ack {
-    Ack { acked_bytes: u64::from(MSS), rtt_sample: None, one_way_delay: None, now }
+    Ack {
+        acked_bytes: u64::from(MSS),
+        rtt_sample: None,
+        one_way_delay: None,
+        now,
+    }
 }
 
 /// One full-sized ACK carrying a one-way-delay sample (ms).
@@ -34,7 +39,9 @@ pub fn ack_owd(owd_ms: f64) -> Ack {
 }
 
 pub fn params(list: &[(&str, ParamValue)]) -> Params {
-    list.iter().map(|(k, v)| (k.to_string(), v.clone())).collect()
+    list.iter()
+        .map(|(k, v)| (k.to_string(), v.clone()))
+        .collect()
 }
 
 pub fn num(x: f64) -> ParamValue {
@@ -44,7 +51,11 @@ pub fn num(x: f64) -> ParamValue {
 /// `|a - b| <= 1e-12 max(1, |b|)`: equality up to floating-point rounding.
 #[track_caller]
 pub fn close(a: f64, b: f64) {
-    assert!((a - b).abs() <= 1e-12 * b.abs().max(1.0), "{a} != {b} (diff {})", a - b);
+    assert!(
+        (a - b).abs() <= 1e-12 * b.abs().max(1.0),
+        "{a} != {b} (diff {})",
+        a - b
+    );
 }
 
 /// Equality to a tolerance, for hand arithmetic written with a few decimals.
@@ -57,7 +68,13 @@ pub fn near(a: f64, b: f64, tol: f64) {
 #[derive(Clone, Debug)]
 pub enum Event {
     /// New data acknowledged on subflow `i`, `dt_ms` after the previous event.
-    Ack { i: usize, bytes: u64, rtt_ms: Option<u32>, owd_ms: Option<u32>, dt_ms: u32 },
+    Ack {
+        i: usize,
+        bytes: u64,
+        rtt_ms: Option<u32>,
+        owd_ms: Option<u32>,
+        dt_ms: u32,
+    },
     /// A loss detected by fast retransmit (a congestion event if not already in recovery).
     Loss { i: usize },
     /// A retransmission timeout.
@@ -77,12 +94,22 @@ pub struct Harness {
 
 impl Harness {
     pub fn new(cc: Box<dyn pathpool_cc::Controller>, n: usize) -> Self {
-        Harness { now: 0, subflows: (0..n).map(|_| Subflow::new(MSS)).collect(), cc }
+        Harness {
+            now: 0,
+            subflows: (0..n).map(|_| Subflow::new(MSS)).collect(),
+            cc,
+        }
     }
 
     pub fn apply(&mut self, e: &Event) {
         match *e {
-            Event::Ack { i, bytes, rtt_ms, owd_ms, dt_ms } => {
+            Event::Ack {
+                i,
+                bytes,
+                rtt_ms,
+                owd_ms,
+                dt_ms,
+            } => {
                 self.now += Nanos::from(dt_ms) * MS;
                 if self.subflows[i].in_recovery {
                     self.subflows[i].in_recovery = false;
@@ -92,8 +119,16 @@ impl Harness {
                 let rtt = rtt_ms.map(|r| Nanos::from(r.max(1)) * MS);
                 if let Some(r) = rtt {
                     sf.latest_rtt = r;
-                    sf.min_rtt = if sf.min_rtt == 0 { r } else { sf.min_rtt.min(r) };
-                    sf.srtt = if sf.srtt == 0 { r } else { (7 * sf.srtt + r) / 8 };
+                    sf.min_rtt = if sf.min_rtt == 0 {
+                        r
+                    } else {
+                        sf.min_rtt.min(r)
+                    };
+                    sf.srtt = if sf.srtt == 0 {
+                        r
+                    } else {
+                        (7 * sf.srtt + r) / 8
+                    };
                 }
                 sf.delivered += bytes.div_ceil(u64::from(MSS));
                 let a = Ack {
