@@ -5,7 +5,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
 
-.PHONY: install system-deps test test-rust test-python reproduce bench kernel
+.PHONY: install system-deps test lint test-rust test-python reproduce bench kernel
 
 # System packages (clang, bpftool, libbpf, nftables) for the kernel/BPF part; skipped when not root.
 system-deps:
@@ -16,7 +16,13 @@ install: system-deps
 	@$(PIP) install -q -U pip
 	$(PIP) install -q -e '.[dev]'
 
-test: install kernel test-rust test-python
+test: install lint kernel test-rust test-python
+
+# Formatting and lints stay at zero findings: rustfmt, clippy (all targets, warnings are errors), ruff.
+lint:
+	cargo fmt --all --check
+	cargo clippy --workspace --all-targets --release -- -D warnings
+	$(VENV)/bin/ruff check python tests
 
 # BPF congestion controls, their loader, the delay forwarder and the fixed-point host test
 # (kernel/build/). Without clang/bpftool (not root) only the host test is built; the kernel

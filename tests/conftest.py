@@ -54,7 +54,7 @@ def cli_subprocess() -> Callable[..., CliResult]:
             capture_output=True,
             text=True,
             cwd=cwd,
-            timeout=300,
+            timeout=300, check=False
         )
         return CliResult(proc.returncode, proc.stdout, proc.stderr)
 

@@ -35,11 +35,17 @@ _LAZY = {
 }
 
 __all__ = [
-    "__version__",
     "PathpoolError",
+    "Results",
+    "Scenario",
     "ScenarioError",
     "SimulationError",
-    *_LAZY,
+    "__version__",
+    "algorithms",
+    "jain_index",
+    "load_scenario",
+    "read_results",
+    "run",
 ]
 
 

@@ -20,8 +20,8 @@ __all__ = [
     "atomic_path",
     "atomic_write",
     "atomic_write_bytes",
-    "atomic_write_text",
     "atomic_write_json",
+    "atomic_write_text",
 ]
 
 

@@ -169,8 +169,8 @@ def markdown(table: pd.DataFrame, title: str = "") -> str:
                      f"| {_fmt(r['linux_mean'], r['linux_ci95'])} | {d} |")
     n_sim = int(table["sim_n"].max()) if len(table) else 0
     n_lin = int(table["linux_n"].max()) if len(table) else 0
-    lines += ["", f"sim: mean ± 95 % CI over {n_sim} seed(s); linux: over {n_lin} run(s). "
-              "retrans_pct = retransmitted / sent data packets."]
+    lines += ["", (f"sim: mean ± 95 % CI over {n_sim} seed(s); linux: over {n_lin} run(s). "
+              "retrans_pct = retransmitted / sent data packets.")]
     return "\n".join(lines) + "\n"
 
 
@@ -187,7 +187,7 @@ def plot(table: pd.DataFrame, stem: Path, title: str = "") -> list[Path]:
     x = np.arange(len(g))
     fig, ax = plt.subplots(figsize=(max(5.0, 1.2 * len(g) + 2), 3.6))
     wdt = 0.38
-    err = lambda s: np.nan_to_num(g[s].to_numpy(dtype=float), nan=0.0)  # noqa: E731
+    err = lambda s: np.nan_to_num(g[s].to_numpy(dtype=float), nan=0.0)
     ax.bar(x - wdt / 2, g["sim_mean"], wdt, yerr=err("sim_ci95"), capsize=3, label="simulator")
     ax.bar(x + wdt / 2, g["linux_mean"], wdt, yerr=err("linux_ci95"), capsize=3, label="Linux kernel")
     ax.set_xticks(x, [_label(r) for r in g.to_dict("records")], rotation=20, ha="right", fontsize=8)
@@ -254,8 +254,6 @@ def _cmd_compare(a: argparse.Namespace) -> int:
             return fail("give SCENARIO, or --sim DIR and --linux DIR", 2)
         import tomllib
 
-        import tomli_w
-
         from pathpool.kernel.loader import KernelError
         from pathpool.kernel.mapping import map_scenario
         from pathpool.kernel.run import run_linux
@@ -274,7 +272,7 @@ def _cmd_compare(a: argparse.Namespace) -> int:
         console.print(f"[dim]simulator: {plan.duration_s:g} s x {len(a.seeds or sc.seeds)} seeds[/dim]")
         sim_res = run(sim_sc, seeds=a.seeds)
         sim_res.write(out / "sim")
-        seeds = list((a.seeds or list(sc.seeds)))[: a.linux_runs]
+        seeds = list(a.seeds or list(sc.seeds))[: a.linux_runs]
         seeds += [max(seeds, default=0) + 1 + k for k in range(a.linux_runs - len(seeds))]
         try:
             lin_res = run_linux(sc, seeds=seeds, max_duration_s=a.max_duration, output=out / "linux",

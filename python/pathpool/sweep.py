@@ -15,9 +15,9 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import multiprocessing
 import os
 from collections.abc import Callable, Iterable, Sequence
-import multiprocessing
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any
@@ -114,7 +114,8 @@ def _executor_map(
 ) -> Iterable[tuple[int, dict[str, pd.DataFrame]]]:
     """Yield (index, tables) for each job as it completes."""
     if dask:
-        from distributed import Client, LocalCluster, as_completed as dask_completed
+        from distributed import Client, LocalCluster
+        from distributed import as_completed as dask_completed
 
         cluster = None
         if dask == "local":

@@ -2,8 +2,13 @@
 
 import numpy as np
 import pytest
-
-from pathpool.analysis import check_conditions, responsiveness, solve_equilibrium, table_one, window_oscillation
+from pathpool.analysis import (
+    check_conditions,
+    responsiveness,
+    solve_equilibrium,
+    table_one,
+    window_oscillation,
+)
 from pathpool.analysis.conditions import PAPER_TABLE_ONE, phi_jacobian
 from pathpool.analysis.friendliness import fig2_network
 

@@ -21,8 +21,8 @@ pathpool = pytest.importorskip("pathpool")
 if not hasattr(pathpool, "run"):
     pytest.skip("pathpool.run (the simulator) is not available", allow_module_level=True)
 
-from pathpool.analysis.crossval import CROSSVAL_ALGORITHMS, compare, fluid_prediction, scenario  # noqa: E402
-from pathpool.sim.scenario import load_scenario  # noqa: E402
+from pathpool.analysis.crossval import CROSSVAL_ALGORITHMS, compare, fluid_prediction, scenario
+from pathpool.sim.scenario import load_scenario
 
 
 @pytest.mark.parametrize("net", ["two_paths", "shared", "khalili"])

@@ -2,7 +2,6 @@
 
 import numpy as np
 import pytest
-
 from pathpool.analysis import Network, get_algorithm, simulate, solve_equilibrium
 from pathpool.analysis.algorithms import balia_vs_generalized
 from pathpool.analysis.friendliness import fig1_network, fig2_network, friendliness

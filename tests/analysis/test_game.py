@@ -2,7 +2,6 @@
 
 import numpy as np
 import pytest
-
 from pathpool.analysis.game import RentSeekingGame, dsc_ratio_interval_k2, project_capped
 
 
@@ -147,7 +146,6 @@ def test_equilibrium_is_a_best_response_fixed_point():
 
 def test_cli_game_writes_dynamics(tmp_path):
     import pandas as pd
-
     from pathpool.cli import main
 
     assert main(["analyze", "game", "--paths", "2", "--p-hat", "0.1", "--dynamics-starts", "2",

@@ -2,7 +2,6 @@
 
 import numpy as np
 import pytest
-
 from pathpool.ratecontrol import lia_alpha, mptcp_rates, tcp_rate
 
 P = [0.10, 0.02, 0.01]

@@ -2,8 +2,13 @@
 
 import numpy as np
 import pytest
-
-from pathpool.ratecontrol import choose_source_count, fec_residual_loss, late_bound, optimise, tcp_rate
+from pathpool.ratecontrol import (
+    choose_source_count,
+    fec_residual_loss,
+    late_bound,
+    optimise,
+    tcp_rate,
+)
 
 
 def test_chebyshev_hand_values():

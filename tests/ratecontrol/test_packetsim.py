@@ -9,7 +9,6 @@ import tomllib
 import numpy as np
 import pandas as pd
 import pytest
-
 from pathpool import _core
 from pathpool.errors import ScenarioError, SimulationError
 from pathpool.ratecontrol import mptcp_rates

@@ -2,7 +2,6 @@
 
 import numpy as np
 import pytest
-
 from pathpool.ratecontrol import allocate_greedy, friendliness_violation, friendly_region_lp
 from pathpool.ratecontrol.region import subset_matrix
 

@@ -5,11 +5,10 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
-
 from pathpool.cli import main
 from pathpool.ratecontrol import ConfigError, load_config, run_stream
 
-SHORT = dict(duration=60.0, switch_at=30.0, settle=10.0, estimation_window=10.0)
+SHORT = {"duration": 60.0, "switch_at": 30.0, "settle": 10.0, "estimation_window": 10.0}
 
 
 @pytest.fixture(scope="module")

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import math
 
-import pytest
-
 import pathpool
+import pytest
 from pathpool.reproduce.experiments import (
     PAPERS,
     Options,

@@ -6,7 +6,6 @@ import base64
 import re
 
 import pytest
-
 from pathpool.reproduce import Options, reproduce
 from pathpool.reproduce.compare import published
 

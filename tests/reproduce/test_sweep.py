@@ -5,7 +5,6 @@ from __future__ import annotations
 import tomllib
 
 import pytest
-
 from pathpool import sweep
 from pathpool.sweep import Job, run_sweep
 

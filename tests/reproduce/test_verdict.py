@@ -6,8 +6,6 @@ import math
 
 import pandas as pd
 import pytest
-from scipy import stats
-
 from pathpool.reproduce.verdict import (
     NOT,
     ORDERING,
@@ -18,6 +16,7 @@ from pathpool.reproduce.verdict import (
     ci95,
     ordering_agrees,
 )
+from scipy import stats
 
 
 def test_ci95_by_hand():

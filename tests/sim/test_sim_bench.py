@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 
 import tomli_w
-
 from pathpool import _core
 
 

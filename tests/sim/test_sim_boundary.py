@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import threading
 
-import pytest
-
 import pathpool
+import pytest
 from pathpool import SimulationError, _core
 
 

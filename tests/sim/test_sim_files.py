@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 import pathpool
+import pytest
 from pathpool.sim import io as pio
 from pathpool.sim import results as results_mod
 from pathpool.sim.results import RESULT_FILES

@@ -6,9 +6,8 @@ import math
 
 import numpy as np
 import pandas as pd
-import pytest
-
 import pathpool
+import pytest
 from pathpool.sim.schema import TABLES, column_names
 
 

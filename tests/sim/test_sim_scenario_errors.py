@@ -6,10 +6,9 @@ from __future__ import annotations
 import pickle
 from pathlib import Path
 
+import pathpool
 import pytest
 import tomli_w
-
-import pathpool
 from pathpool import ScenarioError
 
 

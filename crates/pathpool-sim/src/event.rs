@@ -115,7 +115,7 @@ impl EventQueue {
         self.seq += 1;
         let q = &mut self.lanes[lane as usize];
         debug_assert!(
-            q.back().map_or(true, |e| e.at <= at),
+            q.back().is_none_or(|e| e.at <= at),
             "lane {lane} would reorder"
         );
         if q.is_empty() {
@@ -264,7 +264,7 @@ mod tests {
                 .wrapping_mul(6364136223846793005)
                 .wrapping_add(1442695040888963407);
             let r = x >> 33;
-            if r % 3 == 0 {
+            if r.is_multiple_of(3) {
                 // Pop a few from both, comparing.
                 for _ in 0..(r % 4) {
                     let a = lanes.pop();

@@ -219,7 +219,7 @@ impl Conn {
                         } else {
                             0
                         };
-                        if best.map_or(true, |(b, _)| r < b) {
+                        if best.is_none_or(|(b, _)| r < b) {
                             best = Some((r, i));
                         }
                     }

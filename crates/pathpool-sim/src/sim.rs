@@ -416,7 +416,7 @@ impl World {
         let now = self.now;
         let conn = &mut self.conns[c];
         conn.started = true;
-        conn.open = conn.stop.map_or(true, |s| s > now);
+        conn.open = conn.stop.is_none_or(|s| s > now);
         for s in conn.snd.iter_mut() {
             s.cwnd_since = now;
         }

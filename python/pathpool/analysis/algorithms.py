@@ -51,19 +51,19 @@ generalized(eta, beta)
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import numpy as np
 
 Array = np.ndarray
 
 __all__ = [
-    "Algorithm",
     "ALGORITHMS",
+    "Algorithm",
+    "balia_vs_generalized",
     "get_algorithm",
     "olia_alpha",
-    "balia_vs_generalized",
 ]
 
 

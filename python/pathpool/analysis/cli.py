@@ -77,8 +77,13 @@ def _friendliness(args) -> int:
 
 def _game(args) -> int:
     from pathpool.analysis.game import RentSeekingGame, dsc_ratio_interval_k2
-    from pathpool.analysis.plots import (plot_extragradient_path, plot_game_dynamics,
-                                         plot_utility_surfaces, save_figure, write_csv)
+    from pathpool.analysis.plots import (
+        plot_extragradient_path,
+        plot_game_dynamics,
+        plot_utility_surfaces,
+        save_figure,
+        write_csv,
+    )
 
     out = Path(args.output)
     game = RentSeekingGame(args.connections, args.paths, args.p_hat, mode=args.mode)

@@ -32,15 +32,15 @@ from pathpool.analysis.algorithms import Algorithm, get_algorithm
 from pathpool.analysis.fluid import Equilibrium, Network, solve_equilibrium
 
 __all__ = [
-    "phi_jacobian",
-    "check_conditions",
-    "ConditionReport",
-    "linearization",
-    "responsiveness",
-    "window_oscillation",
-    "table_one",
     "PAPER_TABLE_ONE",
+    "ConditionReport",
+    "check_conditions",
     "full_row_rank",
+    "linearization",
+    "phi_jacobian",
+    "responsiveness",
+    "table_one",
+    "window_oscillation",
 ]
 
 #: Table I of seed 004 as extracted (columns C0, C1, C2/C3, C4, C5).
@@ -183,7 +183,7 @@ def check_conditions(
     c2 = bool(sym_eig < -tol)
     # C4 uses dx_s/dq_s = J^{-1}; where J is singular (Coupled) the pseudo-inverse gives the
     # response of the aggregate along the directions where it is defined.
-    U, sv, Vt = np.linalg.svd(J)
+    _U, sv, _Vt = np.linalg.svd(J)
     Jinv = np.linalg.pinv(J, rcond=1e-10) if sv.min() < 1e-10 * sv.max() else np.linalg.inv(J)
     row = np.ones(x.size) @ Jinv
     scale = np.abs(Jinv).sum(axis=0)

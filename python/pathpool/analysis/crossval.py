@@ -34,8 +34,16 @@ import pandas as pd
 from pathpool.analysis.algorithms import get_algorithm
 from pathpool.analysis.fluid import Network, solve_equilibrium
 
-__all__ = ["NETWORKS", "CROSSVAL_ALGORITHMS", "fluid_network", "fluid_prediction", "scenario",
-           "compare", "SAWTOOTH_FACTOR", "MSS_BYTES"]
+__all__ = [
+    "CROSSVAL_ALGORITHMS",
+    "MSS_BYTES",
+    "NETWORKS",
+    "SAWTOOTH_FACTOR",
+    "compare",
+    "fluid_network",
+    "fluid_prediction",
+    "scenario",
+]
 
 #: Payload bytes per packet in the simulator (``DEFAULT_MSS``); 1500-byte packets on the wire.
 MSS_BYTES = 1448

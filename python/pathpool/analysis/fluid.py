@@ -24,8 +24,8 @@ approximation of ``1 - prod(1 - p_l)``).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
 
 import numpy as np
 from scipy.integrate import solve_ivp
@@ -33,7 +33,7 @@ from scipy.optimize import least_squares, minimize
 
 from pathpool.analysis.algorithms import Algorithm, get_algorithm
 
-__all__ = ["Network", "Equilibrium", "Trajectory", "simulate", "solve_equilibrium", "fb"]
+__all__ = ["Equilibrium", "Network", "Trajectory", "fb", "simulate", "solve_equilibrium"]
 
 
 @dataclass
@@ -215,7 +215,7 @@ class Network:
         pdot = np.where((p > 0) | (pdot > 0), pdot, 0.0)
         return xdot, np.where(self.dynamic, pdot, 0.0)
 
-    def with_algorithms(self, algorithms: Sequence[Algorithm | str]) -> "Network":
+    def with_algorithms(self, algorithms: Sequence[Algorithm | str]) -> Network:
         """A copy of this network with other algorithms."""
         return Network(
             self.routing.copy(), self.capacity.copy(), self.tau.copy(), self.owner.copy(),

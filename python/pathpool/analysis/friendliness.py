@@ -25,7 +25,7 @@ import pandas as pd
 from pathpool.analysis.algorithms import get_algorithm
 from pathpool.analysis.fluid import Network, solve_equilibrium
 
-__all__ = ["fig1_network", "fig2_network", "friendliness", "PAPER_TABLE_THREE"]
+__all__ = ["PAPER_TABLE_THREE", "fig1_network", "fig2_network", "friendliness"]
 
 #: Seed 004 Table III (Mbps): MP-TCP and SP-TCP throughput in the Fig. 2 test bed.
 PAPER_TABLE_THREE = pd.DataFrame(

@@ -58,8 +58,14 @@ import numpy as np
 from scipy.integrate import solve_ivp
 from scipy.optimize import nnls
 
-__all__ = ["RentSeekingGame", "GameSolution", "FlowTrajectory", "BestResponsePath",
-           "dsc_ratio_interval_k2", "project_capped"]
+__all__ = [
+    "BestResponsePath",
+    "FlowTrajectory",
+    "GameSolution",
+    "RentSeekingGame",
+    "dsc_ratio_interval_k2",
+    "project_capped",
+]
 
 
 def project_capped(v: np.ndarray, lb: float, cap: float) -> np.ndarray:
@@ -337,12 +343,12 @@ class RentSeekingGame:
         -------
         GameSolution
         """
-        A, b = self._constraints(capacity)
+        _A, b = self._constraints(capacity)
         B = float(b.sum())
         lb = 1e-9 * B if lb is None else float(lb)
         n = self.N * self.K
         lam = self.project(np.full(n, 0.5 * B / n) if lam0 is None else np.ravel(lam0), capacity, lb)
-        F = lambda v: -self.pseudo_gradient(v, z)  # noqa: E731
+        F = lambda v: -self.pseudo_gradient(v, z)
         step = 0.5 * B**2 / n
         path = [lam.copy()] if keep_path else []
         it = 0
@@ -409,7 +415,7 @@ class RentSeekingGame:
             ``spread`` (max distance to the first solution, relative to ``B``), ``solutions``
             (array), ``max_kkt``.
         """
-        A, b = self._constraints(capacity)
+        _A, b = self._constraints(capacity)
         B = float(b.sum())
         rng = np.random.default_rng(seed)
         sols = []

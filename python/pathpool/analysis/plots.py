@@ -7,17 +7,23 @@ from pathlib import Path
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
 
-from pathpool.analysis.fluid import Trajectory  # noqa: E402
-from pathpool.atomic import atomic_path  # noqa: E402
-from pathpool.analysis.game import (BestResponsePath, FlowTrajectory, GameSolution,  # noqa: E402
-                                    RentSeekingGame)
+from pathpool.analysis.fluid import Trajectory
+from pathpool.analysis.game import BestResponsePath, FlowTrajectory, GameSolution, RentSeekingGame
+from pathpool.atomic import atomic_path
 
-__all__ = ["write_csv", "save_figure", "plot_trajectory", "plot_game_dynamics", "plot_extragradient_path",
-           "plot_utility_surfaces", "plot_friendliness"]
+__all__ = [
+    "plot_extragradient_path",
+    "plot_friendliness",
+    "plot_game_dynamics",
+    "plot_trajectory",
+    "plot_utility_surfaces",
+    "save_figure",
+    "write_csv",
+]
 
 
 

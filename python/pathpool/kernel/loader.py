@@ -89,7 +89,7 @@ def build(targets: tuple[str, ...] = ("runtime",)) -> None:
         With the compiler's output when the build fails.
     """
     proc = subprocess.run(
-        ["make", "-s", "-C", str(KERNEL_DIR), *targets], capture_output=True, text=True
+        ["make", "-s", "-C", str(KERNEL_DIR), *targets], capture_output=True, text=True, check=False
     )
     if proc.returncode != 0:
         raise KernelError(f"building kernel/ failed (make -C kernel {' '.join(targets)}):\n"
@@ -171,7 +171,7 @@ def load(
         build()
     args = [str(LOADER)]
     if d_ms is not None:
-        args += ["--set", f"d_us={int(round(d_ms * 1000))}"]
+        args += ["--set", f"d_us={round(d_ms * 1000)}"]
     if mu_pps is not None:
         args += ["--set", f"mu_pps={mu_pps}"]
     if loss_window is not None:

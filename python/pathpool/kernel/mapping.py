@@ -297,7 +297,7 @@ def map_scenario(scenario: Any, max_duration_s: float = 10.0) -> TestbedPlan:
             for b in range(a + 1, len(order)):
                 both = set(path_links(order[a])) & set(path_links(order[b]))
                 if both:
-                    l = sorted(both)[0]
+                    l = min(both)
                     raise unsupported(f"paths[{paths[order[b]][0]}].links",
                                       f"paths {order[a]!r} and {order[b]!r} share link {l!r} but not "
                                       "every path does (parking lot / partial sharing)",

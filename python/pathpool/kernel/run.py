@@ -25,11 +25,11 @@ from pathlib import Path
 from typing import Any
 
 from pathpool.kernel import loader
-from pathpool.sim.results import Results
 from pathpool.kernel.loader import KernelError
 from pathpool.kernel.mapping import TestbedPlan, map_scenario
+from pathpool.sim.results import Results
 
-__all__ = ["run_linux", "results_from_raw", "LinuxResults", "BACKEND_KEY"]
+__all__ = ["BACKEND_KEY", "LinuxResults", "results_from_raw", "run_linux"]
 
 #: Key of summary.json naming the backend ("linux"; simulator results have none).
 BACKEND_KEY = "backend"
@@ -57,7 +57,7 @@ def results_from_raw(plan: TestbedPlan, runs: list[dict], scenario: Any) -> Any:
     """
     import pyarrow as pa
 
-    from pathpool.sim.results import Results, jain_index
+    from pathpool.sim.results import jain_index
     from pathpool.sim.scenario import Scenario
     from pathpool.sim.schema import arrow_schema, column_names
 

@@ -36,6 +36,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Self
 
 from pathpool.kernel.loader import BUILD_DIR, KernelError
 
@@ -90,7 +91,7 @@ class FlowSpec:
 
 
 def _run(cmd: list[str], check: bool = True) -> subprocess.CompletedProcess:
-    proc = subprocess.run(cmd, capture_output=True, text=True)
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
     if check and proc.returncode != 0:
         raise KernelError(f"`{' '.join(cmd)}` failed: {proc.stderr.strip() or proc.stdout.strip()}")
     return proc
@@ -151,7 +152,7 @@ class Testbed:
         return 0 if self.shared else k
 
     # -------------------------------------------------------------- up/down
-    def __enter__(self) -> "Testbed":
+    def __enter__(self) -> Self:
         try:
             self.up()
         except BaseException:
@@ -236,7 +237,7 @@ class Testbed:
 
     def _delay_dev(self, name: str, delay_ms: float) -> None:
         proc = subprocess.Popen(
-            ["ip", "netns", "exec", self.ns_r, str(DELAYFWD), name, str(int(round(delay_ms * 1000)))],
+            ["ip", "netns", "exec", self.ns_r, str(DELAYFWD), name, str(round(delay_ms * 1000))],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
         self.fwd_procs.append(proc)
         assert proc.stdout is not None
@@ -275,7 +276,7 @@ class Testbed:
         rules = []
         for k, p in enumerate(self.paths):
             if p.loss > 0:
-                n = int(round(p.loss * 10000))
+                n = round(p.loss * 10000)
                 rules.append(f'    iifname "c{k}" numgen random mod 10000 < {n} drop')
         if not rules:
             return
@@ -385,7 +386,7 @@ class Testbed:
                 self._py(self.ns_c, "owd-send", "--dst", SERVER_ADDR, "--port", str(port), "--bind",
                          self.client_addr(path), "--count", str(count), "--interval-ms",
                          str(interval_ms)),
-                capture_output=True, env=env, timeout=60)
+                capture_output=True, env=env, timeout=60, check=False)
             if send.returncode != 0:
                 raise KernelError(f"owd sender failed: {send.stderr.decode()}")
             ro, _ = recv.communicate(timeout=30)

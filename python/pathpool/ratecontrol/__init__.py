@@ -9,7 +9,12 @@ Equation-based rates (:func:`tcp_rate`, :func:`mptcp_rates`), the TCP-friendly r
 from pathpool.ratecontrol.equations import MptcpRates, lia_alpha, mptcp_rates, tcp_rate
 from pathpool.ratecontrol.fec import choose_source_count, fec_residual_loss
 from pathpool.ratecontrol.objective import Optimised, late_bound, optimise, path_weights
-from pathpool.ratecontrol.region import Allocation, allocate_greedy, friendliness_violation, friendly_region_lp
+from pathpool.ratecontrol.region import (
+    Allocation,
+    allocate_greedy,
+    friendliness_violation,
+    friendly_region_lp,
+)
 from pathpool.ratecontrol.stream import (
     ConfigError,
     Estimates,

@@ -80,14 +80,13 @@ def _cmd_rates(args: argparse.Namespace) -> int:
 
 
 def _cmd_stream(args: argparse.Namespace) -> int:
+    import pandas as pd
     from rich.console import Console
     from rich.table import Table
 
     from pathpool.ratecontrol._io import write_csv, write_json
     from pathpool.ratecontrol.plots import plot_stream
     from pathpool.ratecontrol.stream import ConfigError, load_config, run_stream
-
-    import pandas as pd
 
     try:
         cfg = load_config(args.config)
@@ -117,11 +116,11 @@ def _cmd_stream(args: argparse.Namespace) -> int:
             for lm in ("measured", "chebyshev"):
                 for dm in ("rtt", "half_rtt"):
                     s = run_stream(res.config, block_length=nb, fec_loss_model=lm, delay_model=dm).summary
-                    rows.append(dict(block_length=nb, fec_loss_model=lm, delay_model=dm,
-                                     mptcp_goodput_pps=s["mptcp"]["goodput_pps"], mptcp_fec_ratio=s["mptcp"]["fec_ratio"],
-                                     optimised_goodput_pps=s["optimised"]["goodput_pps"],
-                                     optimised_fec_ratio=s["optimised"]["fec_ratio"],
-                                     goodput_increase=s.get("goodput_increase")))
+                    rows.append({"block_length": nb, "fec_loss_model": lm, "delay_model": dm,
+                                     "mptcp_goodput_pps": s["mptcp"]["goodput_pps"], "mptcp_fec_ratio": s["mptcp"]["fec_ratio"],
+                                     "optimised_goodput_pps": s["optimised"]["goodput_pps"],
+                                     "optimised_fec_ratio": s["optimised"]["fec_ratio"],
+                                     "goodput_increase": s.get("goodput_increase")})
         write_csv(out / "sensitivity.csv", pd.DataFrame(rows))
         summary["sensitivity_csv"] = "sensitivity.csv"
     write_json(out / "summary.json", summary)

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import brentq
 
-__all__ = ["tcp_rate", "mptcp_rates", "lia_alpha", "MptcpRates", "TCP_FORMULAS"]
+__all__ = ["TCP_FORMULAS", "MptcpRates", "lia_alpha", "mptcp_rates", "tcp_rate"]
 
 #: Constant ``C`` of ``x = sqrt(C / p) / RTT`` for each single-path formula. ``"sqrt2"`` is seed 003's
 #: ``sqrt(2)/(RTT sqrt(p))`` (Reno with a per-packet loss model); ``"sqrt3/2"`` is the Mathis et al.

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.stats import binom
 
-__all__ = ["fec_residual_loss", "choose_source_count"]
+__all__ = ["choose_source_count", "fec_residual_loss"]
 
 
 def _check(n: int, k: int) -> None:

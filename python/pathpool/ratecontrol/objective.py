@@ -32,7 +32,7 @@ import numpy as np
 from pathpool.ratecontrol.equations import tcp_rate
 from pathpool.ratecontrol.region import Allocation, allocate_greedy, friendly_region_lp
 
-__all__ = ["late_bound", "path_weights", "optimise", "Optimised", "LATE_BOUNDS"]
+__all__ = ["LATE_BOUNDS", "Optimised", "late_bound", "optimise", "path_weights"]
 
 LATE_BOUNDS = ("chebyshev", "cantelli")
 

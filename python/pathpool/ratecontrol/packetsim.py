@@ -41,7 +41,7 @@ from pathpool.ratecontrol.stream import (
 from pathpool.sim.results import Results
 from pathpool.sim.scenario import ScenarioLike, load_scenario
 
-__all__ = ["CONTROLLERS", "PacketSimResult", "run_rate_flow", "friendliness"]
+__all__ = ["CONTROLLERS", "PacketSimResult", "friendliness", "run_rate_flow"]
 
 #: Controller names a rate flow may be driven by; ``"fixed"`` keeps the scenario's initial rates.
 CONTROLLERS = ("fixed", "mptcp", "optimised")
@@ -183,7 +183,7 @@ def run_rate_flow(
     if loss_measure not in LOSS_MEASURES:
         raise ValueError(f"unknown loss_measure {loss_measure!r}; allowed: {', '.join(LOSS_MEASURES)}")
     n_paths = len(info["paths"])
-    bins = max(1, int(round(cfg.estimation_window / T)))
+    bins = max(1, round(cfg.estimation_window / T))
     # Two windows over the same reports: the controller's (loss = packets or TFRC events) and
     # FEC's (loss = packets).
     estimator = _WindowEstimator(n_paths, bins)
@@ -211,13 +211,13 @@ def run_rate_flow(
             est = estimator.update(Feedback(**arrays))
             if loss_measure == "packets":
                 fec_est = est
-        rows.append(dict(t=t, controller=label, reports=int(fb["reports"]),
-                         sent_pps=float(sum(fb["sender_sent"])) / T, source_sent_pps=fb["source_sent"] / T,
-                         goodput_pps=fb["decoded_source"] / T, k=k, fec_ratio=(cfg.block_length - k) / cfg.block_length,
-                         decided=False))
+        rows.append({"t": t, "controller": label, "reports": int(fb["reports"]),
+                         "sent_pps": float(sum(fb["sender_sent"])) / T, "source_sent_pps": fb["source_sent"] / T,
+                         "goodput_pps": fb["decoded_source"] / T, "k": k, "fec_ratio": (cfg.block_length - k) / cfg.block_length,
+                         "decided": False})
         for r in range(n_paths):
-            row = dict(t=t, path=info["paths"][r], path_index=r, controller=label, rate_pps=float(rates[r]),
-                       sender_sent=int(fb["sender_sent"][r]))
+            row = {"t": t, "path": info["paths"][r], "path_index": r, "controller": label, "rate_pps": float(rates[r]),
+                       "sender_sent": int(fb["sender_sent"][r])}
             row.update({f: float(fb[f][r]) for f in FEEDBACK_FIELDS})
             row["loss_events"] = float(fb["loss_events"][r])
             last = estimator.last
@@ -332,19 +332,19 @@ def friendliness(res: PacketSimResult, warmup: float = 20.0, link: str | None = 
         for formula in ("sqrt2", "sqrt3/2"):
             x_tcp = tcp_rate(pm.to_numpy(), rtt_meas.to_numpy(), formula)
             v = friendliness_violation(x_meas.to_numpy(), x_tcp)
-            region[f"{measure}/{formula}"] = dict(x_tcp_pps=x_tcp.tolist(), violation_pps=v,
-                                                 violation_rel=v / float(np.max(x_tcp)))
+            region[f"{measure}/{formula}"] = {"x_tcp_pps": x_tcp.tolist(), "violation_pps": v,
+                                                 "violation_rel": v / float(np.max(x_tcp))}
     for r, pth in enumerate(rate_paths):
         per_path.append(dict(path=pth, p=float(p_meas.iloc[r]), p_events=float(p_events.iloc[r]),
                              rtt_s=float(rtt_meas.iloc[r]), rate_pps=float(x_meas.iloc[r]),
                              **{f"x_tcp_{k.replace('/', '_')}_pps": v["x_tcp_pps"][r] for k, v in region.items()}))
     tcp_mean = float(np.mean(tcp_bps))
-    return dict(
-        link=link, shared_path=shared_paths[0], shared_paths=shared_paths, tcp_flows=tcp, warmup_s=warmup, window_s=float(span),
-        tcp_bps=tcp_bps.tolist(), tcp_mean_bps=tcp_mean,
-        rate_flow_arrived_bps=float(arrived_pps * mss * 8), rate_flow_sent_bps=float(sent_pps * wire),
-        ratio=float(arrived_pps * mss * 8 / tcp_mean), ratio_sent=float(sent_pps * mss * 8 / tcp_mean),
-        per_path=per_path, region=region,
-        rate_flow_goodput_pps=float(res.intervals[res.intervals.t - res.interval >= warmup].goodput_pps.mean()),
-        rate_flow_fec_ratio=float(res.intervals[res.intervals.t - res.interval >= warmup].fec_ratio.mean()),
-    )
+    return {
+        "link": link, "shared_path": shared_paths[0], "shared_paths": shared_paths, "tcp_flows": tcp, "warmup_s": warmup, "window_s": float(span),
+        "tcp_bps": tcp_bps.tolist(), "tcp_mean_bps": tcp_mean,
+        "rate_flow_arrived_bps": float(arrived_pps * mss * 8), "rate_flow_sent_bps": float(sent_pps * wire),
+        "ratio": float(arrived_pps * mss * 8 / tcp_mean), "ratio_sent": float(sent_pps * mss * 8 / tcp_mean),
+        "per_path": per_path, "region": region,
+        "rate_flow_goodput_pps": float(res.intervals[res.intervals.t - res.interval >= warmup].goodput_pps.mean()),
+        "rate_flow_fec_ratio": float(res.intervals[res.intervals.t - res.interval >= warmup].fec_ratio.mean()),
+    }

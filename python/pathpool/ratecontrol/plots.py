@@ -7,9 +7,9 @@ from pathlib import Path
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.pyplot as plt
 
-from pathpool.ratecontrol._io import save_figure  # noqa: E402
+from pathpool.ratecontrol._io import save_figure
 
 
 def plot_stream(result, out_dir: Path, stem: str = "fig1_stream") -> list[Path]:

@@ -39,8 +39,8 @@ import numpy as np
 __all__ = [
     "Allocation",
     "allocate_greedy",
-    "friendly_region_lp",
     "friendliness_violation",
+    "friendly_region_lp",
     "subset_matrix",
 ]
 

@@ -29,15 +29,15 @@ from pathpool.ratecontrol.objective import LATE_BOUNDS, late_bound, optimise
 
 __all__ = [
     "ConfigError",
-    "PathSpec",
-    "StreamConfig",
-    "Feedback",
     "Estimates",
+    "Feedback",
     "MptcpEquationController",
     "OptimisingController",
+    "PathSpec",
+    "StreamConfig",
     "StreamResult",
-    "load_config",
     "default_config_path",
+    "load_config",
     "published_numbers",
     "run_stream",
 ]
@@ -391,8 +391,8 @@ def run_stream(config: str | Path | dict | StreamConfig | None = None, seed: int
     rng = np.random.default_rng(cfg.seed)
     loss = np.array([s.loss for s in cfg.paths])
     T = cfg.feedback_interval
-    n_int = int(round(cfg.duration / T))
-    estimator = _WindowEstimator(n_paths, max(1, int(round(cfg.estimation_window / T))))
+    n_int = round(cfg.duration / T)
+    estimator = _WindowEstimator(n_paths, max(1, round(cfg.estimation_window / T)))
     controllers = {"mptcp": MptcpEquationController(cfg.mptcp_cap), "optimised": OptimisingController()}
     nb = cfg.block_length
     rates = np.full(n_paths, cfg.initial_rate)
@@ -450,15 +450,15 @@ def run_stream(config: str | Path | dict | StreamConfig | None = None, seed: int
             delay_sum=np.bincount(path, weights=np.where(arrived, delay, 0.0), minlength=n_paths),
             delay_sq_sum=np.bincount(path, weights=np.where(arrived, delay**2, 0.0), minlength=n_paths),
         )
-        rows.append(dict(t=t0, controller=phase, packets=npk, source_packets=src, on_time_source=good,
-                         throughput_pps=npk / T, goodput_pps=good / T, fec_ratio=(nb - k) / nb, k=k,
-                         residual_loss=(1.0 - good / src) if src else np.nan,
-                         loss_before_fec=(1.0 - direct / src) if src else np.nan))
+        rows.append({"t": t0, "controller": phase, "packets": npk, "source_packets": src, "on_time_source": good,
+                         "throughput_pps": npk / T, "goodput_pps": good / T, "fec_ratio": (nb - k) / nb, "k": k,
+                         "residual_loss": (1.0 - good / src) if src else np.nan,
+                         "loss_before_fec": (1.0 - direct / src) if src else np.nan})
         est = estimator.update(fb)
         for r in range(n_paths):
-            prow.append(dict(t=t0, path=r, controller=phase, rate_pps=rates[r], sent=fb.sent[r], lost=fb.lost[r],
-                             late=fb.late[r], p_hat=est.p[r], rtt_mean_hat=est.rtt_mean[r],
-                             rtt_var_hat=est.rtt_var[r], late_hat=est.late[r]))
+            prow.append({"t": t0, "path": r, "controller": phase, "rate_pps": rates[r], "sent": fb.sent[r], "lost": fb.lost[r],
+                             "late": fb.late[r], "p_hat": est.p[r], "rtt_mean_hat": est.rtt_mean[r],
+                             "rtt_var_hat": est.rtt_var[r], "late_hat": est.late[r]})
         if estimator.ready():
             next_phase = "mptcp" if (i + 1) * T < cfg.switch_at else "optimised"
             rates = np.asarray(controllers[next_phase].rates(est, cfg), dtype=float)
@@ -474,15 +474,15 @@ def _phase_stats(df: pd.DataFrame, pf: pd.DataFrame, lo: float, hi: float, n_pat
     if sel.empty:
         return {}
     src = int(sel.source_packets.sum())
-    return dict(
-        window_s=[float(lo), float(hi)],
-        goodput_pps=float(sel.goodput_pps.mean()),
-        throughput_pps=float(sel.throughput_pps.mean()),
-        fec_ratio=float(sel.fec_ratio.mean()),
-        residual_loss=float(1.0 - sel.on_time_source.sum() / src) if src else None,
-        loss_before_fec=float(1.0 - (1.0 - sel.loss_before_fec) @ sel.source_packets / src) if src else None,
-        rates_pps=[float(psel[psel.path == r].rate_pps.mean()) for r in range(n_paths)],
-    )
+    return {
+        "window_s": [float(lo), float(hi)],
+        "goodput_pps": float(sel.goodput_pps.mean()),
+        "throughput_pps": float(sel.throughput_pps.mean()),
+        "fec_ratio": float(sel.fec_ratio.mean()),
+        "residual_loss": float(1.0 - sel.on_time_source.sum() / src) if src else None,
+        "loss_before_fec": float(1.0 - (1.0 - sel.loss_before_fec) @ sel.source_packets / src) if src else None,
+        "rates_pps": [float(psel[psel.path == r].rate_pps.mean()) for r in range(n_paths)],
+    }
 
 
 def _summarise(df: pd.DataFrame, pf: pd.DataFrame, cfg: StreamConfig) -> dict[str, Any]:

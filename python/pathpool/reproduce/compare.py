@@ -10,7 +10,7 @@ import pandas as pd
 from pathpool.reproduce.experiments import Experiment
 from pathpool.reproduce.verdict import cell_verdict, check_claim, kendall_tau, ordering_agrees
 
-__all__ = ["PUBLISHED", "published", "published_rows", "compare", "claims"]
+__all__ = ["PUBLISHED", "claims", "compare", "published", "published_rows"]
 
 PUBLISHED = Path(__file__).resolve().parent / "published"
 

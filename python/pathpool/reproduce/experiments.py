@@ -41,13 +41,13 @@ __all__ = [
     "PAPERS",
     "Experiment",
     "Options",
-    "scenario_root",
+    "build_jobs",
     "load_experiment",
     "load_experiments",
-    "build_jobs",
-    "parse_seconds",
     "parse_bytes",
     "parse_rate",
+    "parse_seconds",
+    "scenario_root",
 ]
 
 #: Paper key -> scenario folder.
@@ -116,7 +116,7 @@ _RATE = {"bps": 1, "kbps": 1e3, "Kbps": 1e3, "Mbps": 1e6, "Gbps": 1e9}
 
 def _parse(value: Any, units: dict[str, float], what: str) -> float:
     if isinstance(value, bool):
-        raise ValueError(f"{value!r} is not a {what}")
+        raise ValueError(f"{value!r} is not a {what}")  # noqa: TRY004 (callers catch ValueError)
     if isinstance(value, (int, float)):
         return float(value)
     m = re.fullmatch(_NUM + r"\s*([A-Za-z]+)", str(value).strip())
@@ -255,7 +255,7 @@ def _apply_readings(sc: dict, paper: str, o: Options) -> None:
             rtt_factor = 2.0 if o.delay_reading == "one-way" else 1.0
             for ln in sc["links"]:
                 bdp = parse_rate(ln["rate"]) * parse_seconds(ln.get("delay", 0)) * rtt_factor / (1500 * 8)
-                ln["buffer"] = max(10, int(math.ceil(bdp)))
+                ln["buffer"] = max(10, math.ceil(bdp))
     if paper == "balia" and o.balia_reading == "single-bottleneck" and len(sc["links"]) == 2:
         first = sc["links"][0]
         if all(len(p["links"]) == 1 for p in sc["paths"]):

@@ -11,14 +11,14 @@ from pathlib import Path
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
 
-from pathpool.atomic import atomic_path, atomic_write_bytes  # noqa: E402
-from pathpool.reproduce.compare import published  # noqa: E402
+from pathpool.atomic import atomic_path, atomic_write_bytes
+from pathpool.reproduce.compare import published
 
-__all__ = ["draw_all", "TABLE2_AT"]
+__all__ = ["TABLE2_AT", "draw_all"]
 
 #: Where a Table 2 row sits on its figure's x axis, under our reading (see the scenario files).
 TABLE2_AT = {"rsf/fig2": (2, 4.0), "rsf/fig4": (4, 40.0), "rsf/fig5": (5, 60.0), "rsf/fig6": (6, 1.0)}

@@ -16,7 +16,7 @@ from pathpool.reproduce.experiments import parse_rate, parse_seconds
 from pathpool.reproduce.figures import draw_all
 from pathpool.reproduce.verdict import TOLERANCE
 
-__all__ = ["write_report", "facts", "findings_text"]
+__all__ = ["facts", "findings_text", "write_report"]
 
 FINDINGS_TEMPLATE = Path(__file__).resolve().parent / "findings.md"
 
@@ -213,8 +213,8 @@ def write_report(outcome) -> None:
         b64 = base64.b64encode(png).decode()
         hb.append(f"<figure><img alt='{name}' src='data:image/png;base64,{b64}'><figcaption>{html.escape(caption)}"
                   f"</figcaption></figure>")
-    md += ["## Files", "", "`results/`: per_run, summary, comparison, claims, flows, subflows, links (Parquet + CSV); "
-           "series (Parquet; CSV for the first seed); timing.json. `cache/`: one folder per run, reused unless `--force`.", ""]
+    md += ["## Files", "", ("`results/`: per_run, summary, comparison, claims, flows, subflows, links (Parquet + CSV); "
+           "series (Parquet; CSV for the first seed); timing.json. `cache/`: one folder per run, reused unless `--force`."), ""]
     style = ("body{font-family:sans-serif;max-width:1100px;margin:auto;padding:1em}table{border-collapse:collapse;"
              "margin:0.5em 0}td,th{border:1px solid #ccc;padding:3px 6px;font-size:13px}.ok{background:#d9f2d9}"
              ".mid{background:#fff2cc}.bad{background:#f8d0d0}img{max-width:100%}figcaption{font-size:12px;color:#444}")

@@ -20,7 +20,7 @@ from pathpool.reproduce.experiments import PAPERS, Experiment, Options, build_jo
 from pathpool.reproduce.verdict import summarise
 from pathpool.sweep import Job, run_sweep
 
-__all__ = ["Outcome", "reproduce", "trace_jobs", "TRACE"]
+__all__ = ["TRACE", "Outcome", "reproduce", "trace_jobs"]
 
 #: Tag of the time-series runs that explain the findings (not a published experiment).
 TRACE = "rsf/trace"

@@ -29,16 +29,16 @@ import pandas as pd
 from scipy import stats
 
 __all__ = [
-    "TOLERANCE",
-    "REPRODUCED",
-    "ORDERING",
     "NOT",
-    "summarise",
-    "ci95",
+    "ORDERING",
+    "REPRODUCED",
+    "TOLERANCE",
     "cell_verdict",
-    "ordering_agrees",
-    "kendall_tau",
     "check_claim",
+    "ci95",
+    "kendall_tau",
+    "ordering_agrees",
+    "summarise",
 ]
 
 #: The tolerance, stated once.
@@ -143,7 +143,7 @@ def check_claim(row: pd.Series, summary: pd.DataFrame) -> tuple[str, str]:
         v = s[s["algorithm"] == a]
         return (float(v["lo"].iloc[0]), float(v["hi"].iloc[0])) if len(v) else (math.nan, math.nan)
 
-    fmt = lambda d: ", ".join(f"{k} {v:.3g}" for k, v in d.items())  # noqa: E731
+    fmt = lambda d: ", ".join(f"{k} {v:.3g}" for k, v in d.items())
     check = row["check"]
     if check == "all_equal":
         # Reproduced when the spread max/min - 1 of the means is within rel.
@@ -162,7 +162,7 @@ def check_claim(row: pd.Series, summary: pd.DataFrame) -> tuple[str, str]:
         if thr > 1:
             ok = r >= thr * (1 - tol)
         else:
-            (alo, ahi), (blo, bhi) = ci_of(a), ci_of(best)
+            (alo, _ahi), (_blo, bhi) = ci_of(a), ci_of(best)
             ok = r > 1 and alo > bhi
         return (REPRODUCED if ok else ORDERING if r > 1 else NOT), text
     if check == "at_least":
@@ -178,7 +178,7 @@ def check_claim(row: pd.Series, summary: pd.DataFrame) -> tuple[str, str]:
         if len(xs) < 2:
             return "—", "needs a sweep"
         first, last = xs[0], xs[-1]
-        at = lambda a, x: mean_of(a, s[np.isclose(s["x"], x)])  # noqa: E731
+        at = lambda a, x: mean_of(a, s[np.isclose(s["x"], x)])
         change = {a: at(a, last) / at(a, first) - 1 for a in algs + others}
         text = f"change from x={first:g} to x={last:g}: {fmt({k: round(v * 100, 1) for k, v in change.items()})} (%)"
         a = algs[0]
@@ -206,7 +206,7 @@ def check_claim(row: pd.Series, summary: pd.DataFrame) -> tuple[str, str]:
         # pairs concordant (Kendall tau > 0).
         m = {a: mean_of(a) for a in algs}
         vals = [m[a] for a in algs]
-        if all(x > y for x, y in zip(vals, vals[1:])):
+        if all(x > y for x, y in itertools.pairwise(vals)):
             return REPRODUCED, fmt(m)
         tau = stats.kendalltau(list(range(len(vals), 0, -1)), vals).statistic
         return (ORDERING if tau > 0 else NOT), f"{fmt(m)}; Kendall tau with the claimed order {tau:.2f}"

@@ -28,7 +28,7 @@ from pathpool.sim.io import atomic_write, atomic_write_text
 from pathpool.sim.scenario import Scenario
 from pathpool.sim.schema import arrow_schema, column_names
 
-__all__ = ["Results", "jain_index", "read_results", "TABLE_NAMES", "RESULT_FILES"]
+__all__ = ["RESULT_FILES", "TABLE_NAMES", "Results", "jain_index", "read_results"]
 
 #: Tables written as both Parquet and CSV, in writing order.
 TABLE_NAMES: tuple[str, ...] = ("flows", "subflows", "links", "series")
@@ -154,8 +154,8 @@ class Results:
         }
         stats_cols: dict[str, list[Any]] = {c: [] for c in column_names("stats")}
         for raw in raws:
-            for c in stats_cols:
-                stats_cols[c].append(raw["stats"][c])
+            for c, column in stats_cols.items():
+                column.append(raw["stats"][c])
         return cls(
             scenario=scenario,
             seeds=tuple(int(s) for s in seeds),
@@ -196,7 +196,7 @@ class Results:
                     "kind": g["kind"].iloc[0],
                     "algorithm": g["algorithm"].iloc[0],
                     "n_subflows": int(g["n_subflows"].iloc[0]),
-                    "seeds": int(len(g)),
+                    "seeds": len(g),
                     "goodput_bps_mean": float(gp.mean()),
                     "goodput_bps_std": float(gp.std(ddof=1)) if gp.size > 1 else math.nan,
                     "goodput_bps_min": float(gp.min()),

@@ -10,7 +10,7 @@ import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
-from typing import Any, Union
+from typing import Any
 
 from pathpool import _core
 from pathpool.errors import ScenarioError, SimulationError
@@ -18,9 +18,9 @@ from pathpool.sim import _worker
 from pathpool.sim.results import Results
 from pathpool.sim.scenario import Scenario, ScenarioLike, load_scenario
 
-__all__ = ["run", "parse_seeds", "default_jobs"]
+__all__ = ["default_jobs", "parse_seeds", "run"]
 
-ProgressArg = Union[bool, Callable[[float], Any]]
+ProgressArg = bool | Callable[[float], Any]
 
 _U64_MAX = 2**64 - 1
 
@@ -91,7 +91,14 @@ class _Progress:
             self.callback = how
         elif how:
             from rich.console import Console
-            from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+            from rich.progress import (
+                BarColumn,
+                Progress,
+                TaskProgressColumn,
+                TextColumn,
+                TimeElapsedColumn,
+                TimeRemainingColumn,
+            )
 
             self.bar = Progress(
                 TextColumn("[bold]{task.description}"),

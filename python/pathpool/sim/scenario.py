@@ -7,7 +7,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Union
+from typing import Any
 
 import tomli_w
 
@@ -44,7 +44,7 @@ class Scenario:
     text: str = field(repr=False)
 
 
-ScenarioLike = Union[str, os.PathLike, Mapping[str, Any], Scenario]
+ScenarioLike = str | os.PathLike | Mapping[str, Any] | Scenario
 
 
 def _read(path: str | os.PathLike[str]) -> tuple[str, str]:

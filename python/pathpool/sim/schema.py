@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
-__all__ = ["Column", "TABLES", "SERIES_METRICS", "arrow_schema", "column_names"]
+__all__ = ["SERIES_METRICS", "TABLES", "Column", "arrow_schema", "column_names"]
 
 
 @dataclass(frozen=True)
