@@ -9,7 +9,10 @@
 //! each with the C functions and checks the stated error bound. Deterministic (fixed seed).
 
 use pathpool_cc::algos::{Balia, BaliaVariant, Lia, Olia};
-use pathpool_cc::{build, Ack, Controller, Params, Subflow};
+use pathpool_cc::{build_with_counting, Ack, Controller, Counting, Params, Subflow};
+
+/// The counting the BPF objects implement (kernel/bpf/pp_common.bpf.h).
+const COUNTING: Counting = Counting::Acks;
 
 /// SplitMix64: a fixed, dependency-free stream so the file is reproducible.
 struct Rng(u64);
@@ -74,7 +77,7 @@ fn main() {
             let n = 1 + (rng.next() % 4) as usize;
             let i = (rng.next() % n as u64) as usize;
             let mut sfs = state(&mut rng, n);
-            let mut c = match build(algo, &params, n) {
+            let mut c = match build_with_counting(algo, &params, n, COUNTING) {
                 Ok(c) => c,
                 Err(e) => {
                     eprintln!("skipping {algo}: {e}");
@@ -173,7 +176,7 @@ fn rsf_lb_sequences(rng: &mut Rng, out: &mut Vec<String>) {
             "loss_window".into(),
             pathpool_cc::ParamValue::Number(window),
         );
-        let mut c = build("rsf-lb", &params, 1).expect("rsf-lb builds");
+        let mut c = build_with_counting("rsf-lb", &params, 1, COUNTING).expect("rsf-lb builds");
         let mut sfs = vec![Subflow::new(MSS)];
         sfs[0].cwnd = rng.uniform(20.0, 120.0);
         sfs[0].ssthresh = sfs[0].cwnd * 0.7;
@@ -246,10 +249,17 @@ fn coupled_sequences(rng: &mut Rng, out: &mut Vec<String>) {
             let n = 2 + ((seq + a) % 2);
             let mut c: Box<dyn Controller>;
             let mut lia = Lia::new(false);
+            lia.counting = COUNTING;
             let mut olia = Olia::new(n);
+            olia.counting = COUNTING;
+            let balia = |v| {
+                let mut b = Balia::new(v);
+                b.counting = COUNTING;
+                b
+            };
             c = match *algo {
-                "balia" => Box::new(Balia::new(BaliaVariant::Continuous)),
-                "balia-kernel" => Box::new(Balia::new(BaliaVariant::Kernel)),
+                "balia" => Box::new(balia(BaliaVariant::Continuous)),
+                "balia-kernel" => Box::new(balia(BaliaVariant::Kernel)),
                 _ => Box::new(Lia::new(false)), // placeholder, lia/olia use the typed ones
             };
             let mut sfs: Vec<Subflow> = (0..n)
