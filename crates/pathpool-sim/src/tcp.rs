@@ -1,4 +1,4 @@
-//! One TCP subflow: the sender's SACK scoreboard with RFC 6675 loss recovery and the RFC 6298
+//! One TCP subflow: the sender's SACK scoreboard with RFC 6675 loss recovery and Linux's
 //! retransmission timer, and the receiver's reassembly state with SACK generation (RFC 2018).
 //!
 //! Sequence numbers count segments, not bytes: every segment but possibly a file's last one is
