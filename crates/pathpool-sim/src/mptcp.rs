@@ -238,11 +238,6 @@ impl Conn {
             }
         }
     }
-
-    /// Is there nothing left to send or acknowledge (a finished download)?
-    pub fn finished(&self) -> bool {
-        self.data_una >= self.total_segs
-    }
 }
 
 /// Payload bytes at `dsn` for an application: full segments, except a file's last one.

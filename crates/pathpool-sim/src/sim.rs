@@ -251,9 +251,13 @@ impl World {
         self.end
     }
 
-    /// Events processed and TCP/MPTCP data packets sent so far.
-    pub(crate) fn counts(&self) -> (u64, u64) {
-        (self.events, self.data_packets)
+    pub(crate) fn events(&self) -> u64 {
+        self.events
+    }
+
+    /// TCP/MPTCP data packets sent so far.
+    pub(crate) fn data_packets(&self) -> u64 {
+        self.data_packets
     }
 
     // --- packets through routes -----------------------------------------------------------
