@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import signal
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -76,6 +77,9 @@ def _watch_parent(parent: int) -> None:
 
 
 def _init_worker(parent: int, initializer: Callable[..., Any] | None, initargs: tuple[Any, ...]) -> None:
+    # Ctrl-C in a terminal reaches the whole process group; the parent alone handles it (and
+    # kills the workers), so that no worker prints a KeyboardInterrupt traceback of its own.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     threading.Thread(target=_watch_parent, args=(parent,), name="pathpool-parent-watch", daemon=True).start()
     if initializer is not None:
         initializer(*initargs)

@@ -47,9 +47,10 @@ def _write_toml(path: Path, doc: dict) -> Path:
 
 
 def _start(*args: object, cwd: Path) -> subprocess.Popen:
+    # A session of its own, as a shell job: Ctrl-C can then go to the whole group.
     return subprocess.Popen(
         [sys.executable, "-m", "pathpool.cli", *[str(a) for a in args]],
-        cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
     )
 
 
@@ -164,8 +165,8 @@ def test_a_second_writer_is_refused(tmp_path, tiny_dict):
     out = tmp_path / "r"
     holder = subprocess.Popen(
         [sys.executable, "-c",
-         "import sys, time; from pathpool.atomic import directory_lock\n"
-         "with directory_lock(sys.argv[1]):\n    print('held', flush=True); time.sleep(60)", str(out)],
+         ("import sys, time; from pathpool.atomic import directory_lock\n"
+          "with directory_lock(sys.argv[1]):\n    print('held', flush=True); time.sleep(60)"), str(out)],
         stdout=subprocess.PIPE, text=True,
     )
     try:
@@ -257,9 +258,16 @@ def test_an_exception_from_the_progress_callback_stops_the_run(long_dict):
     assert seen[-1] < 0.1
 
 
-@pytest.mark.parametrize(("sig", "code", "word"), [(signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated")])
+@pytest.mark.parametrize(
+    ("sig", "code", "word", "group"),
+    [
+        (signal.SIGINT, 130, "interrupted", False),
+        (signal.SIGINT, 130, "interrupted", True),  # Ctrl-C in a terminal: every process of the job
+        (signal.SIGTERM, 143, "terminated", False),
+    ],
+)
 @pytest.mark.parametrize("jobs", [1, 2])
-def test_signal_stops_pathpool_run_with_its_workers(tmp_path, long_dict, sig, code, word, jobs):
+def test_signal_stops_pathpool_run_with_its_workers(tmp_path, long_dict, sig, code, word, group, jobs):
     sc = _write_toml(tmp_path / "long.toml", long_dict)
     out = tmp_path / "r"
     proc = _start("run", sc, "-o", out, "--seeds", "1,2", "-j", jobs, "-q", cwd=tmp_path)
@@ -269,7 +277,10 @@ def test_signal_stops_pathpool_run_with_its_workers(tmp_path, long_dict, sig, co
             _wait_for(lambda: len(_workers(proc)) >= jobs)
         workers = _workers(proc)
         time.sleep(0.5)  # well inside the simulation
-        proc.send_signal(sig)
+        if group:
+            os.killpg(proc.pid, sig)
+        else:
+            proc.send_signal(sig)
         _, err = proc.communicate(timeout=STOP_BOUND_S)
     finally:
         if proc.poll() is None:
