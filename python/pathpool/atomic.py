@@ -40,6 +40,7 @@ __all__ = [
     "check_replaceable",
     "clean_stale",
     "directory_lock",
+    "ensure_directory",
 ]
 
 
@@ -334,6 +335,35 @@ def atomic_directory(
             raise
 
 
+def ensure_directory(path: str | os.PathLike[str]) -> Path:
+    """Create directory ``path`` (and parents) if missing, and check that it can be written.
+
+    For commands that write many files under one folder: call it before the work, so that a bad
+    ``--out`` fails at once with one line instead of after the work with a traceback.
+
+    Raises
+    ------
+    OutputError
+        ``path`` or an ancestor is a file, or it cannot be created or written.
+
+    Examples
+    --------
+    >>> ensure_directory("report")  # doctest: +SKIP
+    PosixPath('report')
+    """
+    path = Path(path)
+    if path.exists() and not path.is_dir():
+        raise OutputError(f"{path}: exists and is not a directory; choose a directory name")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(prefix=".pathpool-write-check.", dir=path)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as e:
+        raise OutputError(f"{path}: cannot write here: {e.strerror or e}") from None
+    return path
+
+
 def check_replaceable(path: str | os.PathLike[str], replaceable: Callable[[Path], bool]) -> None:
     """Raise :class:`OutputError` unless ``path`` is absent or a directory ``replaceable`` accepts."""
     path = Path(path)
@@ -345,5 +375,8 @@ def check_replaceable(path: str | os.PathLike[str], replaceable: Callable[[Path]
             "choose a new or empty directory (it would be replaced whole)"
         )
     parent = path.parent
-    if not os.access(parent, os.W_OK | os.X_OK):
+    ancestor = next((p for p in (parent, *parent.parents) if p.exists()), parent)
+    if not ancestor.is_dir():
+        raise OutputError(f"{path}: cannot write here: {ancestor} is a file, not a directory")
+    if parent.exists() and not os.access(parent, os.W_OK | os.X_OK):
         raise OutputError(f"{path}: cannot write here: {parent} is not writable")

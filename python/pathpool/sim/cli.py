@@ -17,6 +17,7 @@ from typing import Any
 from pathpool.errors import EXIT_BAD_INPUT, OutputError, ScenarioError, SimulationError
 from pathpool.errors import EXIT_FAILED as EXIT_SIM_FAILED
 from pathpool.errors import fail as _fail
+from pathpool.procpool import jobs_arg
 
 __all__ = ["register", "seeds_arg"]
 
@@ -282,7 +283,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("-o", "--output", metavar="DIR", help="results directory (default: results/<scenario name>)")
     p.add_argument("--seeds", type=seeds_arg, metavar="LIST", help="seeds, e.g. 1,2,5-8 (default: the scenario's seeds)")
     p.add_argument(
-        "-j", "--jobs", type=_positive_int, default=None, metavar="N",
+        "-j", "--jobs", type=jobs_arg, default=None, metavar="N",
         help="worker processes (default: one per core, at most one per seed); results do not depend on it",
     )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
