@@ -185,7 +185,7 @@ def register(subparsers) -> None:
     p = ks.add_parser("unload", help="unregister everything pathpool loaded")
     p.set_defaults(func=_unload)
     p = ks.add_parser("status", help="what is registered")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=_status)
 
     t = subparsers.add_parser("testbed")
@@ -197,12 +197,13 @@ def register(subparsers) -> None:
                        help="one per path (default: 10,10,0 and 10,20,0)")
         p.add_argument("--shared", action="store_true", help="all paths through one bottleneck")
         p.set_defaults(func=fn)
-    ts.choices["up"].add_argument("--hold", type=float, default=60.0)
+    ts.choices["up"].add_argument("--hold", type=float, default=60.0, metavar="S",
+                                  help="seconds to keep it up before tearing it down (default 60)")
     r = ts.choices["run"]
-    r.add_argument("--cc", default="pp_lia")
-    r.add_argument("--duration", type=float, default=4.0)
+    r.add_argument("--cc", default="pp_lia", help="congestion control of the MPTCP flow (default pp_lia)")
+    r.add_argument("--duration", type=float, default=4.0, metavar="S", help="transfer time, seconds (default 4)")
     r.add_argument("--with-tcp", action="store_true", help="add a single-path TCP flow on path 0")
     add_out(r, "results/testbed")
     p = ts.add_parser("down", help="delete any test-bed namespace left behind")
-    p.add_argument("--prefix", default="pp-")
+    p.add_argument("--prefix", default="pp-", help="namespace name prefix to delete (default pp-)")
     p.set_defaults(func=_tb_down)

@@ -106,7 +106,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     try:
         scenario = load_with_overrides(args.scenario, args.set)
         out = Path(args.output) if args.output else Path("results") / scenario.name
-        show = not (args.no_progress or args.quiet or args.json)
+        show = not (args.no_progress or args.json)
         if show and sys.stderr.isatty():
             results = run(scenario, seeds=args.seeds, progress=True, jobs=args.jobs)
         else:
