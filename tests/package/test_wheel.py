@@ -31,7 +31,7 @@ def _sh(cmd: list[str], cwd: Path, env: dict | None = None, timeout: int = 1200)
 @pytest.fixture(scope="module")
 def wheel(repo_root, tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("dist")
-    _sh(["make", "-s", "wheel", f"WHEEL_DIR={out}", f"VENV={Path(sys.prefix)}"], cwd=repo_root)
+    _sh(["make", "-s", "wheel-only", f"WHEEL_DIR={out}", f"VENV={Path(sys.prefix)}"], cwd=repo_root)
     [whl] = out.glob("pathpool-*.whl")
     return whl
 
