@@ -186,10 +186,10 @@ def run_linux_command(a: argparse.Namespace) -> int:
 
 
 def register(subparsers) -> None:
-    from pathpool import compare
+    """Add ``pathpool kernel`` and ``pathpool testbed``."""
+    from pathpool.cliutil import add_out
 
-    compare.register(subparsers)
-    k = subparsers.add_parser("kernel", help="load/unload the BPF congestion controls (root)")
+    k = subparsers.add_parser("kernel")
     ks = k.add_subparsers(dest="kernel_cmd", required=True)
     p = ks.add_parser("load", help="build and register pp_* algorithms until `unload`")
     p.add_argument("algorithms", nargs="*", help=f"default: all of {', '.join(loader.ALGORITHMS)}")
@@ -205,10 +205,10 @@ def register(subparsers) -> None:
     p = ks.add_parser("unload", help="unregister everything pathpool loaded")
     p.set_defaults(func=_unload)
     p = ks.add_parser("status", help="what is registered")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=_status)
 
-    t = subparsers.add_parser("testbed", help="namespace test bed with emulated paths (root)")
+    t = subparsers.add_parser("testbed")
     ts = t.add_subparsers(dest="testbed_cmd", required=True)
     for name, fn, hlp in (("up", _tb_up, "build it and hold it for --hold seconds"),
                           ("run", _tb_run, "build it, run one transfer, write results, tear down")):
@@ -221,12 +221,13 @@ def register(subparsers) -> None:
                             "segment, the simulator's default)")
         p.add_argument("--prefix", default="pp-", help="namespace name prefix")
         p.set_defaults(func=fn)
-    ts.choices["up"].add_argument("--hold", type=float, default=60.0)
+    ts.choices["up"].add_argument("--hold", type=float, default=60.0, metavar="S",
+                                  help="seconds to keep it up before tearing it down (default 60)")
     r = ts.choices["run"]
-    r.add_argument("--cc", default="pp_lia")
-    r.add_argument("--duration", type=float, default=4.0)
+    r.add_argument("--cc", default="pp_lia", help="congestion control of the MPTCP flow (default pp_lia)")
+    r.add_argument("--duration", type=float, default=4.0, metavar="S", help="transfer time, seconds (default 4)")
     r.add_argument("--with-tcp", action="store_true", help="add a single-path TCP flow on path 0")
-    r.add_argument("-o", "--output", default="results/testbed")
+    add_out(r, "results/testbed")
     p = ts.add_parser("down", help="end the test bed (its holder, forwarders, namespaces)")
-    p.add_argument("--prefix", default="pp-")
+    p.add_argument("--prefix", default="pp-", help="namespace name prefix (default pp-)")
     p.set_defaults(func=_tb_down)
