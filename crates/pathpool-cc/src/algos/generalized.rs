@@ -29,7 +29,7 @@ pub(crate) const INFO: AlgorithmInfo = AlgorithmInfo {
         },
     ],
     coupled: true,
-    build: build,
+    build,
 };
 
 /// The generalized family of seed 002 ("Design of the tradeoff").

@@ -21,7 +21,7 @@ pub(crate) const INFO: AlgorithmInfo = AlgorithmInfo {
               integer window increments, RTOs, first CA ACK after a state change)",
     }],
     coupled: true,
-    build: build,
+    build,
 };
 
 /// RFC 6356 LIA.
