@@ -172,6 +172,7 @@ impl World {
                 dropped_packets: 0,
                 ack_packets: 0,
                 sampled_delivered: 0,
+                at_stop: None,
             });
             if start <= sc.duration {
                 q.push(start, Ev::Start(c as u32));
@@ -228,7 +229,7 @@ impl World {
                 Ev::Rto(c, i) => self.on_rto_event(c as usize, i as usize),
                 Ev::DelAck(c, j) => self.on_delack_event(c as usize, j as usize),
                 Ev::Start(c) => self.on_start(c as usize),
-                Ev::Stop(c) => self.conns[c as usize].open = false,
+                Ev::Stop(c) => self.on_stop(c as usize),
                 Ev::Sample => self.sample(),
                 Ev::Rate(f, code) => self.rate_event(f, code),
             }
@@ -425,6 +426,18 @@ impl World {
             s.cwnd_since = now;
         }
         self.try_send(c);
+    }
+
+    /// The application stops offering new data; what is in flight still gets delivered.
+    fn on_stop(&mut self, c: usize) {
+        let conn = &mut self.conns[c];
+        conn.open = false;
+        let subs = conn
+            .snd
+            .iter()
+            .map(|s| (s.acked_bytes, s.sent_wire_bytes))
+            .collect();
+        conn.at_stop = Some((conn.data.delivered_bytes, subs));
     }
 
     /// Accumulate the time integral of subflow `i`'s window up to now (before it changes).
@@ -805,7 +818,21 @@ impl World {
                 }
             }
             let sent: u64 = conn.snd.iter().map(|s| s.sent).sum();
-            let wire: u64 = conn.snd.iter().map(|s| s.sent_wire_bytes).sum();
+            // Rates count the bytes of the flow's active interval [start, end_t]: for a flow
+            // with `stop`, those delivered, acknowledged and sent by then.
+            // (A download that completed is measured to its completion, stop or not.)
+            let completed = matches!((conn.app, conn.completion), (App::File(_), Some(_)));
+            let (delivered, subs) = match conn.at_stop.as_ref().filter(|_| !completed) {
+                Some((d, subs)) => (*d, subs.clone()),
+                None => (
+                    conn.data.delivered_bytes,
+                    conn.snd
+                        .iter()
+                        .map(|s| (s.acked_bytes, s.sent_wire_bytes))
+                        .collect(),
+                ),
+            };
+            let wire: u64 = subs.iter().map(|s| s.1).sum();
             out.flows.push(FlowRecord {
                 seed: self.seed,
                 flow: conn.name.clone(),
@@ -814,8 +841,8 @@ impl World {
                 n_subflows: conn.snd.len() as u32,
                 start_s: secs(start),
                 end_s: secs(end_t),
-                delivered_bytes: conn.data.delivered_bytes,
-                goodput_bps: per_s(conn.data.delivered_bytes),
+                delivered_bytes: delivered,
+                goodput_bps: per_s(delivered),
                 throughput_bps: per_s(wire),
                 sent_packets: sent,
                 retransmitted_packets: conn.snd.iter().map(|s| s.retransmitted).sum(),
@@ -837,9 +864,9 @@ impl World {
                     flow: conn.name.clone(),
                     subflow: i as u32,
                     path: conn.path_names[i].clone(),
-                    acked_bytes: s.acked_bytes,
-                    goodput_bps: per_s(s.acked_bytes),
-                    throughput_bps: per_s(s.sent_wire_bytes),
+                    acked_bytes: subs[i].0,
+                    goodput_bps: per_s(subs[i].0),
+                    throughput_bps: per_s(subs[i].1),
                     sent_packets: s.sent,
                     retransmitted_packets: s.retransmitted,
                     lost_packets: v.lost,
