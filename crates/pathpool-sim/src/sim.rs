@@ -118,9 +118,10 @@ impl World {
         for f in sc.flows.iter().filter(|f| f.kind != FlowKind::Rate) {
             let c = conns.len();
             let k = f.paths.len();
-            let ctrl = pathpool_cc::build(&f.algorithm, &f.params, k).map_err(|e| SimError {
-                message: format!("flow {:?}: {e}", f.name),
-            })?;
+            let ctrl = pathpool_cc::build_with_counting(&f.algorithm, &f.params, k, f.counting)
+                .map_err(|e| SimError {
+                    message: format!("flow {:?}: {e}", f.name),
+                })?;
             let mut rng = Stream::new(seed, "flow", &f.name);
             let jitter = if f.start_jitter > 0 {
                 (rng.uniform() * f.start_jitter as f64) as Nanos
