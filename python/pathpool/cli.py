@@ -41,7 +41,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "TCP-friendly rate control for non-TCP multipath flows (seed 003)",
     ),
     "compare": (
-        "pathpool.compare",
+        "pathpool.compare_cli",
         "simulator vs Linux kernel on one scenario (side-by-side table + plot)",
     ),
     "kernel": ("pathpool.kernel.cli", "load/unload the BPF congestion controls (root)"),

@@ -61,15 +61,26 @@ def test_cli_modules_do_not_import_each_other():
     assert r.returncode == 0, r.stderr
 
 
-def test_help_imports_no_subcommand_and_no_heavy_library():
-    r = subprocess.run([sys.executable, "-X", "importtime", "-m", "pathpool.cli", "--help"],
+def _imported_by(*args: str) -> tuple[subprocess.CompletedProcess, set[str]]:
+    r = subprocess.run([sys.executable, "-X", "importtime", "-m", "pathpool.cli", *args],
                        capture_output=True, text=True, timeout=60, check=False)
+    return r, {line.rsplit("|", 1)[-1].strip() for line in r.stderr.splitlines() if "|" in line}
+
+
+def test_help_imports_no_subcommand_and_no_heavy_library():
+    r, imported = _imported_by("--help")
     assert r.returncode == 0
-    imported = {line.rsplit("|", 1)[-1].strip() for line in r.stderr.splitlines() if "|" in line}
     assert not {m for m in imported if m.split(".")[0] in HEAVY}
     assert not {m for m in imported if m in {mod for mod, _ in COMMANDS.values()}}
     for name in COMMANDS:
         assert name in r.stdout
+
+
+@pytest.mark.parametrize("command", list(COMMANDS))
+def test_command_help_imports_no_heavy_library(command):
+    r, imported = _imported_by(command, "--help")
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert not {m for m in imported if m.split(".")[0] in HEAVY}
 
 
 def test_version(cli):

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import pathpool
+from pathpool.data import scenario_path
 from pathpool.plot import plot_results
 
 
 def _run(tmp_path):
     d = tmp_path / "run"
-    pathpool.run(pathpool.data.scenario_path("examples/two_paths"), seeds=[1, 2]).write(d)
+    pathpool.run(scenario_path("examples/two_paths"), seeds=[1, 2]).write(d)
     return d
 
 

@@ -8,12 +8,27 @@ import os
 import sys
 from pathlib import Path
 
-from rich.console import Console
-from rich.table import Table
-
 from pathpool.kernel import loader
 
-_console = Console()
+
+class _LazyConsole:
+    """rich's Console, imported when something is printed (not when the parser is built)."""
+
+    def __getattr__(self, name: str):
+        from rich.console import Console
+
+        console = Console()
+        globals()["_console"] = console
+        return getattr(console, name)
+
+
+def Table(*args, **kwargs):
+    from rich.table import Table as RichTable
+
+    return RichTable(*args, **kwargs)
+
+
+_console = _LazyConsole()
 _TB_STATE = Path("/run/pathpool/testbed.json")
 
 
