@@ -32,16 +32,23 @@ _console = _LazyConsole()
 _TB_STATE = Path("/run/pathpool/testbed.json")
 
 
+def _path_spec(text: str) -> str:
+    """argparse type of ``--path``: checked when parsed, so a bad one is one line and exit 2."""
+    try:
+        rate, delay, loss = (float(x) for x in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected RATE_MBPS,DELAY_MS,LOSS e.g. 10,20,0.01") from None
+    if not (rate > 0 and delay >= 0 and 0 <= loss < 1):
+        raise argparse.ArgumentTypeError(f"{text!r}: need RATE_MBPS > 0, DELAY_MS >= 0, 0 <= LOSS < 1")
+    return text
+
+
 def _paths(specs: list[str]):
     from pathpool.kernel.testbed import PathSpec
 
     out = []
-    for k, s in enumerate(specs):
-        try:
-            rate, delay, loss = (float(x) for x in s.split(","))
-        except ValueError:
-            raise SystemExit(f"--path {s!r} (path {k}): expected RATE_MBPS,DELAY_MS,LOSS "
-                             f"e.g. 10,20,0.01") from None
+    for s in specs:
+        rate, delay, loss = (float(x) for x in s.split(","))
         out.append(PathSpec(rate_mbps=rate, delay_ms=delay, loss=loss))
     return out
 
@@ -110,11 +117,9 @@ def _tb_run(a: argparse.Namespace) -> int:
 
 
 def _tb_up(a: argparse.Namespace) -> int:
-    from pathpool.kernel.testbed import Testbed
-
-    if a.hold <= 0:
-        raise SystemExit("--hold SECONDS must be > 0: the test bed always tears itself down")
     import time
+
+    from pathpool.kernel.testbed import Testbed
 
     with Testbed(_paths(a.path or ["10,10,0", "10,20,0"]), shared_bottleneck=a.shared) as tb:
         _console.print(f"up: namespaces {tb.ns_c} {tb.ns_r} {tb.ns_s}; server {tb.client_addr(0)} -> "
@@ -185,7 +190,7 @@ def run_linux_command(a: argparse.Namespace) -> int:
 
 def register(subparsers) -> None:
     """Add ``pathpool kernel`` and ``pathpool testbed``."""
-    from pathpool.cliutil import add_out
+    from pathpool.cliutil import add_out, positive_float
 
     k = subparsers.add_parser("kernel")
     ks = k.add_subparsers(dest="kernel_cmd", required=True)
@@ -208,12 +213,13 @@ def register(subparsers) -> None:
     for name, fn, hlp in (("up", _tb_up, "build it and hold it for --hold seconds"),
                           ("run", _tb_run, "build it, run one transfer, write results, tear down")):
         p = ts.add_parser(name, help=hlp)
-        p.add_argument("--path", action="append", metavar="RATE_MBPS,DELAY_MS,LOSS",
+        p.add_argument("--path", action="append", metavar="RATE_MBPS,DELAY_MS,LOSS", type=_path_spec,
                        help="one per path (default: 10,10,0 and 10,20,0)")
         p.add_argument("--shared", action="store_true", help="all paths through one bottleneck")
         p.set_defaults(func=fn)
-    ts.choices["up"].add_argument("--hold", type=float, default=60.0, metavar="S",
-                                  help="seconds to keep it up before tearing it down (default 60)")
+    ts.choices["up"].add_argument("--hold", type=positive_float, default=60.0, metavar="S",
+                                  help="seconds to keep it up before tearing it down, > 0: the test bed "
+                                  "always tears itself down (default 60)")
     r = ts.choices["run"]
     r.add_argument("--cc", default="pp_lia", help="congestion control of the MPTCP flow (default pp_lia)")
     r.add_argument("--duration", type=float, default=4.0, metavar="S", help="transfer time, seconds (default 4)")
