@@ -138,6 +138,7 @@ def test_out_is_spelled_the_same_everywhere():
     ["ratecontrol", "rates", "--path", "2,20ms"],
     ["run", "no/such/scenario.toml"],
     ["reproduce", "--seeds", "0"],
+    ["run", "examples/two_paths", "--backend", "linux", "--set", "duration=1"],
     ["testbed", "run", "--path", "1,2"],
     ["testbed", "up", "--hold", "0"],
     ["nosuchcommand"],

@@ -98,6 +98,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if args.backend == "linux":
         from pathpool.kernel.cli import run_linux_command
 
+        unsupported = [opt for opt, used in (("--set", args.set), ("--json", args.json)) if used]
+        if unsupported:
+            return fail(f"pathpool run --backend linux: {', '.join(unsupported)} not supported (allowed with "
+                        "--backend sim)")
         return run_linux_command(args)
     from pathpool.cliutil import progress
     from pathpool.sim.runner import run
