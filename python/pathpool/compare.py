@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-__all__ = ["METRICS", "compare_dirs", "compare_results", "write_comparison"]
+__all__ = ["METRICS", "command", "compare_dirs", "compare_results", "write_comparison"]
 
 #: metric -> (unit, description)
 METRICS: dict[str, tuple[str, str]] = {
@@ -230,7 +230,7 @@ def _rich_table(table: pd.DataFrame, title: str):
     return t
 
 
-def _cmd_compare(a: argparse.Namespace) -> int:
+def command(a: argparse.Namespace) -> int:
     from rich.console import Console
 
     from pathpool.errors import ScenarioError

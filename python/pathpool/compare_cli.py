@@ -12,9 +12,9 @@ __all__ = ["register"]
 
 
 def _run(args: argparse.Namespace) -> int:
-    from pathpool.compare import _cmd_compare
+    from pathpool.compare import command
 
-    return _cmd_compare(args)
+    return command(args)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

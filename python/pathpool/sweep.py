@@ -139,9 +139,9 @@ def _executor_map(
         return
     workers = workers or os.cpu_count() or 1
     if workers > 1 and len(jobs) > 1:
-        from pathpool.sim.runner import _spawn_safe_jobs
+        from pathpool._mainguard import safe_workers
 
-        workers = _spawn_safe_jobs(workers)
+        workers = safe_workers(workers)
     if workers == 1 or len(jobs) == 1:
         for i, job in enumerate(jobs):
             yield i, run_job(job)

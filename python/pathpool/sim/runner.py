@@ -181,25 +181,6 @@ def _run_pool(sc: Scenario, seeds: tuple[int, ...], jobs: int, progress: _Progre
     return [r for r in raws if r is not None]
 
 
-def _spawn_safe_jobs(n_jobs: int) -> int:
-    """``n_jobs``, or 1 with a warning when spawned workers would re-run an unguarded script."""
-    from pathpool._mainguard import unguarded_main_call
-
-    where = unguarded_main_call()
-    if where is None:
-        return n_jobs
-    import warnings
-
-    warnings.warn(
-        f"pathpool.run is called at {where}, outside `if __name__ == \"__main__\":`; worker processes "
-        f"would re-run the script, so the seeds run one after another in this process. Put the call "
-        f"under that guard to use {n_jobs} processes.",
-        RuntimeWarning,
-        stacklevel=3,
-    )
-    return 1
-
-
 def run(
     scenario: ScenarioLike,
     seeds: Iterable[int] | None = None,
@@ -241,7 +222,9 @@ def run(
         raise ValueError(f"jobs must be >= 1, got {jobs}")
     n_jobs = min(n_jobs, len(seed_tuple))
     if n_jobs > 1:
-        n_jobs = _spawn_safe_jobs(n_jobs)
+        from pathpool._mainguard import safe_workers
+
+        n_jobs = safe_workers(n_jobs)
     start = time.perf_counter()
     bar = _Progress(progress, sc, len(seed_tuple))
     try:
