@@ -231,6 +231,7 @@ def _rich_table(table: pd.DataFrame, title: str):
 
 
 def command(a: argparse.Namespace) -> int:
+    """Run ``pathpool compare`` with parsed arguments (parser: :mod:`pathpool.compare_cli`); exit status."""
     from rich.console import Console
 
     from pathpool.errors import ScenarioError
