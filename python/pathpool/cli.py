@@ -128,8 +128,10 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help(sys.stderr)
         return EXIT_BAD_INPUT
+    from pathpool.errors import run_command
+
     try:
-        return int(args.func(args) or 0)
+        return run_command(lambda: args.func(args))
     except BrokenPipeError:
         # The reader went away (`| head`): nothing more to say, and Python must not complain
         # again when it flushes stdout at exit.

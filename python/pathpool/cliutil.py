@@ -13,6 +13,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from pathpool import errors
+from pathpool.errors import EXIT_BAD_INPUT, EXIT_FAILED
+
 __all__ = [
     "EXIT_BAD_INPUT",
     "EXIT_FAILED",
@@ -27,15 +30,10 @@ __all__ = [
     "seeds_arg",
 ]
 
-EXIT_FAILED = 1
-EXIT_BAD_INPUT = 2
-
 
 def fail(message: str, code: int = EXIT_BAD_INPUT) -> int:
-    """Write ``message`` as one line on stderr and return ``code`` (for ``return fail(...)``)."""
-    # Plain write, not rich: the message must reach the terminal verbatim (brackets included).
-    sys.stderr.write(" ".join(str(message).split("\n")).rstrip() + "\n")
-    return code
+    """:func:`pathpool.errors.fail` with bad input (exit 2) as the default, the message kept on one line."""
+    return errors.fail(" ".join(str(message).splitlines()), code)
 
 
 def at_least(low: int) -> Callable[[str], int]:
@@ -79,7 +77,13 @@ def positive_float(text: str) -> float:
 
 
 def seeds_arg(text: str) -> list[int]:
-    """An argparse type: seeds as ``1,2,5-8``."""
+    """An argparse type: seeds as ``1,2,5-8``.
+
+    Examples
+    --------
+    >>> seeds_arg("1,3-4")
+    [1, 3, 4]
+    """
     from pathpool.sim.runner import parse_seeds
 
     try:

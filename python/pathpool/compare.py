@@ -181,7 +181,7 @@ def plot(table: pd.DataFrame, stem: Path, title: str = "") -> list[Path]:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from pathpool.sim.io import atomic_write
+    from pathpool.atomic import atomic_write
 
     g = table[table["metric"] == "goodput_mbps"].reset_index(drop=True)
     x = np.arange(len(g))
@@ -206,7 +206,7 @@ def plot(table: pd.DataFrame, stem: Path, title: str = "") -> list[Path]:
 
 def write_comparison(table: pd.DataFrame, out_dir: str | os.PathLike, title: str = "") -> list[Path]:
     """Write comparison.csv, comparison.md, comparison.png and comparison.svg (atomically)."""
-    from pathpool.sim.io import atomic_write, atomic_write_text
+    from pathpool.atomic import atomic_write, atomic_write_text
 
     d = Path(out_dir)
     d.mkdir(parents=True, exist_ok=True)

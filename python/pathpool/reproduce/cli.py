@@ -16,7 +16,8 @@ def _default_out(paper: str) -> str:
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add ``pathpool reproduce``."""
-    from pathpool.cliutil import add_out, at_least, positive_float, positive_int
+    from pathpool.cliutil import add_out, at_least, positive_float
+    from pathpool.procpool import jobs_arg
 
     p = subparsers.add_parser(
         "reproduce",
@@ -32,8 +33,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="seeds per configuration, 1..N (default 10)")
     add_out(p, None, "output folder (default: report/ for all, report-PAPER/ for one paper, so that a "
             "single paper never overwrites the all-papers report)")
-    p.add_argument("-j", "--jobs", type=positive_int, default=None, metavar="N",
-                   help="local worker processes (default: all cores)")
+    p.add_argument("-j", "--jobs", type=jobs_arg, default=None, metavar="N",
+                   help="local worker processes, at least 1 (default: one per core)")
     p.add_argument("--dask", default=None, metavar="ADDRESS|local",
                    help="run on a Dask cluster: a scheduler address (tcp://host:8786) or 'local' to start one")
     p.add_argument("--force", action="store_true", help="recompute runs already in the cache")

@@ -23,9 +23,9 @@ from pathpool.cliutil import (
     scenario_arg,
     seeds_arg,
 )
-from pathpool.errors import ScenarioError, SimulationError
+from pathpool.errors import OutputError, ScenarioError, SimulationError
 
-__all__ = ["register"]
+__all__ = ["load_with_overrides", "register", "seeds_arg"]
 
 EXIT_SIM_FAILED = EXIT_FAILED
 
@@ -103,27 +103,33 @@ def _cmd_run(args: argparse.Namespace) -> int:
             return fail(f"pathpool run --backend linux: {', '.join(unsupported)} not supported (allowed with "
                         "--backend sim)")
         return run_linux_command(args)
+    from pathpool.atomic import check_replaceable, directory_lock
     from pathpool.cliutil import progress
+    from pathpool.sim.results import is_result_set
     from pathpool.sim.runner import run
 
     try:
         scenario = load_with_overrides(args.scenario, args.set)
         out = Path(args.output) if args.output else Path("results") / scenario.name
-        show = not (args.no_progress or args.json)
-        if show and sys.stderr.isatty():
-            results = run(scenario, seeds=args.seeds, progress=True, jobs=args.jobs)
-        else:
-            with progress(f"run {scenario.name} (%)", enabled=show) as tick:
-                results = run(scenario, seeds=args.seeds, jobs=args.jobs,
-                              progress=(lambda f: tick(round(100 * f), 100)) if show else False)
-    except ScenarioError as e:
+        # The output place is checked, and locked against a second writer, before the run rather
+        # than after minutes of simulation.
+        check_replaceable(out, is_result_set)
+        with directory_lock(out):
+            show = not (args.no_progress or args.json)
+            if show and sys.stderr.isatty():
+                results = run(scenario, seeds=args.seeds, progress=True, jobs=args.jobs)
+            else:
+                with progress(f"run {scenario.name} (%)", enabled=show) as tick:
+                    results = run(scenario, seeds=args.seeds, jobs=args.jobs,
+                                  progress=(lambda f: tick(round(100 * f), 100)) if show else False)
+            try:
+                files = results.write(out)
+            except OSError as e:
+                return fail(f"{out}: cannot write results: {e}", EXIT_SIM_FAILED)
+    except (ScenarioError, OutputError) as e:
         return fail(str(e), EXIT_BAD_INPUT)
     except SimulationError as e:
         return fail(f"{args.scenario}: simulation failed: {e}", EXIT_SIM_FAILED)
-    try:
-        files = results.write(out)
-    except OSError as e:
-        return fail(f"{out}: cannot write results: {e}", EXIT_SIM_FAILED)
     if args.json:
         sys.stdout.write(json.dumps({"out": str(out), "files": [str(f) for f in files], **results.summary},
                                     indent=2, default=str) + "\n")
@@ -268,6 +274,8 @@ def _cmd_bench(args: argparse.Namespace) -> int:
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add ``run``, ``validate``, ``algorithms`` and ``bench`` to the ``pathpool`` command."""
+    from pathpool.procpool import jobs_arg
+
     p = subparsers.add_parser(
         "run",
         description="Run SCENARIO for each seed and write flows/subflows/links/series (Parquet and CSV), "
@@ -281,7 +289,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    "or unit string, e.g. links.bottleneck_a.rate=20Mbps; repeatable")
     p.add_argument("--seeds", type=seeds_arg, metavar="LIST", help="seeds, e.g. 1,2,5-8 (default: the scenario's seeds)")
     p.add_argument(
-        "-j", "--jobs", type=positive_int, default=None, metavar="N",
+        "-j", "--jobs", type=jobs_arg, default=None, metavar="N",
         help="worker processes (default: one per core, at most one per seed); results do not depend on it",
     )
     p.add_argument("--no-progress", action="store_true", help="no progress bar or progress lines")
