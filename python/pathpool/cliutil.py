@@ -146,8 +146,10 @@ def progress(label: str, *, enabled: bool = True, every_s: float = 10.0) -> Iter
             task = bar.add_task(label, total=None)
             yield lambda done, total: bar.update(task, completed=done, total=total)
         return
+    # The first line comes after `every_s` (or at the end): a run that fails at once prints its
+    # one error line and nothing else.
     t0 = time.monotonic()
-    state = {"last": -1e9, "done": None, "total": None}
+    state: dict[str, Any] = {"last": t0, "done": None, "total": None, "final": False}
 
     def line(done: float, total: float) -> None:
         pct = f" ({100.0 * done / total:.0f}%)" if total else ""
@@ -157,10 +159,11 @@ def progress(label: str, *, enabled: bool = True, every_s: float = 10.0) -> Iter
     def update(done: float, total: float) -> None:
         state["done"], state["total"] = done, total
         now = time.monotonic()
-        if now - state["last"] >= every_s or (total and done >= total):
-            state["last"] = now
+        final = bool(total) and done >= total
+        if (now - state["last"] >= every_s and not state["final"]) or (final and not state["final"]):
+            state["last"], state["final"] = now, final
             line(done, total)
 
     yield update
-    if state["done"] is not None and not (state["total"] and state["done"] >= state["total"]):
+    if state["done"] is not None and not state["final"]:
         line(state["done"], state["total"])

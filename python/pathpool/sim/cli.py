@@ -104,7 +104,6 @@ def _cmd_run(args: argparse.Namespace) -> int:
                         "--backend sim)")
         return run_linux_command(args)
     from pathpool.atomic import check_replaceable, directory_lock
-    from pathpool.cliutil import progress
     from pathpool.sim.results import is_result_set
     from pathpool.sim.runner import run
 
@@ -115,13 +114,11 @@ def _cmd_run(args: argparse.Namespace) -> int:
         # than after minutes of simulation.
         check_replaceable(out, is_result_set)
         with directory_lock(out):
-            show = not (args.no_progress or args.json)
-            if show and sys.stderr.isatty():
-                results = run(scenario, seeds=args.seeds, progress=True, jobs=args.jobs)
-            else:
-                with progress(f"run {scenario.name} (%)", enabled=show) as tick:
-                    results = run(scenario, seeds=args.seeds, jobs=args.jobs,
-                                  progress=(lambda f: tick(round(100 * f), 100)) if show else False)
+            # A bar on a terminal only: the runner's progress feed is a multiprocessing queue, and
+            # the resource-tracker process it starts would be one more process for Ctrl-C to
+            # catch half-started; `sweep` and `reproduce` print plain lines off a terminal.
+            show_bar = not (args.no_progress or args.json) and sys.stderr.isatty()
+            results = run(scenario, seeds=args.seeds, progress=show_bar, jobs=args.jobs)
             try:
                 files = results.write(out)
             except OSError as e:
