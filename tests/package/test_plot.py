@@ -37,3 +37,5 @@ def test_plot_errors_are_one_line(tmp_path, cli):
     d = _run(tmp_path)
     r = cli("plot", d, "--where", "nosuch=1")
     assert r.code == 2 and "no column 'nosuch'" in r.err
+    r = cli("plot", d, "--where", "flow=nosuch")
+    assert r.code == 2 and "allowed values of flow: mptcp, tcp" in r.err
