@@ -13,7 +13,7 @@ import ast
 import functools
 import sys
 
-__all__ = ["unguarded_main_call"]
+__all__ = ["safe_workers", "unguarded_main_call"]
 
 
 @functools.lru_cache(maxsize=8)
@@ -60,3 +60,22 @@ def unguarded_main_call() -> str | None:
             return f"{path}:{line}"
         frame = frame.f_back
     return None
+
+
+def safe_workers(n: int) -> int:
+    """``n`` worker processes, or 1 with a RuntimeWarning when spawned workers would re-run an
+    unguarded script (see the module docstring)."""
+    where = unguarded_main_call()
+    if where is None:
+        return n
+    import warnings
+
+    # stacklevel: past this function and the runner, to the user's call
+    warnings.warn(
+        f"pathpool.run is called at {where}, outside `if __name__ == \"__main__\":`; worker processes "
+        f"would re-run the script, so the runs go one after another in this process. Put the call "
+        f"under that guard to use {n} processes.",
+        RuntimeWarning,
+        stacklevel=3,
+    )
+    return 1

@@ -20,8 +20,6 @@ import os
 import sys
 from typing import Any, NoReturn
 
-from pathpool.errors import EXIT_BAD_INPUT
-
 __all__ = ["COMMANDS", "Parser", "build_parser", "main"]
 
 #: command -> (module that registers it, one-line help), in the order ``pathpool --help`` lists them.
@@ -43,13 +41,14 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "TCP-friendly rate control for non-TCP multipath flows (seed 003)",
     ),
     "compare": (
-        "pathpool.compare",
+        "pathpool.compare_cli",
         "simulator vs Linux kernel on one scenario (side-by-side table + plot)",
     ),
     "kernel": ("pathpool.kernel.cli", "load/unload the BPF congestion controls (root)"),
     "testbed": ("pathpool.kernel.cli", "namespace test bed with emulated paths (root)"),
 }
 
+EXIT_BAD_INPUT = 2
 
 
 class Parser(argparse.ArgumentParser):
@@ -109,17 +108,6 @@ def build_parser(command: str | None = None) -> Parser:
     return parser
 
 
-def _quiet_on_closed_pipe(func: Any, args: argparse.Namespace) -> int:
-    try:
-        return int(func(args) or 0)
-    except BrokenPipeError:
-        # The reader went away (`| head`): nothing more to say, and Python must not complain
-        # again when it flushes stdout at exit.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        return 141
-
-
 def _command_of(argv: list[str]) -> str | None:
     # The first word that is not an option; the top level has no option that takes a value.
     return next((a for a in argv if not a.startswith("-")), None)
@@ -142,7 +130,14 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_BAD_INPUT
     from pathpool.errors import run_command
 
-    return run_command(lambda: _quiet_on_closed_pipe(args.func, args))
+    try:
+        return run_command(lambda: args.func(args))
+    except BrokenPipeError:
+        # The reader went away (`| head`): nothing more to say, and Python must not complain
+        # again when it flushes stdout at exit.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 141
 
 
 if __name__ == "__main__":

@@ -13,6 +13,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from pathpool import errors
+from pathpool.errors import EXIT_BAD_INPUT, EXIT_FAILED
+
 __all__ = [
     "EXIT_BAD_INPUT",
     "EXIT_FAILED",
@@ -27,8 +30,10 @@ __all__ = [
     "seeds_arg",
 ]
 
-# One definition of the exit codes and of the one-line error, in pathpool.errors.
-from pathpool.errors import EXIT_BAD_INPUT, EXIT_FAILED, fail
+
+def fail(message: str, code: int = EXIT_BAD_INPUT) -> int:
+    """:func:`pathpool.errors.fail` with bad input (exit 2) as the default, the message kept on one line."""
+    return errors.fail(" ".join(str(message).splitlines()), code)
 
 
 def at_least(low: int) -> Callable[[str], int]:
@@ -72,7 +77,13 @@ def positive_float(text: str) -> float:
 
 
 def seeds_arg(text: str) -> list[int]:
-    """An argparse type: seeds as ``1,2,5-8``."""
+    """An argparse type: seeds as ``1,2,5-8``.
+
+    Examples
+    --------
+    >>> seeds_arg("1,3-4")
+    [1, 3, 4]
+    """
     from pathpool.sim.runner import parse_seeds
 
     try:
@@ -135,10 +146,10 @@ def progress(label: str, *, enabled: bool = True, every_s: float = 10.0) -> Iter
             task = bar.add_task(label, total=None)
             yield lambda done, total: bar.update(task, completed=done, total=total)
         return
+    # The first line comes after `every_s` (or at the end): a run that fails at once prints its
+    # one error line and nothing else.
     t0 = time.monotonic()
-    # The first line comes after every_s, not at once: a command that fails at the start leaves
-    # only its one error line, and a short one only its final line.
-    state = {"last": t0, "done": None, "total": None}
+    state: dict[str, Any] = {"last": t0, "done": None, "total": None, "final": False}
 
     def line(done: float, total: float) -> None:
         pct = f" ({100.0 * done / total:.0f}%)" if total else ""
@@ -148,10 +159,11 @@ def progress(label: str, *, enabled: bool = True, every_s: float = 10.0) -> Iter
     def update(done: float, total: float) -> None:
         state["done"], state["total"] = done, total
         now = time.monotonic()
-        if now - state["last"] >= every_s or (total and done >= total):
-            state["last"] = now
+        final = bool(total) and done >= total
+        if (now - state["last"] >= every_s and not state["final"]) or (final and not state["final"]):
+            state["last"], state["final"] = now, final
             line(done, total)
 
     yield update
-    if state["done"] is not None and not (state["total"] and state["done"] >= state["total"]):
+    if state["done"] is not None and not state["final"]:
         line(state["done"], state["total"])

@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-__all__ = ["METRICS", "compare_dirs", "compare_results", "register", "write_comparison"]
+__all__ = ["METRICS", "command", "compare_dirs", "compare_results", "write_comparison"]
 
 #: metric -> (unit, description)
 METRICS: dict[str, tuple[str, str]] = {
@@ -230,7 +230,8 @@ def _rich_table(table: pd.DataFrame, title: str):
     return t
 
 
-def _cmd_compare(a: argparse.Namespace) -> int:
+def command(a: argparse.Namespace) -> int:
+    """Run ``pathpool compare`` with parsed arguments (parser: :mod:`pathpool.compare_cli`); exit status."""
     from rich.console import Console
 
     from pathpool.errors import ScenarioError
@@ -285,23 +286,3 @@ def _cmd_compare(a: argparse.Namespace) -> int:
     console.print(_rich_table(table, title))
     console.print(f"wrote {', '.join(f.name for f in files)} to {out}")
     return 0
-
-
-def register(subparsers: argparse._SubParsersAction) -> None:
-    """Add ``compare`` to the ``pathpool`` command."""
-    from pathpool.cliutil import add_out, positive_float, positive_int, scenario_arg, seeds_arg
-
-    p = subparsers.add_parser(
-        "compare",
-        description="Run SCENARIO on the simulator and on the Linux test bed (root), or read two "
-        "result directories, and write comparison.csv/.md/.png/.svg to DIR.")
-    p.add_argument("scenario", metavar="SCENARIO", nargs="?", type=scenario_arg,
-                   help="scenario TOML file or shipped name")
-    p.add_argument("--sim", metavar="DIR", help="simulator results (instead of SCENARIO)")
-    p.add_argument("--linux", metavar="DIR", help="Linux backend results (instead of SCENARIO)")
-    p.add_argument("--seeds", type=seeds_arg, metavar="LIST", help="simulator seeds (default: the scenario's)")
-    p.add_argument("--linux-runs", type=positive_int, default=1, metavar="N", help="test-bed runs (default 1)")
-    p.add_argument("--max-duration", type=positive_float, default=10.0, metavar="S",
-                   help="both backends run min(scenario duration, S) seconds (default 10)")
-    add_out(p, "results/compare")
-    p.set_defaults(func=_cmd_compare)

@@ -26,6 +26,8 @@ __all__ = ["plot_results", "read_table", "register"]
 
 # Columns of the simulator's own tables; anything else in a table is a key (sweep axis, tag).
 _SERIES_COLUMNS = {"seed", "time_s", "entity", "id", "metric", "value"}
+#: Bars per panel at most; a reproduce directory has hundreds of groups (use --where).
+MAX_BARS = 80
 _PANELS = (  # (entity, metric, y label, scale)
     ("subflow", "cwnd", "cwnd (segments)", 1.0),
     ("subflow", "srtt_s", "srtt (ms)", 1e3),
@@ -111,20 +113,30 @@ def _bars(flows: pd.DataFrame, subflows: pd.DataFrame | None, where: dict[str, s
                 "completion_time_s", "received_packets", "dropped_packets", "in_flight_packets", "ack_packets",
                 "duplicate_segments", "reinjected_segments", "integrity_errors"}
     keys = _keys(flows, own_flow)
-    panels = [("flow", _select(flows, where), ["flow"])]
+    selected = _select(flows, where)
+    if selected.empty:
+        col, val = next(iter(where.items()))
+        values = ", ".join(sorted(map(str, flows[col].dropna().unique()))) if col in flows.columns else "-"
+        raise ValueError(f"--where {col}={val}: no flow rows left (allowed values of {col}: {values})")
+    panels = [("flow", selected, ["flow"])]
     if subflows is not None and len(subflows):
         panels.append(("subflow", _select(subflows, where), ["flow", "subflow", "path"]))
-    fig, axes = plt.subplots(1, len(panels), figsize=(6 * len(panels), 4), squeeze=False)
-    for ax, (what, df, ident) in zip(axes[0], panels):
+    stats_of = []
+    for what, df, ident in panels:
         group = [k for k in keys if k in df.columns] + [c for c in ident if c in df.columns]
         stats = df.groupby(group, sort=False, dropna=False)["goodput_bps"].agg(["mean", "std", "count"]).reset_index()
-        labels = ["/".join(str(v) for v in row) for row in stats[group].itertuples(index=False)]
-        x = np.arange(len(stats))
-        ax.bar(x, stats["mean"] / 1e6, yerr=stats["std"].fillna(0.0) / 1e6, capsize=3)
-        ax.set_xticks(x, labels, rotation=45 if len(labels) > 4 else 0, ha="right" if len(labels) > 4 else "center",
-                      fontsize=7)
-        ax.set_ylabel("goodput (Mbit/s), mean +- sd over seeds")
-        ax.set_title(f"per {what} ({'/'.join(group)})", fontsize=9)
+        stats_of.append((what, group, stats))
+    widest = min(max(len(st) for _, _, st in stats_of), MAX_BARS)
+    fig, axes = plt.subplots(len(panels), 1, figsize=(max(6.0, 0.25 * widest + 2), 4.5 * len(panels)), squeeze=False)
+    for ax, (what, group, stats) in zip(axes[:, 0], stats_of):
+        shown = stats.head(MAX_BARS)
+        labels = ["/".join(str(v) for v in row) for row in shown[group].itertuples(index=False)]
+        x = np.arange(len(shown))
+        ax.bar(x, shown["mean"] / 1e6, yerr=shown["std"].fillna(0.0) / 1e6, capsize=2)
+        ax.set_xticks(x, labels, rotation=90 if len(labels) > 4 else 0, fontsize=6 if len(labels) > 20 else 8)
+        ax.set_ylabel("goodput (Mbit/s)\nmean +- sd over seeds")
+        more = f"; first {MAX_BARS} of {len(stats)}, narrow with --where" if len(stats) > MAX_BARS else ""
+        ax.set_title(f"per {what} ({'/'.join(group)}){more}", fontsize=9)
     fig.tight_layout()
     files = _save(fig, out / "flows")
     plt.close(fig)

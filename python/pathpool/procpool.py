@@ -63,31 +63,10 @@ def check_jobs(jobs: int | None, n_tasks: int) -> int:
     (1, 3)
     """
     if jobs is None:
-        n = default_jobs(n_tasks)
-    elif isinstance(jobs, bool) or int(jobs) != jobs or jobs < 1:
+        return default_jobs(n_tasks)
+    if isinstance(jobs, bool) or int(jobs) != jobs or jobs < 1:
         raise ValueError(f"jobs must be an integer >= 1 (or None for one per core), got {jobs!r}")
-    else:
-        n = max(1, min(int(jobs), n_tasks))
-    return _spawn_safe_jobs(n) if n > 1 else n
-
-
-def _spawn_safe_jobs(n_jobs: int) -> int:
-    """``n_jobs``, or 1 with a warning when spawned workers would re-run an unguarded script."""
-    from pathpool._mainguard import unguarded_main_call
-
-    where = unguarded_main_call()
-    if where is None:
-        return n_jobs
-    import warnings
-
-    warnings.warn(
-        f"pathpool is called at {where}, outside `if __name__ == \"__main__\":`; worker processes "
-        f"would re-run the script, so the runs go one after another in this process. Put the call "
-        f"under that guard to use {n_jobs} processes.",
-        RuntimeWarning,
-        stacklevel=3,
-    )
-    return 1
+    return max(1, min(int(jobs), n_tasks))
 
 
 def jobs_arg(text: str) -> int:

@@ -226,7 +226,8 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add ``pathpool sweep``."""
-    from pathpool.cliutil import add_out, positive_int, seeds_arg
+    from pathpool.cliutil import add_out, seeds_arg
+    from pathpool.procpool import jobs_arg
 
     p = subparsers.add_parser(
         "sweep",
@@ -237,8 +238,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("grid", metavar="GRID", help="grid TOML file")
     add_out(p, None, "output directory (default: results/sweep-<grid name>)")
     p.add_argument("--seeds", type=seeds_arg, metavar="LIST", help="seeds, e.g. 1-5 (default: the grid's)")
-    p.add_argument("-j", "--jobs", type=positive_int, default=None, metavar="N",
-                   help="local worker processes (default: all cores)")
+    p.add_argument("-j", "--jobs", type=jobs_arg, default=None, metavar="N",
+                   help="local worker processes, at least 1 (default: one per core)")
     p.add_argument("--dask", default=None, metavar="ADDRESS|local",
                    help="run on a Dask cluster: a scheduler address (tcp://host:8786) or 'local' to start one")
     p.add_argument("--force", action="store_true", help="recompute runs already in the cache")

@@ -61,15 +61,26 @@ def test_cli_modules_do_not_import_each_other():
     assert r.returncode == 0, r.stderr
 
 
-def test_help_imports_no_subcommand_and_no_heavy_library():
-    r = subprocess.run([sys.executable, "-X", "importtime", "-m", "pathpool.cli", "--help"],
+def _imported_by(*args: str) -> tuple[subprocess.CompletedProcess, set[str]]:
+    r = subprocess.run([sys.executable, "-X", "importtime", "-m", "pathpool.cli", *args],
                        capture_output=True, text=True, timeout=60, check=False)
+    return r, {line.rsplit("|", 1)[-1].strip() for line in r.stderr.splitlines() if "|" in line}
+
+
+def test_help_imports_no_subcommand_and_no_heavy_library():
+    r, imported = _imported_by("--help")
     assert r.returncode == 0
-    imported = {line.rsplit("|", 1)[-1].strip() for line in r.stderr.splitlines() if "|" in line}
     assert not {m for m in imported if m.split(".")[0] in HEAVY}
     assert not {m for m in imported if m in {mod for mod, _ in COMMANDS.values()}}
     for name in COMMANDS:
         assert name in r.stdout
+
+
+@pytest.mark.parametrize("command", list(COMMANDS))
+def test_command_help_imports_no_heavy_library(command):
+    r, imported = _imported_by(command, "--help")
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert not {m for m in imported if m.split(".")[0] in HEAVY}
 
 
 def test_version(cli):
@@ -127,6 +138,9 @@ def test_out_is_spelled_the_same_everywhere():
     ["ratecontrol", "rates", "--path", "2,20ms"],
     ["run", "no/such/scenario.toml"],
     ["reproduce", "--seeds", "0"],
+    ["run", "examples/two_paths", "--backend", "linux", "--set", "duration=1"],
+    ["testbed", "run", "--path", "1,2"],
+    ["testbed", "up", "--hold", "0"],
     ["nosuchcommand"],
     ["scenarios"],
 ])
@@ -148,12 +162,29 @@ def test_closed_pipe_ends_quietly():
 
 
 def test_progress_without_a_terminal_is_plain_lines(tmp_path):
-    r = _pathpool("run", "examples/two_paths", "--seeds", "1", "-o", str(tmp_path / "r"), "-q")
+    grid = tmp_path / "grid.toml"
+    grid.write_text('scenario = "examples/two_paths"\nseeds = [1, 2]\n')
+    r = _pathpool("sweep", str(grid), "-o", str(tmp_path / "out"), "-j", "1")
     assert r.returncode == 0, r.stderr
     lines = r.stderr.strip().splitlines()
-    assert lines and all(line.startswith("run two_paths (%): ") for line in lines), r.stderr
-    assert "100/100 (100%)" in lines[-1]
+    assert lines and all(line.startswith("sweep grid.toml: runs: ") for line in lines), r.stderr
+    assert "2/2 (100%)" in lines[-1]
     assert "\r" not in r.stderr and "\x1b" not in r.stderr
+
+
+def test_progress_lines_are_periodic(monkeypatch, capsys):
+    from pathpool import cliutil
+
+    clock = iter([0.0, 1.0, 11.0, 12.0, 30.0, 31.0, 40.0, 41.0])
+    monkeypatch.setattr(cliutil.time, "monotonic", lambda: next(clock))
+    monkeypatch.setattr(cliutil.sys.stderr, "isatty", lambda: False)
+    with cliutil.progress("x", every_s=10) as tick:  # t0 = 0
+        tick(1, 4)  # t=1: too early
+        tick(2, 4)  # t=11: a line (10 s since t0)
+        tick(3, 4)  # t=30: a line
+        tick(4, 4)  # t=40: the final line
+    err = capsys.readouterr().err.splitlines()
+    assert [e.split(",")[0] for e in err] == ["x: 2/4 (50%)", "x: 3/4 (75%)", "x: 4/4 (100%)"]
 
 
 def test_run_json_is_the_summary(tmp_path, cli):

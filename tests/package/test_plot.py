@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import pathpool
+from pathpool.data import scenario_path
 from pathpool.plot import plot_results
 
 
 def _run(tmp_path):
     d = tmp_path / "run"
-    pathpool.run(pathpool.data.scenario_path("examples/two_paths"), seeds=[1, 2]).write(d)
+    pathpool.run(scenario_path("examples/two_paths"), seeds=[1, 2]).write(d)
     return d
 
 
@@ -36,3 +37,5 @@ def test_plot_errors_are_one_line(tmp_path, cli):
     d = _run(tmp_path)
     r = cli("plot", d, "--where", "nosuch=1")
     assert r.code == 2 and "no column 'nosuch'" in r.err
+    r = cli("plot", d, "--where", "flow=nosuch")
+    assert r.code == 2 and "allowed values of flow: mptcp, tcp" in r.err

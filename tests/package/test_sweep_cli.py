@@ -7,6 +7,7 @@ import inspect
 import pandas as pd
 import pathpool
 import pytest
+from pathpool.data import scenario_path
 from pathpool.sweep_cli import Grid, GridError, load_grid, overrides, run_grid
 
 SCENARIO = "examples/two_paths"
@@ -47,7 +48,7 @@ def test_seed_sweep_agrees_with_run_and_is_cached(tmp_path):
     g = load_grid(_grid(tmp_path, f'scenario = "{SCENARIO}"\nseeds = "1-2"\n'))
     out = tmp_path / "out"
     res = run_grid(g, out, workers=1)
-    direct = pathpool.run(pathpool.data.scenario_path(SCENARIO), seeds=[1, 2]).flows
+    direct = pathpool.run(scenario_path(SCENARIO), seeds=[1, 2]).flows
     pd.testing.assert_series_equal(res["flows"]["goodput_bps"], direct["goodput_bps"], check_names=False)
     # summary = mean and sd over seeds of the flows table, by hand
     for flow, grp in direct.groupby("flow"):

@@ -5,8 +5,6 @@ from __future__ import annotations
 import argparse
 import time
 
-from pathpool.procpool import jobs_arg
-
 __all__ = ["register"]
 
 
@@ -19,6 +17,7 @@ def _default_out(paper: str) -> str:
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add ``pathpool reproduce``."""
     from pathpool.cliutil import add_out, at_least, positive_float
+    from pathpool.procpool import jobs_arg
 
     p = subparsers.add_parser(
         "reproduce",
@@ -35,7 +34,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_out(p, None, "output folder (default: report/ for all, report-PAPER/ for one paper, so that a "
             "single paper never overwrites the all-papers report)")
     p.add_argument("-j", "--jobs", type=jobs_arg, default=None, metavar="N",
-                   help="local worker processes (default: one per core)")
+                   help="local worker processes, at least 1 (default: one per core)")
     p.add_argument("--dask", default=None, metavar="ADDRESS|local",
                    help="run on a Dask cluster: a scheduler address (tcp://host:8786) or 'local' to start one")
     p.add_argument("--force", action="store_true", help="recompute runs already in the cache")

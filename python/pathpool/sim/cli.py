@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import sys
 import time
 from pathlib import Path
@@ -25,9 +24,8 @@ from pathpool.cliutil import (
     seeds_arg,
 )
 from pathpool.errors import OutputError, ScenarioError, SimulationError
-from pathpool.procpool import jobs_arg
 
-__all__ = ["register"]
+__all__ = ["load_with_overrides", "register", "seeds_arg"]
 
 EXIT_SIM_FAILED = EXIT_FAILED
 
@@ -100,9 +98,12 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if args.backend == "linux":
         from pathpool.kernel.cli import run_linux_command
 
+        unsupported = [opt for opt, used in (("--set", args.set), ("--json", args.json)) if used]
+        if unsupported:
+            return fail(f"pathpool run --backend linux: {', '.join(unsupported)} not supported (allowed with "
+                        "--backend sim)")
         return run_linux_command(args)
     from pathpool.atomic import check_replaceable, directory_lock
-    from pathpool.cliutil import progress
     from pathpool.sim.results import is_result_set
     from pathpool.sim.runner import run
 
@@ -113,13 +114,11 @@ def _cmd_run(args: argparse.Namespace) -> int:
         # than after minutes of simulation.
         check_replaceable(out, is_result_set)
         with directory_lock(out):
-            show = not (args.no_progress or args.json)
-            if show and sys.stderr.isatty():
-                results = run(scenario, seeds=args.seeds, progress=True, jobs=args.jobs)
-            else:
-                with progress(f"run {scenario.name} (%)", enabled=show) as tick:
-                    results = run(scenario, seeds=args.seeds, jobs=args.jobs,
-                                  progress=(lambda f: tick(round(100 * f), 100)) if show else False)
+            # A bar on a terminal only: the runner's progress feed is a multiprocessing queue, and
+            # the resource-tracker process it starts would be one more process for Ctrl-C to
+            # catch half-started; `sweep` and `reproduce` print plain lines off a terminal.
+            show_bar = not (args.no_progress or args.json) and sys.stderr.isatty()
+            results = run(scenario, seeds=args.seeds, progress=show_bar, jobs=args.jobs)
             try:
                 files = results.write(out)
             except OSError as e:
@@ -203,6 +202,8 @@ def _cmd_validate(args: argparse.Namespace) -> int:
 
 
 def _cmd_bench(args: argparse.Namespace) -> int:
+    import statistics
+
     from rich.table import Table
 
     from pathpool import _core
@@ -270,6 +271,8 @@ def _cmd_bench(args: argparse.Namespace) -> int:
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add ``run``, ``validate``, ``algorithms`` and ``bench`` to the ``pathpool`` command."""
+    from pathpool.procpool import jobs_arg
+
     p = subparsers.add_parser(
         "run",
         description="Run SCENARIO for each seed and write flows/subflows/links/series (Parquet and CSV), "
