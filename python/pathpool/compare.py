@@ -43,12 +43,10 @@ COLUMNS = ["level", "flow", "subflow", "path", "metric", "unit", "sim_mean", "si
 
 
 def _ci95(x: np.ndarray) -> float:
-    from scipy import stats
+    """Half-width of the 95 % t-interval of the finite values of ``x`` (NaN with fewer than 2)."""
+    from pathpool.stats import t_half_width
 
-    x = x[np.isfinite(x)]
-    if x.size < 2:
-        return math.nan
-    return float(stats.t.ppf(0.975, x.size - 1) * x.std(ddof=1) / math.sqrt(x.size))
+    return t_half_width(x[np.isfinite(x)])
 
 
 def _per_run(flows: pd.DataFrame, subflows: pd.DataFrame) -> pd.DataFrame:
