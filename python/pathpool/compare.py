@@ -23,7 +23,6 @@ import argparse
 import json
 import math
 import os
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -231,11 +230,7 @@ def _rich_table(table: pd.DataFrame, title: str):
 def _cmd_compare(a: argparse.Namespace) -> int:
     from rich.console import Console
 
-    from pathpool.errors import ScenarioError
-
-    def fail(msg: str, code: int) -> int:
-        sys.stderr.write(msg.rstrip("\n") + "\n")
-        return code
+    from pathpool.errors import ScenarioError, fail
 
     console = Console(highlight=False)
     out = Path(a.output)
