@@ -315,3 +315,20 @@ def test_json_of_timing_names_its_manifest(tmp_path, tiny_dict):
     import hashlib
 
     assert timing["manifest_sha256"] == hashlib.sha256((tmp_path / "r" / "manifest.json").read_bytes()).hexdigest()
+
+
+def test_sigterm_stops_reproduce_with_its_pool(tmp_path):
+    proc = _start("reproduce", "rsf", "--seeds", "2", "--jobs", "2", "--out", tmp_path / "rep", cwd=tmp_path)
+    try:
+        _wait_for(lambda: len(_workers(proc)) >= 2)
+        workers = _workers(proc)
+        time.sleep(1.0)
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=STOP_BOUND_S)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 143, err
+    assert err == "pathpool: terminated (SIGTERM); stopped\n"
+    _, alive = psutil.wait_procs(workers, timeout=STOP_BOUND_S)
+    assert not alive
