@@ -5,10 +5,11 @@ from __future__ import annotations
 import argparse
 import json
 import re
-import sys
 from pathlib import Path
 
 import numpy as np
+
+from pathpool.errors import EXIT_BAD_INPUT, fail
 
 _TIME = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*(ms|s)?\s*$")
 
@@ -91,8 +92,7 @@ def _cmd_stream(args: argparse.Namespace) -> int:
     try:
         cfg = load_config(args.config)
     except ConfigError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+        return fail(f"error: {e}", EXIT_BAD_INPUT)
     over = {}
     if args.duration is not None:
         over["duration"] = args.duration
@@ -158,8 +158,7 @@ def _cmd_packetsim(args: argparse.Namespace) -> int:
         res = run_rate_flow(args.scenario, controller=args.controller, interval=args.interval, seed=args.seed,
                             flow=args.flow, loss_measure=args.loss_measure)
     except (PathpoolError, ValueError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+        return fail(f"error: {e}", EXIT_BAD_INPUT)
     out = Path(args.out)
     files = res.results.write(out / "sim")
     atomic_write_csv(out / "intervals.csv", res.intervals)

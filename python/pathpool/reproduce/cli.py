@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import time
 
+from pathpool.errors import EXIT_BAD_INPUT, fail
 from pathpool.procpool import jobs_arg
 
 __all__ = ["register"]
@@ -57,14 +58,12 @@ def _main(args: argparse.Namespace) -> int:
 
     console = Console(stderr=True)
     if args.seeds < 1:
-        console.print("[red]--seeds must be >= 1[/red]")
-        return 2
+        return fail("--seeds must be >= 1", EXIT_BAD_INPUT)
     try:
         options = Options(delay_reading=args.delay_reading, buffer_reading=args.buffer_reading,
                           balia_reading=args.balia_reading, khalili_reading=args.khalili_reading)
     except ValueError as e:
-        console.print(f"[red]{e}[/red]")
-        return 2
+        return fail(str(e), EXIT_BAD_INPUT)
     t0 = time.perf_counter()
     # Not on a pipe or file: there a transient bar only leaves a stray blank line.
     with Progress(TextColumn("[bold]reproduce {task.description}"), BarColumn(), MofNCompleteColumn(),
