@@ -332,3 +332,15 @@ def test_sigterm_stops_reproduce_with_its_pool(tmp_path):
     assert err == "pathpool: terminated (SIGTERM); stopped\n"
     _, alive = psutil.wait_procs(workers, timeout=STOP_BOUND_S)
     assert not alive
+
+
+def test_seed_check_is_linear():
+    # 2 * 10^5 seeds: a quadratic duplicate check would make 2 * 10^10 comparisons (minutes);
+    # the last one repeats the first and must still be found.
+    from pathpool.errors import ScenarioError
+    from pathpool.sim.runner import _check_seeds
+
+    seeds = list(range(200_000))
+    assert _check_seeds(seeds, "<test>") == tuple(seeds)
+    with pytest.raises(ScenarioError, match="seed 0 is listed twice"):
+        _check_seeds([*seeds, 0], "<test>")
