@@ -9,7 +9,7 @@ use std::fmt;
 use std::ops::Range;
 use std::path::Path;
 
-use pathpool_cc::{CcError, ParamValue, Params};
+use pathpool_cc::{CcError, Counting, ParamValue, Params};
 use serde::Deserialize;
 use toml::Spanned;
 
@@ -129,6 +129,8 @@ pub struct FlowSpec {
     pub paths: Vec<usize>,
     pub algorithm: String,
     pub params: Params,
+    /// Congestion-avoidance steps per acknowledged segment (default) or per ACK (v0.95).
+    pub counting: Counting,
     pub scheduler: Scheduler,
     pub app: App,
     pub start: Nanos,
@@ -281,6 +283,8 @@ struct RawFlow {
     algorithm: Option<Spanned<String>>,
     #[serde(default)]
     params: Option<Spanned<BTreeMap<String, toml::Value>>>,
+    #[serde(default)]
+    counting: Option<Spanned<String>>,
     #[serde(default)]
     scheduler: Option<Spanned<String>>,
     #[serde(default)]
@@ -591,19 +595,20 @@ fn check_kind_fields(ctx: &Ctx, fl: &RawFlow, kind: FlowKind, i: usize) -> Resul
         ),
         ("controller", fl.controller.as_ref().map(|v| v.span())),
     ];
-    let window_only: [(&str, Option<Range<usize>>); 6] = [
+    let window_only: [(&str, Option<Range<usize>>); 7] = [
         ("algorithm", fl.algorithm.as_ref().map(|v| v.span())),
         ("params", fl.params.as_ref().map(|v| v.span())),
+        ("counting", fl.counting.as_ref().map(|v| v.span())),
         ("scheduler", fl.scheduler.as_ref().map(|v| v.span())),
         ("size", fl.size.as_ref().map(|v| v.span())),
         ("rcv_buffer", fl.rcv_buffer.as_ref().map(|v| v.span())),
         ("delayed_ack", fl.delayed_ack.as_ref().map(|v| v.span())),
     ];
     let (bad, msg, allowed) = if kind == FlowKind::Rate {
-        (&window_only, "does not apply to kind = \"rate\" (a paced sender has no window, congestion controller or receive buffer)", "rate flow fields: rates, block_length, source_per_block, deadline, feedback_interval, controller")
+        (&window_only[..], "does not apply to kind = \"rate\" (a paced sender has no window, congestion controller or receive buffer)", "rate flow fields: rates, block_length, source_per_block, deadline, feedback_interval, controller")
     } else {
         (
-            &rate_only,
+            &rate_only[..],
             "applies only to kind = \"rate\"",
             "kind = \"rate\"",
         )
@@ -1210,6 +1215,17 @@ fn validate(ctx: &Ctx, raw: RawScenario) -> Result<Scenario, ConfigError> {
                 ),
             });
         }
+        let counting = match fl.counting.as_ref() {
+            None => Counting::default(),
+            Some(c) => Counting::from_name(c.get_ref()).ok_or_else(|| {
+                ctx.err(
+                    Some(c.span()),
+                    f("counting"),
+                    format!("unknown counting {:?}", c.get_ref()),
+                    Some(&Counting::NAMES.join(", ")),
+                )
+            })?,
+        };
         let scheduler = match fl
             .scheduler
             .as_ref()
@@ -1352,6 +1368,7 @@ fn validate(ctx: &Ctx, raw: RawScenario) -> Result<Scenario, ConfigError> {
                 paths: path_idx.clone(),
                 algorithm: algorithm.clone(),
                 params: params.clone(),
+                counting,
                 scheduler,
                 app,
                 start,

@@ -81,13 +81,13 @@ class TestbedPlan:
         Run time: the scenario's duration capped by ``max_duration_s``.
     tunables : dict
         Loader tunables the flows need (``d_ms``, ``mu_pps``, ``loss_window``,
-        ``balia_quantised``); only keys some flow sets.
+        ``balia_quantised``, ``counting``); only keys some flow sets.
     notes : list of str
         What the test bed does differently from the simulator for this scenario.
     quickack : bool
-        The receiver acknowledges every segment (the flows' ``delayed_ack = false``, the
-        simulator's default); False when they set ``delayed_ack = true`` (the kernel's own
-        delayed ACKs then, not the simulator's rule).
+        The receiver acknowledges every segment: only when a flow writes ``delayed_ack =
+        false`` (asks for per-segment ACKs). Otherwise (the key absent, or ``true``) the
+        receiver keeps the kernel's own delayed ACKs, which is what a deployment sees.
     """
 
     __test__ = False
@@ -103,7 +103,7 @@ class TestbedPlan:
     duration_s: float
     tunables: dict[str, Any]
     notes: list[str]
-    quickack: bool = True
+    quickack: bool = False
 
     def kernel_algorithms(self) -> list[str]:
         """The pp_* controls the flows need (what must be registered)."""
@@ -246,7 +246,8 @@ def map_scenario(scenario: Any, max_duration_s: float = 10.0) -> TestbedPlan:
         if fl.get("start_jitter") or fl.get("send_jitter") or "rcv_buffer" in fl or fl.get("delayed_ack"):
             notes.append(f"{f} ({fl['name']}): start_jitter, send_jitter, rcv_buffer and "
                          "delayed_ack are the kernel's own on the test bed")
-        delack.add(bool(fl.get("delayed_ack", False)))
+        if "delayed_ack" in fl:
+            delack.add(bool(fl["delayed_ack"]))
         count = int(fl.get("count", 1))
         names = [fl["name"]] if count == 1 else [f"{fl['name']}-{k}" for k in range(count)]
         for n in names:
@@ -385,6 +386,8 @@ def map_scenario(scenario: Any, max_duration_s: float = 10.0) -> TestbedPlan:
             set_tun("balia_quantised", True, f"{f}.variant")
         elif algo == "balia":
             set_tun("balia_quantised", False, f"{f}.variant")
+        if algo != "cubic":
+            set_tun("counting", fl.get("counting", "bytes"), f"flows[{i}].counting")
         if algo == "rsf-db":
             set_tun("d_ms", float(params.get("d", 0.1)) * 1e3, f"{f}.d")
         if algo == "rsf-lb":
@@ -399,7 +402,7 @@ def map_scenario(scenario: Any, max_duration_s: float = 10.0) -> TestbedPlan:
             fpaths[name] = [p]
         algos[name] = algo
 
-    if len(delack) > 1:
+    if len(delack) > 1:   # one says true, another false
         raise unsupported("flows.delayed_ack", "flows disagree on delayed_ack (the test bed's "
                           "receiver has one ACK policy for every flow)",
                           "the same delayed_ack for every flow")
@@ -411,5 +414,5 @@ def map_scenario(scenario: Any, max_duration_s: float = 10.0) -> TestbedPlan:
         bottleneck_links=[bottlenecks[0]] if shared else bottlenecks, flows=flows,
         flow_paths=fpaths, algorithms=algos, mptcp_paths=len(mp_paths or []),
         duration_s=duration, tunables=tun, notes=sorted(set(notes), key=notes.index),
-        quickack=not (delack and delack.pop()),
+        quickack=delack == {False},
     )
