@@ -23,7 +23,6 @@ import argparse
 import json
 import math
 import os
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -43,12 +42,10 @@ COLUMNS = ["level", "flow", "subflow", "path", "metric", "unit", "sim_mean", "si
 
 
 def _ci95(x: np.ndarray) -> float:
-    from scipy import stats
+    """Half-width of the 95 % t-interval of the finite values of ``x`` (NaN with fewer than 2)."""
+    from pathpool.stats import t_half_width
 
-    x = x[np.isfinite(x)]
-    if x.size < 2:
-        return math.nan
-    return float(stats.t.ppf(0.975, x.size - 1) * x.std(ddof=1) / math.sqrt(x.size))
+    return t_half_width(x[np.isfinite(x)])
 
 
 def _per_run(flows: pd.DataFrame, subflows: pd.DataFrame) -> pd.DataFrame:
@@ -234,11 +231,7 @@ def command(a: argparse.Namespace) -> int:
     """Run ``pathpool compare`` with parsed arguments (parser: :mod:`pathpool.compare_cli`); exit status."""
     from rich.console import Console
 
-    from pathpool.errors import ScenarioError
-
-    def fail(msg: str, code: int) -> int:
-        sys.stderr.write(msg.rstrip("\n") + "\n")
-        return code
+    from pathpool.errors import ScenarioError, fail
 
     console = Console(highlight=False)
     out = Path(a.output)

@@ -22,6 +22,7 @@ use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
 use pathpool_sim::output::{FlowRecord, LinkRecord, RunOutput, RunStats, Series, SubflowRecord};
 use pathpool_sim::{ConfigError, Scenario};
 
+mod rules;
 mod stepper;
 
 /// The Python exception classes live in `pathpool.errors` (so they have docstrings, pickle
@@ -427,6 +428,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(validate_scenario, m)?)?;
     m.add_function(wrap_pyfunction!(run_scenario, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_for_test, m)?)?;
+    m.add_function(wrap_pyfunction!(rules::window_rules, m)?)?;
     m.add_class::<stepper::Simulation>()?;
     Ok(())
 }
