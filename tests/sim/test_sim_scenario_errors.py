@@ -299,3 +299,21 @@ def test_reproduce_table_is_passed_through_untyped(tmp_path):
     sc = pathpool.load_scenario(path)
     assert sc.extensions["reproduce"]["paper"] == "rsf"
     assert "[reproduce]" not in sc.text and "reproduce" not in pathpool.load_scenario(_as_file(tmp_path, sc.text)).extensions
+
+
+def test_huge_seed_ranges_are_refused_before_expansion():
+    from pathpool.sim.runner import MAX_SEEDS, parse_seeds
+
+    with pytest.raises(ValueError, match=f"100000000 seeds given; at most {MAX_SEEDS}"):
+        parse_seeds("1-100000000")
+    assert len(parse_seeds("1-200000", max_seeds=None)) == 200000
+    assert parse_seeds("3,1-2") == [3, 1, 2]
+
+
+def test_many_distinct_seeds_are_accepted_and_one_repeat_refused(tiny_dict):
+    from pathpool.sim.runner import _check_seeds
+
+    seeds = list(range(100000))
+    assert _check_seeds(seeds, "<x>") == tuple(seeds)
+    with pytest.raises(ScenarioError, match="seed 99998 is listed twice"):
+        _check_seeds([*seeds[:-1], 99998], "<x>")

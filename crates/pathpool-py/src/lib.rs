@@ -489,7 +489,8 @@ fn checked_scenario(
 /// top-level tables that belong to the caller, handed back untyped; `rate_controllers`: the
 /// labels a rate flow's `controller` may carry (None: any); `allow_large`: skip the run-cost
 /// limits. Returns {"name", "origin", "seeds", "duration_s", "text" (the TOML a run uses),
-/// "spec" (the whole validated scenario, SI units), "extensions"}; raises
+/// "spec" (the whole validated scenario, SI units), "extensions", "estimate" (events,
+/// memory_bytes and series_rows of one seed, the numbers the limits compare)}; raises
 /// `pathpool.ScenarioError`.
 #[pyfunction]
 #[allow(clippy::result_large_err)] // the closure's ConfigError, as in `parse`
@@ -526,6 +527,12 @@ fn validate_scenario<'py>(
         ext.set_item(k, toml_to_py(py, v)?)?;
     }
     d.set_item("extensions", ext)?;
+    let est = sc.estimate();
+    let ed = PyDict::new(py);
+    ed.set_item("events", est.events)?;
+    ed.set_item("memory_bytes", est.memory_bytes)?;
+    ed.set_item("series_rows", est.series_rows)?;
+    d.set_item("estimate", ed)?;
     Ok(d)
 }
 
@@ -558,7 +565,7 @@ fn quantity(kind: &str, value: &Bound<'_, PyAny>) -> PyResult<f64> {
     r.map_err(pyo3::exceptions::PyValueError::new_err)
 }
 
-/// The simulator's defaults for omitted fields, in SI units.
+/// The simulator's defaults for omitted fields, in SI units, and its count limits.
 #[pyfunction]
 fn defaults(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     use pathpool_sim::config as c;
@@ -569,6 +576,8 @@ fn defaults(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     d.set_item("send_jitter_s", secs(c::DEFAULT_SEND_JITTER))?;
     d.set_item("deadline_s", secs(c::DEFAULT_DEADLINE))?;
     d.set_item("feedback_interval_s", secs(c::DEFAULT_FEEDBACK_INTERVAL))?;
+    d.set_item("max_seeds", c::MAX_SEEDS)?;
+    d.set_item("max_flows", c::MAX_FLOWS)?;
     Ok(d)
 }
 

@@ -39,7 +39,8 @@ EXTENSIONS: tuple[str, ...] = ("reproduce",)
 RATE_CONTROLLERS: tuple[str, ...] = ("fixed", "mptcp", "optimised")
 
 #: The simulator's defaults for omitted fields, SI units (``mss``, ``rcv_buffer_bytes``,
-#: ``buffer_packets``, ``send_jitter_s``, ``deadline_s``, ``feedback_interval_s``).
+#: ``buffer_packets``, ``send_jitter_s``, ``deadline_s``, ``feedback_interval_s``) and count limits
+#: (``max_seeds``, ``max_flows``).
 DEFAULTS: dict[str, Any] = dict(_core.defaults())
 
 
@@ -81,6 +82,9 @@ class Scenario:
         ``source_per_block``, ``deadline_s``, ``feedback_interval_s``, ``controller``) or None).
     extensions : dict
         The file's Python-owned tables (:data:`EXTENSIONS`), as tomllib would read them.
+    estimate : dict
+        Upper-bound cost of one seed, what the limits compare (``SCENARIOS.md``, "Limits"):
+        ``events``, ``memory_bytes``, ``series_rows``.
     """
 
     name: str
@@ -101,6 +105,10 @@ class Scenario:
     @cached_property
     def extensions(self) -> dict[str, Any]:
         return self._info["extensions"]
+
+    @cached_property
+    def estimate(self) -> dict[str, float]:
+        return self._info["estimate"]
 
 
 ScenarioLike = str | os.PathLike | Mapping[str, Any] | Scenario
