@@ -28,7 +28,9 @@ const PACKET_BYTES: f64 = 96.0;
 /// and how to raise them (`allow_large` in Python, `--allow-large` on the command line).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Limits {
-    /// Most simulator events per seed (about 10^10 take an hour or more on a 2-core VM).
+    /// Most simulator events per seed. The simulator did 1.2-5.1 M events/s on the 2-core
+    /// AMD EPYC VM (bench, shared_bottleneck, friendliness_shared_bottleneck, one seed each),
+    /// so 10^10 estimated events (1.7-5x the actual count there) is half an hour to hours.
     pub max_events: f64,
     /// Most memory per seed, bytes.
     pub max_memory_bytes: f64,

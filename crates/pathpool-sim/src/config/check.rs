@@ -295,6 +295,10 @@ pub(super) fn from_de_error(
     } else if msg.contains("did not match any variant of untagged enum Quantity") {
         message = "expected a number or a string with a unit".into();
         allowed = Some("a number (integers within +-2^63) or a string such as \"10Mbps\"".into());
+    } else if msg.starts_with("invalid type: integer `") && msg.contains("as i128") {
+        // TOML integers are 64-bit; serde's own words for a longer one mean nothing to a user.
+        message = "integer does not fit TOML's 64-bit integers".into();
+        allowed = Some("integers within +-2^63, or a float, or a string with a unit".into());
     } else if msg.contains("invalid value: integer `-") && path.starts_with("seeds") {
         message = "a seed must not be negative".into();
         allowed = Some(format!("integers 0 to 2^64-1, at most {MAX_SEEDS}"));

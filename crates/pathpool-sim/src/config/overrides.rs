@@ -159,5 +159,11 @@ pub(super) fn render(ctx: &Ctx, root: &Spanned<DeTable>) -> Result<String, Confi
     let de = toml::de::Deserializer::from(root.clone());
     let table: toml::Table = serde::Deserialize::deserialize(de)
         .map_err(|e| ctx.err(e.span(), "", e.message().to_string(), None))?;
-    toml::to_string(&table).map_err(|e| ctx.err(None, "", e.to_string(), None))
+    let body = toml::to_string(&table).map_err(|e| ctx.err(None, "", e.to_string(), None))?;
+    // Say where the document came from: the results' scenario.toml is this text.
+    let mut head = format!("# {}", ctx.origin.replace('\n', " "));
+    for o in ctx.overrides {
+        head.push_str(&format!(" --set {}", o.replace('\n', " ")));
+    }
+    Ok(format!("{head}\n{body}"))
 }
