@@ -35,7 +35,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from pathpool.sim.scenario import load_scenario, quantity
+from pathpool.sim.scenario import DEFAULTS, load_scenario, quantity
 from pathpool.sweep import Job
 
 __all__ = [
@@ -262,7 +262,7 @@ def _apply_readings(sc: dict, paper: str, o: Options) -> None:
     if o.size_scale != 1.0:
         for fl in sc["flows"]:
             if "size" in fl:
-                fl["size"] = max(1448, int(parse_bytes(fl["size"]) * o.size_scale))
+                fl["size"] = max(DEFAULTS["mss"], int(parse_bytes(fl["size"]) * o.size_scale))
 
 
 def load_experiment(path: str | Path) -> Experiment:
