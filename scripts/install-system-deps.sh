@@ -14,6 +14,8 @@ command -v tc >/dev/null || need+=(iproute2)
 command -v pkg-config >/dev/null || need+=(pkg-config)
 [[ -e /usr/include/jansson.h ]] || need+=(libjansson-dev)   # kernel/test/host_test.c
 command -v ethtool >/dev/null || need+=(ethtool)            # test bed: offloads off on veths
+command -v iperf3 >/dev/null || need+=(iperf3)              # kernel tests: an unmodified app
+command -v mptcpize >/dev/null || need+=(mptcpize)         # MPTCP for that app (mptcpd project)
 if ((${#need[@]} == 0)); then exit 0; fi
 if [[ $(id -u) != 0 ]]; then
   echo "install-system-deps: not root; missing ${need[*]} (kernel tests will skip)" >&2

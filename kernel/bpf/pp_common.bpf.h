@@ -16,12 +16,15 @@
  * averaged over RTTs, so a stale sibling window only shifts one increment by a fraction of a
  * 1/w step; nothing requires a consistent snapshot.
  *
- * Model followed (crates/pathpool-cc/src/algos/common.rs): Linux slow start capped at ssthresh,
- * nothing carried into congestion avoidance; one increment step per ACK in congestion
- * avoidance whatever its size; ssthresh = max(w/2, 2) unless the algorithm says otherwise.
+ * Model followed (crates/pathpool-cc/src/algos/common.rs): Linux slow start capped at ssthresh;
+ * in congestion avoidance one increment step per acknowledged segment, all against the window
+ * before the ACK, the slow-start leftover included (pathpool-cc Counting::Bytes, Linux 6.18
+ * tcp_reno_cong_avoid / tcp_cong_avoid_ai), or with the tunable counting_acks one step per ACK
+ * whatever its size and nothing carried out of slow start (Counting::Acks, v0.95);
+ * ssthresh = max(w/2, 2) unless the algorithm says otherwise.
  * The real-valued window of the model is snd_cwnd + frac/2^32, frac kept in the private area.
  *
- * Plain TCP sockets (no MPTCP ULP) run Reno with the same per-ACK rule.
+ * Plain TCP sockets (no MPTCP ULP) run Reno with the same counting.
  */
 #ifndef PP_COMMON_BPF_H
 #define PP_COMMON_BPF_H
@@ -61,6 +64,7 @@ volatile struct pp_tunables pp_tun = PP_TUNABLES_DEFAULT;
 #define pp_rsf_mu_q16 (pp_tun.rsf_mu_q16)
 #define pp_balia_quantised (pp_tun.balia_quantised)
 #define pp_rsf_lb_keep_q32 (pp_tun.rsf_lb_keep_q32)
+#define pp_counting_acks (pp_tun.counting_acks)
 
 #define TCP_CA_Open_ 0
 #define TCP_CA_Recovery_ 3
@@ -433,7 +437,7 @@ void BPF_PROG(pp_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
 	struct tcp_sock *tp = pp_tp(sk);
 	struct pp_ca *ca = pp_ca(sk);
 	struct pp_conn_state *st = pp_state(ca);
-	__u32 cwnd;
+	__u32 cwnd, credit;
 	__s64 inc;
 
 	if (!acked)
@@ -448,15 +452,22 @@ void BPF_PROG(pp_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
 		return;
 	}
 	if (tp->snd_cwnd < tp->snd_ssthresh) {
-		/* Linux tcp_slow_start, leftover not carried into congestion avoidance. */
-		cwnd = pp_slow_start_cwnd(tp->snd_cwnd, tp->snd_ssthresh, acked, tp->snd_cwnd_clamp);
+		/* Linux tcp_slow_start; the leftover goes on into CA unless counting per ACK. */
+		__u32 before_ss = tp->snd_cwnd;
+
+		cwnd = pp_slow_start_cwnd(before_ss, tp->snd_ssthresh, acked, tp->snd_cwnd_clamp);
 		tp->snd_cwnd = cwnd;
 		ca->frac = 0;
 		pp_publish(sk, ca, st);
 #if PP_ALGO == PP_ALGO_LIA
 		pp_lia_recalc(ca, st);
 #endif
-		return;
+		credit = pp_ca_credit(acked, 1, cwnd > before_ss ? cwnd - before_ss : 0,
+				      pp_counting_acks != 0);
+		if (!credit)
+			return;
+	} else {
+		credit = pp_ca_credit(acked, 0, 0, pp_counting_acks != 0);
 	}
 	pp_publish(sk, ca, st);
 	inc = pp_algo_inc(sk, ca, st);
@@ -465,7 +476,7 @@ void BPF_PROG(pp_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
 		__u64 frac = ca->frac;
 		__u32 before = cwnd;
 
-		pp_cwnd_step(&cwnd, &frac, inc, tp->snd_cwnd_clamp);
+		pp_cwnd_step(&cwnd, &frac, inc, credit, tp->snd_cwnd_clamp);
 		ca->frac = frac;
 		tp->snd_cwnd = cwnd;
 		pp_publish(sk, ca, st);

@@ -650,7 +650,7 @@ PP_INLINE pp_s64 pp_rsflb_inc(pp_u64 w, pp_u64 mu_q24, pp_u64 l_q24)
  *   - snd_cwnd written is in [1, pp_cwnd_bound(clamp)], pp_cwnd_bound = min(snd_cwnd_clamp,
  *     2^20 segments) (the kernel's own clamp is ~0U unless the user sets one, so it alone
  *     bounds nothing); ssthresh returned is in [1, that bound];
- *   - one congestion-avoidance ACK moves cwnd by at most PP_INC_CAP upwards;
+ *   - one congestion-avoidance ACK of credit n moves cwnd by at most n * PP_INC_CAP upwards;
  *   - a slow-start ACK moves cwnd by at most `acked`, never past ssthresh.
  */
 
@@ -711,17 +711,39 @@ PP_INLINE void pp_apply_inc(pp_u32 *cwnd, pp_u64 *frac, pp_s64 inc)
 	*frac = f;
 }
 
+/* Largest credit (segments) one ACK applies: the window domain, 2^20 segments. */
+#define PP_CREDIT_MAX (1U << 20)
+
 /*
- * One congestion-avoidance ACK: cwnd + frac/2^32 += inc (inc capped at PP_INC_CAP), the result
- * within [1, pp_cwnd_bound(clamp)] (the fraction is dropped at the bound).
+ * One congestion-avoidance ACK worth `n` per-segment steps: cwnd + frac/2^32 += n * inc (inc
+ * capped at PP_INC_CAP; a decrease beyond 2^30 segments saturates, which floors at 1 segment
+ * exactly as the exact product would), the result within [1, pp_cwnd_bound(clamp)] (the
+ * fraction is dropped at the bound). n = acked segments (byte counting, Linux 6.18
+ * tcp_cong_avoid_ai(tp, w, acked): all n steps against the window before the ACK, the
+ * remainder below one segment kept in frac as snd_cwnd_cnt keeps it) or 1 (v0.95 per-ACK
+ * counting); n is capped at PP_CREDIT_MAX, n = 0 changes nothing.
  */
-PP_INLINE void pp_cwnd_step(pp_u32 *cwnd, pp_u64 *frac, pp_s64 inc, pp_u32 clamp)
+PP_INLINE void pp_cwnd_step(pp_u32 *cwnd, pp_u64 *frac, pp_s64 inc, pp_u32 n, pp_u32 clamp)
 {
 	pp_u32 bound = pp_cwnd_bound(clamp), c = *cwnd;
 	pp_u64 f = *frac;
 
+	if (!n)
+		return;
+	if (n > PP_CREDIT_MAX)
+		n = PP_CREDIT_MAX;
 	if (inc > PP_INC_CAP)
 		inc = PP_INC_CAP;
+	if (inc >= 0) {
+		inc *= (pp_s64)n;                     /* <= 2^33 * 2^20 */
+	} else {
+		pp_u64 mag = (pp_u64)0 - (pp_u64)inc; /* |inc|, also for INT64_MIN */
+
+		if (mag > (1ULL << 62) / n)
+			inc = -(1LL << 62);
+		else
+			inc = -(pp_s64)(mag * n);
+	}
 	if (c > bound) {
 		c = bound;
 		f = 0;
@@ -733,6 +755,22 @@ PP_INLINE void pp_cwnd_step(pp_u32 *cwnd, pp_u64 *frac, pp_s64 inc, pp_u32 clamp
 	}
 	*cwnd = c;
 	*frac = f;
+}
+
+/*
+ * The congestion-avoidance credit of an ACK of `acked` segments (crates/pathpool-cc Counting,
+ * ca_credit): per segment, the slow-start leftover included, as Linux 6.18 tcp_reno_cong_avoid
+ * (`acked = tcp_slow_start(tp, acked); if (!acked) return;`); or, with per_ack (v0.95
+ * mptcp_ccc_cong_avoid), one step for an ACK that found the subflow in congestion avoidance
+ * and none for a slow-start ACK. grown = segments slow start added on this ACK.
+ */
+PP_INLINE pp_u32 pp_ca_credit(pp_u32 acked, int was_slow_start, pp_u32 grown, int per_ack)
+{
+	if (per_ack)
+		return was_slow_start ? 0 : 1;
+	if (!was_slow_start)
+		return acked;
+	return acked > grown ? acked - grown : 0;
 }
 
 /* Linux tcp_slow_start: min(cwnd + acked, ssthresh), in [1, bound]; 64-bit sum, no wrap. */

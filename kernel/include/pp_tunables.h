@@ -9,10 +9,12 @@ struct pp_tunables {
 	unsigned long long rsf_mu_q16;      /* RSF-LB target loss rate mu, packets/s * 2^16 */
 	unsigned long long balia_quantised; /* 1 = v0.95 kernel's integer alpha */
 	unsigned long long rsf_lb_keep_q32; /* RSF-LB: (1 - 1/loss_window) * 2^32 */
+	unsigned long long counting_acks;   /* 1 = v0.95 one CA step per ACK; 0 = per segment */
 };
 
 /* Defaults: d = 100 ms and mu = 4 packets/s, the values of seed 001 Section 4; loss_window
- * 1000 packets, pathpool-cc's rsf-lb default: (1 - 1/1000) * 2^32 rounded. */
-#define PP_TUNABLES_DEFAULT { 100000ULL, 4ULL << 16, 0ULL, 4290672329ULL }
+ * 1000 packets, pathpool-cc's rsf-lb default: (1 - 1/1000) * 2^32 rounded; byte counting
+ * (pathpool-cc's Counting::Bytes). */
+#define PP_TUNABLES_DEFAULT { 100000ULL, 4ULL << 16, 0ULL, 4290672329ULL, 0ULL }
 
 #endif

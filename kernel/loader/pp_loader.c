@@ -3,7 +3,7 @@
  * pp_loader: load pathpool's BPF congestion controls and keep them registered while it runs.
  *
  *   pp_loader [--set d_us=N] [--set mu_pps=X] [--set loss_window=N]
- *             [--set balia_quantised=0|1] [--check] OBJ...
+ *             [--set balia_quantised=0|1] [--set counting=bytes|acks] [--check] OBJ...
  *
  * Every struct_ops map is registered through a BPF link (BPF_F_LINK + BPF_LINK_CREATE), not by
  * a plain map update: the kernel then unregisters the algorithm when the link's last file
@@ -148,6 +148,11 @@ static int parse_set(const char *kv, struct pp_tunables *tun)
 
 	if (!eq)
 		return -1;
+	/* pathpool-cc's Counting: per acknowledged segment (default) or v0.95's per ACK. */
+	if (!strcmp(kv, "counting=bytes") || !strcmp(kv, "counting=acks")) {
+		tun->counting_acks = !strcmp(kv, "counting=acks");
+		return 0;
+	}
 	v = strtod(eq + 1, &end);
 	if (*end || v < 0)
 		return -1;
@@ -185,7 +190,7 @@ int main(int argc, char **argv)
 		} else if (!strcmp(argv[i], "--set") && i + 1 < argc) {
 			if (parse_set(argv[++i], &tun)) {
 				printf("error - args: bad --set %s (d_us=N>0, mu_pps=X>0, loss_window=N>=1, "
-				       "balia_quantised=0|1)\n", argv[i]);
+				       "balia_quantised=0|1, counting=bytes|acks)\n", argv[i]);
 				return 2;
 			}
 		} else if (argv[i][0] == '-') {

@@ -84,6 +84,7 @@ static void fuzz_glue(long iters)
 		pp_u32 cwnd = (pp_u32)edgy(0xffffffffULL), clamp = (pp_u32)edgy(0xffffffffULL);
 		pp_u64 frac = edgy(0xffffffffULL), fr;
 		pp_s64 inc;
+		pp_u32 n = (pp_u32)edgy(0xffffffffULL), n_eff;
 		pp_u32 c, bound = ref_bound(clamp), c0;
 		s128 x;
 		pp_u64 f0;
@@ -104,21 +105,49 @@ static void fuzz_glue(long iters)
 			c0 = bound;
 			f0 = 0;
 		}
-		x = ((s128)c0 << 32) + f0 + (inc > PP_INC_CAP ? PP_INC_CAP : inc);
+		if (rnd() % 2)
+			n = 1 + (pp_u32)(rnd() % 64);   /* the usual delayed/stretch ACK sizes */
+		n_eff = n > PP_CREDIT_MAX ? PP_CREDIT_MAX : n;
+		x = ((s128)c0 << 32) + f0 + (s128)(inc > PP_INC_CAP ? PP_INC_CAP : inc) * n_eff;
+		if (!n) {
+			/* No credit: nothing moves, not even an out-of-bound window. */
+			c = cwnd;
+			fr = frac;
+			pp_cwnd_step(&c, &fr, inc, 0, clamp);
+			checks++;
+			if (c != cwnd || fr != frac)
+				FAIL("cwnd_step with n = 0 moved %u %llu", cwnd, frac);
+			n = 1;
+			n_eff = 1;
+			x = ((s128)c0 << 32) + f0 + (inc > PP_INC_CAP ? PP_INC_CAP : inc);
+		}
 		if (x < ((s128)1 << 32))
 			x = (s128)1 << 32;
 		if ((x >> 32) > bound)
 			x = (s128)bound << 32;
 		c = cwnd;
 		fr = frac;
-		pp_cwnd_step(&c, &fr, inc, clamp);
+		pp_cwnd_step(&c, &fr, inc, n, clamp);
 		checks++;
 		if ((s128)c != (x >> 32) || fr != (pp_u64)(x & 0xffffffff))
-			FAIL("cwnd_step cwnd %u frac %llu inc %lld clamp %u: got %u + %llu, want %lld + %llu",
-			     cwnd, frac, (long long)inc, clamp, c, fr, (long long)(x >> 32),
+			FAIL("cwnd_step cwnd %u frac %llu inc %lld n %u clamp %u: got %u + %llu, want %lld + %llu",
+			     cwnd, frac, (long long)inc, n, clamp, c, fr, (long long)(x >> 32),
 			     (unsigned long long)(x & 0xffffffff));
-		if (c < 1 || c > bound || fr >= (1ULL << 32) || c > c0 + 2)
-			FAIL("cwnd_step out of range: %u (old %u bound %u)", c, cwnd, bound);
+		if (c < 1 || c > bound || fr >= (1ULL << 32) || (pp_u64)c > (pp_u64)c0 + 2ULL * n_eff)
+			FAIL("cwnd_step out of range: %u (old %u bound %u n %u)", c, cwnd, bound, n);
+
+		/* The credit: per segment (slow-start leftover included) or one per CA ACK. */
+		{
+			pp_u32 acked = (pp_u32)edgy(0xffffffffULL), grown = (pp_u32)edgy(0xffffffffULL);
+			int ss = (int)(rnd() & 1);
+			pp_u32 want = ss ? (acked > grown ? acked - grown : 0) : acked;
+
+			checks += 2;
+			if (pp_ca_credit(acked, ss, grown, 0) != want)
+				FAIL("ca_credit bytes acked %u ss %d grown %u", acked, ss, grown);
+			if (pp_ca_credit(acked, ss, grown, 1) != (pp_u32)!ss)
+				FAIL("ca_credit acks ss %d", ss);
+		}
 
 		/* pp_apply_inc alone: exact for any cwnd >= 1, frac < 2^32, inc (saturating at 2^32-1). */
 		{

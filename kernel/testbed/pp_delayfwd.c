@@ -13,7 +13,9 @@
  * 1 ns and waits use ppoll with nanosecond timeouts, which keeps the added error in the tens
  * of microseconds (tests/kernel checks the measured one-way delay within 1 ms of the setting).
  * When the ring is full the packet is dropped (a tail drop, like a full netem queue).
- * Exits on SIGTERM/SIGINT; the TUN device disappears with it.
+ * Exits on SIGTERM/SIGINT, and when the process that started it dies (PR_SET_PDEATHSIG), so
+ * a test-bed holder killed in any way leaves no forwarder behind; the TUN device disappears
+ * with it.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -81,6 +83,11 @@ int main(int argc, char **argv)
 	prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
 	signal(SIGTERM, on_signal);
 	signal(SIGINT, on_signal);
+	/* The holder (pathpool's Testbed) may be killed without cleaning up: follow it. If it died
+	 * before the prctl, the parent is already someone else: exit now. */
+	prctl(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0);
+	if (argc >= 3 && getenv("PP_PARENT_PID") && getppid() != (pid_t)atol(getenv("PP_PARENT_PID")))
+		return 1;
 	fd = open("/dev/net/tun", O_RDWR | O_NONBLOCK);
 	if (fd < 0) {
 		perror("pp_delayfwd: /dev/net/tun");

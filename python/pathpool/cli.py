@@ -37,7 +37,9 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
-    return int(args.func(args) or 0)
+    from pathpool.errors import run_command
+
+    return run_command(lambda: args.func(args))
 
 
 if __name__ == "__main__":

@@ -181,7 +181,7 @@ def plot(table: pd.DataFrame, stem: Path, title: str = "") -> list[Path]:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from pathpool.sim.io import atomic_write
+    from pathpool.atomic import atomic_write
 
     g = table[table["metric"] == "goodput_mbps"].reset_index(drop=True)
     x = np.arange(len(g))
@@ -206,7 +206,7 @@ def plot(table: pd.DataFrame, stem: Path, title: str = "") -> list[Path]:
 
 def write_comparison(table: pd.DataFrame, out_dir: str | os.PathLike, title: str = "") -> list[Path]:
     """Write comparison.csv, comparison.md, comparison.png and comparison.svg (atomically)."""
-    from pathpool.sim.io import atomic_write, atomic_write_text
+    from pathpool.atomic import atomic_write, atomic_write_text
 
     d = Path(out_dir)
     d.mkdir(parents=True, exist_ok=True)
@@ -285,7 +285,7 @@ def _cmd_compare(a: argparse.Namespace) -> int:
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add ``compare`` to the ``pathpool`` command."""
-    from pathpool.sim.cli import _seeds_arg
+    from pathpool.sim.cli import seeds_arg
 
     p = subparsers.add_parser(
         "compare", help="simulator vs Linux kernel on one scenario (side-by-side table + plot)",
@@ -294,7 +294,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("scenario", metavar="SCENARIO", nargs="?", help="scenario TOML file")
     p.add_argument("--sim", metavar="DIR", help="simulator results (instead of SCENARIO)")
     p.add_argument("--linux", metavar="DIR", help="Linux backend results (instead of SCENARIO)")
-    p.add_argument("--seeds", type=_seeds_arg, metavar="LIST", help="simulator seeds (default: the scenario's)")
+    p.add_argument("--seeds", type=seeds_arg, metavar="LIST", help="simulator seeds (default: the scenario's)")
     p.add_argument("--linux-runs", type=int, default=1, metavar="N", help="test-bed runs (default 1)")
     p.add_argument("--max-duration", type=float, default=10.0, metavar="S",
                    help="both backends run min(scenario duration, S) seconds (default 10)")

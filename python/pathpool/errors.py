@@ -6,9 +6,51 @@ docstrings, pickle across worker processes, and can be caught without touching `
 
 from __future__ import annotations
 
+import contextlib
+import signal
+import sys
+import threading
+from collections.abc import Callable, Iterator
 from typing import Any
 
-__all__ = ["PathpoolError", "ScenarioError", "SimulationError"]
+__all__ = [
+    "EXIT_BAD_INPUT",
+    "EXIT_FAILED",
+    "EXIT_SIGINT",
+    "EXIT_SIGTERM",
+    "ClusterError",
+    "OutputError",
+    "PathpoolError",
+    "ResultSetError",
+    "ScenarioError",
+    "SimulationError",
+    "Terminated",
+    "fail",
+    "run_command",
+    "stop_on_signals",
+]
+
+#: Exit codes of every ``pathpool`` command: 0 success, 1 the work itself failed, 2 bad input
+#: (scenario, arguments, an output place that cannot be used), 128 + signal number when stopped
+#: by Ctrl-C (SIGINT) or SIGTERM, as shells report a process killed by that signal.
+EXIT_FAILED = 1
+EXIT_BAD_INPUT = 2
+EXIT_SIGINT = 130
+EXIT_SIGTERM = 143
+
+
+def fail(message: str, code: int) -> int:
+    """Print ``message`` as one line on stderr and return ``code`` (for ``return fail(...)``).
+
+    A plain write, not rich: the message must reach the terminal verbatim (brackets included).
+
+    Examples
+    --------
+    >>> fail("x.toml: duration: must be > 0", EXIT_BAD_INPUT)  # doctest: +SKIP
+    2
+    """
+    sys.stderr.write(message.rstrip("\n") + "\n")
+    return code
 
 
 class PathpoolError(Exception):
@@ -92,6 +134,27 @@ class SimulationError(PathpoolError, RuntimeError):
     which is caught at the boundary and reported here instead of aborting Python)."""
 
 
+class OutputError(PathpoolError):
+    """An output place cannot be used: it is a file, not writable, not a pathpool result set, or
+    another process is writing it right now. Nothing was written."""
+
+
+class ResultSetError(PathpoolError, ValueError):
+    """A result directory is not one complete, consistent result set (missing, changed or mixed
+    files, or written by an interrupted or older run)."""
+
+
+class ClusterError(PathpoolError):
+    """A Dask scheduler could not be reached or used."""
+
+
+class Terminated(BaseException):
+    """Raised by pathpool's SIGTERM handler, so that SIGTERM unwinds like Ctrl-C's
+    ``KeyboardInterrupt`` (``finally`` blocks run, worker processes are stopped) instead of
+    killing the process where it stands. A ``BaseException`` for the same reason as
+    ``KeyboardInterrupt``: ``except Exception`` must not swallow it."""
+
+
 def _scenario_error_from_dict(d: dict[str, Any]) -> ScenarioError:
     """Build a :class:`ScenarioError` from the dict the Rust core (or unpickling) hands over."""
     d = dict(d)
@@ -103,3 +166,53 @@ def _scenario_error_from_dict(d: dict[str, Any]) -> ScenarioError:
     d["column"] = column if column else None
     d["field"] = d.get("field") or None
     return ScenarioError(message, **d)
+
+
+def _raise_terminated(signum: int, frame: Any) -> None:
+    raise Terminated(signum)
+
+
+@contextlib.contextmanager
+def stop_on_signals() -> Iterator[None]:
+    """Make SIGTERM raise :class:`Terminated` in the main thread (as SIGINT raises
+    ``KeyboardInterrupt``) while the block runs; the previous handler is restored after.
+
+    The simulator looks for pending signals about every 50 ms, and pathpool's process pool kills
+    its workers when either exception passes through it, so both signals stop everything within
+    a fraction of a second. Outside the main thread this does nothing (Python runs signal
+    handlers there only).
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, _raise_terminated)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def run_command(command: Callable[[], int | None], name: str = "pathpool") -> int:
+    """Run a CLI command and turn how it ended into one exit code and at most one stderr line.
+
+    0 or the command's own code; :data:`EXIT_BAD_INPUT` for a :class:`ScenarioError`,
+    :class:`OutputError`, :class:`ResultSetError` or :class:`ClusterError` that the command did
+    not handle itself; :data:`EXIT_FAILED` for a :class:`SimulationError`; :data:`EXIT_SIGINT` on
+    Ctrl-C and :data:`EXIT_SIGTERM` on SIGTERM, without a traceback.
+
+    Examples
+    --------
+    >>> run_command(lambda: 0)
+    0
+    """
+    try:
+        with stop_on_signals():
+            return int(command() or 0)
+    except KeyboardInterrupt:
+        return fail(f"{name}: interrupted (SIGINT); stopped", EXIT_SIGINT)
+    except Terminated:
+        return fail(f"{name}: terminated (SIGTERM); stopped", EXIT_SIGTERM)
+    except (ScenarioError, OutputError, ResultSetError, ClusterError) as e:
+        return fail(str(e), EXIT_BAD_INPUT)
+    except SimulationError as e:
+        return fail(f"simulation failed: {e}", EXIT_FAILED)

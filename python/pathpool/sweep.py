@@ -15,18 +15,21 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-import multiprocessing
 import os
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 from pathpool.atomic import atomic_path
+from pathpool.errors import ClusterError
+from pathpool.procpool import check_jobs, imap_unordered
 
 TABLES = ("flows", "subflows", "links", "series")
+
+#: Seconds to wait for a remote Dask scheduler before giving up.
+DASK_CONNECT_TIMEOUT_S = 10.0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -109,25 +112,35 @@ class Cache:
         (d / "done").write_text(job.key())
 
 
+def _dask_client(dask: str, workers: int | None) -> tuple[Any, Any]:
+    """A client (and the cluster it started, or None) for ``dask``: "local" or an address."""
+    from distributed import Client, LocalCluster
+
+    if dask == "local":
+        cluster = LocalCluster(
+            n_workers=workers or os.cpu_count() or 1,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=None,
+        )
+        return Client(cluster), cluster
+    try:
+        return Client(dask, timeout=DASK_CONNECT_TIMEOUT_S), None
+    except (OSError, TimeoutError, ValueError) as e:
+        raise ClusterError(
+            f"--dask {dask}: cannot reach a Dask scheduler there within {DASK_CONNECT_TIMEOUT_S:g} s "
+            f"({type(e).__name__}: {e}); give tcp://HOST:PORT of a running scheduler, or 'local'"
+        ) from None
+
+
 def _executor_map(
     jobs: Sequence[Job], workers: int | None, dask: str | None
 ) -> Iterable[tuple[int, dict[str, pd.DataFrame]]]:
     """Yield (index, tables) for each job as it completes."""
     if dask:
-        from distributed import Client, LocalCluster
         from distributed import as_completed as dask_completed
 
-        cluster = None
-        if dask == "local":
-            cluster = LocalCluster(
-                n_workers=workers or os.cpu_count() or 1,
-                threads_per_worker=1,
-                processes=True,
-                dashboard_address=None,
-            )
-            client = Client(cluster)
-        else:
-            client = Client(dask)
+        client, cluster = _dask_client(dask, workers)
         try:
             futures = {client.submit(run_job, job, pure=False): i for i, job in enumerate(jobs)}
             for fut in dask_completed(futures):
@@ -137,18 +150,12 @@ def _executor_map(
             if cluster is not None:
                 cluster.close()
         return
-    workers = workers or os.cpu_count() or 1
-    if workers == 1 or len(jobs) == 1:
+    n = check_jobs(workers, len(jobs))
+    if n == 1:
         for i, job in enumerate(jobs):
             yield i, run_job(job)
         return
-    # spawn, not fork: the parent may run threads (a rich progress bar, BLAS pools) and forking a
-    # threaded process can deadlock the child.
-    ctx = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
-        futures = {pool.submit(run_job, job): i for i, job in enumerate(jobs)}
-        for fut in as_completed(futures):
-            yield futures[fut], fut.result()
+    yield from imap_unordered(run_job, [(job,) for job in jobs], n, describe=lambda i: f"sweep job {jobs[i].key()}")
 
 
 def run_sweep(
@@ -170,7 +177,8 @@ def run_sweep(
     force : bool
         Recompute jobs even if cached.
     workers : int, optional
-        Local processes (default: all cores) or, with ``dask="local"``, local Dask workers.
+        Local processes (default: one per core, at most one per job; at least 1) or, with
+        ``dask="local"``, local Dask workers.
     dask : str, optional
         ``None`` for local processes; ``"local"`` to start a local Dask cluster; otherwise the
         address of an existing scheduler (``"tcp://host:8786"``).
@@ -181,6 +189,13 @@ def run_sweep(
     -------
     dict of str to pandas.DataFrame
         ``flows``, ``subflows``, ``links``, ``series``: every job's rows, in job order.
+
+    Raises
+    ------
+    ValueError
+        ``workers`` is below 1.
+    pathpool.errors.ClusterError
+        The Dask scheduler ``dask`` cannot be reached.
     """
     cache = Cache(cache_dir) if cache_dir is not None else None
     results: list[dict[str, pd.DataFrame] | None] = [None] * len(jobs)

@@ -58,7 +58,7 @@ def test_shipped_scenario_maps_to_one_shared_bottleneck():
         assert (p.rate_mbps, p.delay_ms, p.rev_delay_ms, p.loss, p.queue_pkts) == (20.0, 20.0, 20.0, 0.0, 100)
     assert [(f.name, f.kind, f.cc, f.path) for f in plan.flows] == [
         ("mptcp", "mptcp", "pp_lia", 0), ("tcp", "tcp", "pp_reno", 2)]
-    assert plan.duration_s == 10.0 and plan.tunables == {}
+    assert plan.duration_s == 10.0 and plan.tunables == {"counting": "bytes"}
     assert plan.kernel_algorithms() == ["pp_lia", "pp_reno"]
 
 
@@ -75,7 +75,7 @@ def test_disjoint_paths_rates_delays_loss_buffers_by_hand():
     # count = 2 expands like the simulator; the TCP flows ride path q = test-bed path 1.
     assert [(f.name, f.cc, f.path) for f in plan.flows] == [
         ("m", "pp_rsfdb", 0), ("t-0", "cubic", 1), ("t-1", "cubic", 1)]
-    assert plan.tunables == {"d_ms": pytest.approx(50.0)}
+    assert plan.tunables == {"d_ms": pytest.approx(50.0), "counting": "bytes"}
     assert plan.duration_s == 4.0 and any("capped" in n for n in plan.notes)
 
 
@@ -289,10 +289,11 @@ def test_compare_end_to_end_on_the_shipped_scenario(tmp_path):
 
 
 def test_delayed_ack_maps_to_the_receivers_ack_policy():
-    """Default (simulator: no delayed ACKs) -> the test bed's receiver ACKs every segment;
-    delayed_ack = true on every flow -> the kernel's delayed ACKs; flows that disagree are
-    refused naming the field (one route attribute serves every flow)."""
-    assert map_scenario(_scenario()).quickack is True
+    """No delayed_ack key -> the kernel's own delayed ACKs (what a deployment sees); delayed_ack
+    = false written on a flow (per-segment ACKs asked for) -> the receiver ACKs every segment;
+    true and false on different flows are refused naming the field (one route attribute
+    serves every flow)."""
+    assert map_scenario(_scenario()).quickack is False
     sc = _scenario()
     for fl in sc["flows"]:
         fl["delayed_ack"] = True
@@ -300,6 +301,23 @@ def test_delayed_ack_maps_to_the_receivers_ack_policy():
     assert plan.quickack is False and plan.describe()["quickack"] is False
     sc["flows"][1]["delayed_ack"] = False
     with pytest.raises(UnsupportedScenario, match="delayed_ack"):
+        map_scenario(sc)
+    sc = _scenario()
+    sc["flows"][0]["delayed_ack"] = False
+    assert map_scenario(sc).quickack is True
+
+
+def test_counting_becomes_the_loaders_tunable_and_must_agree():
+    """counting (default bytes) is the pp_* objects' global load-time tunable."""
+    plan = map_scenario(_scenario())
+    assert plan.tunables.get("counting") == "bytes"
+    sc = _scenario()
+    for fl in sc["flows"]:
+        fl["counting"] = "acks"
+    assert map_scenario(sc).tunables["counting"] == "acks"
+    sc["flows"][1]["algorithm"] = "reno"   # cubic is the kernel's own: no tunable
+    sc["flows"][1]["counting"] = "bytes"
+    with pytest.raises(UnsupportedScenario, match="counting"):
         map_scenario(sc)
 
 

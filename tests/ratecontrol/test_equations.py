@@ -70,3 +70,37 @@ def test_single_path_is_tcp():
 def test_bad_inputs_raise(p, rtt):
     with pytest.raises(ValueError):
         mptcp_rates(p, rtt)
+
+
+@pytest.mark.parametrize("cap", [True, False])
+@pytest.mark.parametrize(("p", "rtt"), [(0.001, 0.01), (0.1, 0.02), (0.02, 0.1), (0.5, 1.0)])
+def test_single_path_mptcp_is_single_path_tcp(p, rtt, cap):
+    # One path: k_unc = sqrt(2p) is the lower end of the capped bracket exactly (issue 14: brentq
+    # raised on the zero-width bracket). Both readings give x = sqrt(2/p)/RTT and a = 1.
+    r = mptcp_rates([p], [rtt], cap=cap)
+    assert r.rates == pytest.approx(tcp_rate(p, rtt), rel=1e-12)
+    assert r.a == pytest.approx(1.0, rel=1e-12)
+
+
+def test_equal_paths_split_one_tcp_rate_evenly():
+    # n identical paths: a = 1/n, W = sqrt(2a n/p) = sqrt(2/p): one TCP's window in total, split
+    # evenly, no subflow capped.
+    for n in (2, 3, 5):
+        r = mptcp_rates([0.01] * n, [0.1] * n)
+        assert r.rates.sum() == pytest.approx(tcp_rate(0.01, 0.1)[0], rel=1e-12)
+        assert np.allclose(r.rates, r.rates[0]) and not r.capped.any()
+
+
+def test_one_path_streaming_run():
+    import tomllib
+
+    from pathpool.ratecontrol.stream import default_config_path, run_stream
+
+    with open(default_config_path(), "rb") as fh:
+        doc = tomllib.load(fh)
+    doc["path"] = doc["path"][1:2]
+    # Seed 2 raised (the zero-width bracket) before the fix, at one of its ~100 rate updates.
+    res = run_stream(doc, seed=2, duration=120.0, switch_at=60.0, settle=10.0, estimation_window=10.0)
+    s = res.summary
+    assert len(s["mptcp"]["rates_pps"]) == 1 and s["mptcp"]["goodput_pps"] > 0
+    assert res.intervals["source_packets"].sum() > 0

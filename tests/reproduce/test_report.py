@@ -36,7 +36,7 @@ def test_images_are_embedded_and_written(outcome):
     assert all(base64.b64decode(i)[:8] == b"\x89PNG\r\n\x1a\n" for i in imgs)
     assert "src='http" not in page and "src='figures" not in page
     figs = outcome.out / "figures"
-    assert (figs / "rsf_fig4.png").exists() and (figs / "rsf_fig4.svg").read_text().lstrip().startswith("<?xml")
+    assert (figs / "rsf_fig4.png").exists() and (figs / "rsf_fig4.pdf").read_bytes().startswith(b"%PDF")
 
 
 def test_results_files_and_resume(outcome):
@@ -50,3 +50,69 @@ def test_results_files_and_resume(outcome):
                       options=Options(time_scale=0.05, size_scale=0.02))
     k = outcome.summary[outcome.summary["experiment"].str.startswith("khalili")].reset_index(drop=True)
     assert again.summary.reset_index(drop=True).equals(k)
+
+
+def test_contents_anchors_and_references(outcome):
+    page = (outcome.out / "index.html").read_text()
+    md = (outcome.out / "README.md").read_text()
+    links = re.findall(r"<a href=\"#([a-z0-9-]+)\">", page)
+    assert len(links) >= len(outcome.comparison["table"].unique()) + 4
+    for a in links:  # every entry of the table of contents lands on a heading, in both documents
+        assert f"<h2 id='{a}'>" in page and f'<a id="{a}"></a>' in md
+    for seed in ("000_150a624bb2b89a42.txt", "001_ec8323cb5d357065.txt", "004_958079ca42df435d.txt"):
+        assert seed in page and seed in md
+
+
+def test_markdown_is_rendered_and_paragraphs_are_whole(outcome):
+    page = (outcome.out / "index.html").read_text()
+    body = re.sub(r"<figure>.*?</figure>", "", page, flags=re.DOTALL)
+    assert "**" not in body and "*reproduced*" not in body and "<em>reproduced</em>" in body
+    # A hand-written paragraph of findings.md spans many source lines; it must be one <p>.
+    para = re.search(r"<p><strong>RSF-DB is uncoupled Reno in every scenario of the paper\.</strong>(.*?)</p>", page, re.DOTALL)
+    assert para is not None and "The direction of Table 2 holds" in para.group(1)
+
+
+def test_figures_are_pdf_and_200_dpi_png(outcome):
+    import struct
+
+    figs = outcome.out / "figures"
+    pngs = sorted(figs.glob("*.png"))
+    assert len(pngs) >= 10
+    for png in pngs:
+        assert png.with_suffix(".pdf").read_bytes().startswith(b"%PDF")
+        data = png.read_bytes()
+        i = data.index(b"pHYs")  # pixels per metre, x then y
+        ppm = struct.unpack(">I", data[i + 4 : i + 8])[0]
+        assert ppm * 0.0254 >= 199.5, png.name
+
+
+def test_bars_without_published_values_have_no_paper_legend():
+    import math as m
+
+    from pathpool.reproduce.figures import _bars
+
+    fig = _bars([("a", "lia", 1.0, 0.9, 1.1, m.nan), ("b", "olia", 2.0, 1.9, 2.1, m.nan)], "y", "t")
+    assert fig.axes[0].get_legend() is None
+    fig = _bars([("a", "lia", 1.0, 0.9, 1.1, 1.2), ("b", "olia", 2.0, 1.9, 2.1, m.nan)], "y", "t")
+    labels = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    assert labels == ["ours (95% CI)", "paper"]
+
+
+def test_conclusions_only_for_experiments_that_ran(tmp_path):
+    out = reproduce(["khalili"], seeds=[1, 2], out=tmp_path, workers=2,
+                    options=Options(time_scale=0.05, size_scale=0.02))
+    page = (out.out / "index.html").read_text()
+    assert "Khalili&#x27;s scenario (seed 002)" in page or "Khalili's scenario (seed 002)" in page
+    assert "RSF-DB is uncoupled Reno" not in page and "Balia (seed 004)" not in page
+    assert "not run" not in page
+
+
+def test_every_findings_paragraph_names_real_experiments():
+    from pathpool.reproduce.experiments import PAPERS, load_experiments
+    from pathpool.reproduce.report import _NEEDS, FINDINGS_TEMPLATE
+
+    keys = {e.key for e in load_experiments(PAPERS)}
+    needs = _NEEDS.findall(FINDINGS_TEMPLATE.read_text(encoding="utf-8"))
+    assert len(needs) >= 8
+    for n in needs:  # a misspelt key would hide its paragraph from every report
+        assert set(n.split()) <= keys, n

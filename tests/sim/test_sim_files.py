@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pathpool
 import pytest
-from pathpool.sim import io as pio
+from pathpool import atomic as pio
 from pathpool.sim import results as results_mod
 from pathpool.sim.results import RESULT_FILES
 

@@ -9,7 +9,11 @@
 //! each with the C functions and checks the stated error bound. Deterministic (fixed seed).
 
 use pathpool_cc::algos::{Balia, BaliaVariant, Lia, Olia};
-use pathpool_cc::{build, Ack, Controller, Params, Subflow};
+use pathpool_cc::{build_with_counting, Ack, Controller, Counting, Params, Subflow};
+
+/// The counting of the single-step vectors (one MSS per ACK: both countings agree there). The
+/// coupled sequences run in both (the BPF objects' load-time tunable `counting`).
+const COUNTING: Counting = Counting::Acks;
 
 /// SplitMix64: a fixed, dependency-free stream so the file is reproducible.
 struct Rng(u64);
@@ -74,7 +78,7 @@ fn main() {
             let n = 1 + (rng.next() % 4) as usize;
             let i = (rng.next() % n as u64) as usize;
             let mut sfs = state(&mut rng, n);
-            let mut c = match build(algo, &params, n) {
+            let mut c = match build_with_counting(algo, &params, n, COUNTING) {
                 Ok(c) => c,
                 Err(e) => {
                     eprintln!("skipping {algo}: {e}");
@@ -146,7 +150,8 @@ fn main() {
         }
     }
     rsf_lb_sequences(&mut rng, &mut out);
-    coupled_sequences(&mut rng, &mut out);
+    coupled_sequences(&mut rng, &mut out, Counting::Acks);
+    coupled_sequences(&mut rng, &mut out, Counting::Bytes);
     println!("{{\"generator\": \"crates/pathpool-cc/examples/kernel_vectors.rs\", \"mss\": {MSS}, \"vectors\": [\n{}\n]}}", out.join(",\n"));
 }
 
@@ -173,7 +178,7 @@ fn rsf_lb_sequences(rng: &mut Rng, out: &mut Vec<String>) {
             "loss_window".into(),
             pathpool_cc::ParamValue::Number(window),
         );
-        let mut c = build("rsf-lb", &params, 1).expect("rsf-lb builds");
+        let mut c = build_with_counting("rsf-lb", &params, 1, COUNTING).expect("rsf-lb builds");
         let mut sfs = vec![Subflow::new(MSS)];
         sfs[0].cwnd = rng.uniform(20.0, 120.0);
         sfs[0].ssthresh = sfs[0].cwnd * 0.7;
@@ -239,17 +244,24 @@ fn rsf_lb_sequences(rng: &mut Rng, out: &mut Vec<String>) {
 /// itself, from step to step, as the BPF objects do; so a missing forced recomputation, an
 /// alpha recomputed after (not before) the RTO's cut, or marks advanced at the wrong moment
 /// fail.
-fn coupled_sequences(rng: &mut Rng, out: &mut Vec<String>) {
+fn coupled_sequences(rng: &mut Rng, out: &mut Vec<String>, counting: Counting) {
     let algos = ["lia", "olia", "balia", "balia-kernel"];
     for (a, algo) in algos.iter().enumerate() {
         for seq in 0..3 {
             let n = 2 + ((seq + a) % 2);
             let mut c: Box<dyn Controller>;
             let mut lia = Lia::new(false);
+            lia.counting = counting;
             let mut olia = Olia::new(n);
+            olia.counting = counting;
+            let balia = |v| {
+                let mut b = Balia::new(v);
+                b.counting = counting;
+                b
+            };
             c = match *algo {
-                "balia" => Box::new(Balia::new(BaliaVariant::Continuous)),
-                "balia-kernel" => Box::new(Balia::new(BaliaVariant::Kernel)),
+                "balia" => Box::new(balia(BaliaVariant::Continuous)),
+                "balia-kernel" => Box::new(balia(BaliaVariant::Kernel)),
                 _ => Box::new(Lia::new(false)), // placeholder, lia/olia use the typed ones
             };
             let mut sfs: Vec<Subflow> = (0..n)
@@ -269,6 +281,7 @@ fn coupled_sequences(rng: &mut Rng, out: &mut Vec<String>) {
                 let before = seq_state(&sfs);
                 let roll = rng.next() % 100;
                 let ev;
+                let mut segs = 0;
                 if sfs[i].in_recovery {
                     // Recovery: bytes are acknowledged without controller calls, then it ends.
                     sfs[i].delivered += 1 + rng.next() % 4;
@@ -302,7 +315,7 @@ fn coupled_sequences(rng: &mut Rng, out: &mut Vec<String>) {
                     sfs[i].loss_events += 1;
                 } else {
                     ev = "ack";
-                    let segs = 1 + rng.next() % 2;
+                    segs = 1 + rng.next() % 2;
                     sfs[i].delivered += segs;
                     let drift = rng.uniform(0.97, 1.03);
                     let rtt = (((sfs[i].srtt as f64) * drift) as u64).clamp(5_000_000, 400_000_000)
@@ -323,7 +336,7 @@ fn coupled_sequences(rng: &mut Rng, out: &mut Vec<String>) {
                 }
                 // The state before the step, but with this step's RTT (the ACK carries it).
                 let mut rec = format!(
-                    "{{\"ev\": \"{ev}\", \"i\": {i}, \"rtt_us\": {}, \"pos\": {}, \"sf\": {before}, \"cwnd_after\": {:.17e}, \"ssthresh_after\": {}",
+                    "{{\"ev\": \"{ev}\", \"i\": {i}, \"segs\": {segs}, \"rtt_us\": {}, \"pos\": {}, \"sf\": {before}, \"cwnd_after\": {:.17e}, \"ssthresh_after\": {}",
                     sfs[i].srtt / 1000,
                     sfs[i].delivered * u64::from(MSS),
                     sfs[i].cwnd,
@@ -367,8 +380,9 @@ fn coupled_sequences(rng: &mut Rng, out: &mut Vec<String>) {
                 steps.push(rec);
             }
             out.push(format!(
-                "{{\"algo\": \"{}\", \"event\": \"seq\", \"seq\": {seq}, \"variant\": \"{}\", \"n\": {n}, \"steps\": [\n  {}]}}",
+                "{{\"algo\": \"{}\", \"event\": \"seq\", \"seq\": {seq}, \"counting\": \"{}\", \"variant\": \"{}\", \"n\": {n}, \"steps\": [\n  {}]}}",
                 if algo.starts_with("balia") { "balia" } else { algo },
+                counting.name(),
                 if *algo == "balia-kernel" { "kernel" } else { "continuous" },
                 steps.join(",\n  ")
             ));

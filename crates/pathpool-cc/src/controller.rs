@@ -108,6 +108,55 @@ impl Ack {
     }
 }
 
+/// How congestion avoidance credits an ACK: by the data it acknowledges or once per ACK.
+///
+/// - `Bytes` (default): an ACK that newly acknowledges `n` segments (`acked_bytes / mss`,
+///   a partial segment counting as one, as Linux counts packets) makes `n` per-segment
+///   increments, all computed from the window before the ACK: `w += n * inc(w)`. This is
+///   RFC 6356 Section 3 (the increase is per *bytes acknowledged*) and Linux 6.18
+///   `tcp_cong_avoid_ai(tp, w, acked)` (net/ipv4/tcp_cong.c), which adds `acked` to
+///   `snd_cwnd_cnt` and moves `snd_cwnd_cnt / w` whole segments into `snd_cwnd` against the
+///   same `w`: a stretch ACK is credited in full, and the fractional remainder carries to the
+///   next ACK (here it stays in the real-valued window). Segments left over when slow start
+///   reaches `ssthresh` go on into congestion avoidance, as `tcp_reno_cong_avoid` and
+///   `cubictcp_cong_avoid` pass the return value of `tcp_slow_start` on.
+/// - `Acks`: one increment step per ACK whatever it acknowledges, and a slow-start ACK does
+///   nothing else (the leftover is dropped): the out-of-tree Linux MPTCP v0.95 coupled
+///   algorithms (`mptcp_ccc_cong_avoid`: `snd_cwnd_cnt++` per call; `tcp_slow_start();
+///   return;`), which the seed papers' kernels ran. With delayed ACKs (one ACK per two
+///   segments) it grows about half as fast per RTT as `Bytes`.
+///
+/// Slow start counts acknowledged segments in both modes (Linux `tcp_slow_start(tp, acked)`,
+/// also in v0.95).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Counting {
+    #[default]
+    Bytes,
+    Acks,
+}
+
+impl Counting {
+    /// The names a scenario (`counting = ...`) or the kernel loader accepts.
+    pub const NAMES: [&'static str; 2] = ["bytes", "acks"];
+
+    /// The mode's name as written in a scenario.
+    pub fn name(self) -> &'static str {
+        match self {
+            Counting::Bytes => "bytes",
+            Counting::Acks => "acks",
+        }
+    }
+
+    /// The mode named `name`, if any.
+    pub fn from_name(name: &str) -> Option<Self> {
+        match name {
+            "bytes" => Some(Counting::Bytes),
+            "acks" => Some(Counting::Acks),
+            _ => None,
+        }
+    }
+}
+
 /// A congestion controller for one connection's subflows.
 ///
 /// The transport calls:
@@ -125,6 +174,9 @@ pub trait Controller: Send + std::fmt::Debug {
     fn name(&self) -> &'static str;
 
     /// New data acknowledged on subflow `i`.
+    ///
+    /// How much one ACK grows the window in congestion avoidance depends on the controller's
+    /// [`Counting`] (set at [`build_with_counting`](crate::build_with_counting)).
     ///
     /// The controllers grow the window on every call with `acked_bytes > 0`. Linux's
     /// `cong_avoid` hooks (Reno, CUBIC and the v0.95 coupled ones) return early when the

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 use crate::algos;
-use crate::Controller;
+use crate::{Controller, Counting};
 
 /// A parameter value as written in a scenario file.
 #[derive(Clone, Debug, PartialEq)]
@@ -98,7 +98,8 @@ pub fn catalog() -> &'static [AlgorithmInfo] {
     &CATALOG
 }
 
-/// Build the named algorithm for a connection of `n_subflows` subflows.
+/// Build the named algorithm for a connection of `n_subflows` subflows, with the default
+/// [`Counting::Bytes`] (congestion-avoidance steps per acknowledged segment).
 ///
 /// Parameters are checked against the catalogue entry: an unknown name, a value of the wrong
 /// type or out of range gives a [`CcError`] that names the allowed values.
@@ -106,6 +107,16 @@ pub fn build(
     name: &str,
     params: &Params,
     n_subflows: usize,
+) -> Result<Box<dyn Controller>, CcError> {
+    build_with_counting(name, params, n_subflows, Counting::Bytes)
+}
+
+/// [`build`] with the given [`Counting`] (`Counting::Acks` is v0.95's one step per ACK).
+pub fn build_with_counting(
+    name: &str,
+    params: &Params,
+    n_subflows: usize,
+    counting: Counting,
 ) -> Result<Box<dyn Controller>, CcError> {
     if n_subflows == 0 {
         return Err(CcError::NoSubflows);
@@ -117,10 +128,10 @@ pub fn build(
         });
     };
     check_known(&CATALOG[k], params)?;
-    BUILDERS[k](params, n_subflows)
+    BUILDERS[k](params, n_subflows, counting)
 }
 
-type Builder = fn(&Params, usize) -> Result<Box<dyn Controller>, CcError>;
+type Builder = fn(&Params, usize, Counting) -> Result<Box<dyn Controller>, CcError>;
 
 // `CATALOG[k]` is built by `BUILDERS[k]`; a test checks every built controller reports the
 // catalogue name of its slot.

@@ -5,7 +5,7 @@ mod common;
 
 use common::{ack, ca, close, near, num, params};
 use pathpool_cc::algos::{Balia, BaliaVariant, Generalized, Wischik};
-use pathpool_cc::{build, ParamValue, Params, Subflow};
+use pathpool_cc::{build, build_with_counting, Counting, ParamValue, Params, Subflow};
 
 fn after_ack(name: &str, ps: &Params, mut sfs: Vec<Subflow>, i: usize) -> Vec<Subflow> {
     let mut c = build(name, ps, sfs.len()).unwrap();
@@ -38,7 +38,25 @@ fn reno_slow_start_grows_by_acked_segments_up_to_ssthresh() {
     let mut s = vec![ca(10.0, 50)];
     s[0].ssthresh = 14.0;
     let mut c = build("reno", &Params::new(), 1).unwrap();
-    // 3 segments acked: 10 -> 13; 3 more: 13 -> 14 (capped); then CA: 14 + 1/14.
+    // 3 segments acked: 10 -> 13; 3 more: 13 -> 14 (capped), the 2 left over go on into CA
+    // (Linux tcp_reno_cong_avoid): 14 + 2/14; then CA: 3 segments, 3/w.
+    let mut a = ack(0);
+    a.acked_bytes = 3000;
+    c.on_ack(&mut s, 0, &a);
+    close(s[0].cwnd, 13.0);
+    c.on_ack(&mut s, 0, &a);
+    let w = 14.0 + 2.0 / 14.0;
+    close(s[0].cwnd, w);
+    c.on_ack(&mut s, 0, &a);
+    close(s[0].cwnd, w + 3.0 / w);
+}
+
+#[test]
+fn reno_slow_start_with_ack_counting_drops_the_leftover_and_steps_once_per_ack() {
+    let mut s = vec![ca(10.0, 50)];
+    s[0].ssthresh = 14.0;
+    let mut c = build_with_counting("reno", &Params::new(), 1, Counting::Acks).unwrap();
+    // v0.95: 10 -> 13 -> 14 (capped, leftover dropped); then one 1/14 step for 3 segments.
     let mut a = ack(0);
     a.acked_bytes = 3000;
     c.on_ack(&mut s, 0, &a);

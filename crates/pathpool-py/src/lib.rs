@@ -11,6 +11,7 @@
 //! in the simulator can never take the Python interpreter down with it.
 
 use std::any::Any;
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::time::{Duration, Instant};
@@ -411,6 +412,7 @@ fn spec_dict<'py>(py: Python<'py>, sc: &Scenario) -> PyResult<Bound<'py, PyDict>
         let x = PyDict::new(py);
         x.set_item("name", &f.name)?;
         x.set_item("index", index)?;
+        x.set_item("written", sc.flow_fields[index].clone())?;
         x.set_item("kind", f.kind.as_str())?;
         x.set_item(
             "paths",
@@ -429,6 +431,7 @@ fn spec_dict<'py>(py: Python<'py>, sc: &Scenario) -> PyResult<Bound<'py, PyDict>
             }
         }
         x.set_item("params", params)?;
+        x.set_item("counting", f.counting.name())?;
         x.set_item(
             "scheduler",
             match f.scheduler {
@@ -585,13 +588,72 @@ fn defaults(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
 /// progress bar, rarely enough that taking the GIL costs nothing measurable.
 const PROGRESS_EVERY: Duration = Duration::from_millis(100);
 
+/// Wall time a run goes between two looks for a stop request (a pending signal such as Ctrl-C
+/// or SIGTERM, or an exception from the progress callback): short enough that a command stops
+/// well within a second, long enough that taking the GIL costs nothing measurable.
+const STOP_CHECK_EVERY: Duration = Duration::from_millis(50);
+
+/// Why a run ended before its end time: the Python exception to raise.
+enum Stop {
+    Sim(pathpool_sim::SimError),
+    Python(PyErr),
+}
+
+/// Run one seed to its end in slices of simulated time, taking the GIL between slices to run
+/// Python's signal handlers (`PyErr_CheckSignals`, which acts on the main thread only) and
+/// stopping at the first exception they or `progress` raise.
+///
+/// Slicing changes nothing in the output: `Simulation::run_until(a); run_until(b)` processes
+/// exactly the events of `run_until(b)` (pathpool-sim's documented contract, tested there). The
+/// slice length adapts so that each takes about `STOP_CHECK_EVERY` of wall time.
+fn run_stoppable(sc: &Scenario, seed: u64, progress: Option<&PyObject>) -> Result<RunOutput, Stop> {
+    let mut sim = pathpool_sim::Simulation::new(sc, seed).map_err(Stop::Sim)?;
+    let end = sim.end();
+    // Shared between the callback closure and the loop below, which takes the error out.
+    let cb_error: RefCell<Option<PyErr>> = RefCell::new(None);
+    let mut last: Option<Instant> = None;
+    let mut report = |fraction: f64| {
+        let Some(cb) = progress else { return };
+        if cb_error.borrow().is_some() {
+            return;
+        }
+        let now = Instant::now();
+        if fraction < 1.0 && last.is_some_and(|t| now - t < PROGRESS_EVERY) {
+            return;
+        }
+        last = Some(now);
+        Python::with_gil(|py| {
+            if let Err(e) = cb.call1(py, (fraction,)) {
+                *cb_error.borrow_mut() = Some(e);
+            }
+        });
+    };
+    let mut slice = (end / 1000).max(1);
+    while sim.now() < end {
+        let t0 = Instant::now();
+        sim.run_until_with_progress(sim.now().saturating_add(slice).min(end), &mut report);
+        let took = t0.elapsed();
+        if took < STOP_CHECK_EVERY / 4 {
+            slice = slice.saturating_mul(2);
+        } else if took > STOP_CHECK_EVERY {
+            slice = (slice / 2).max(1);
+        }
+        if let Some(e) = cb_error.borrow_mut().take() {
+            return Err(Stop::Python(e));
+        }
+        Python::with_gil(|py| py.check_signals()).map_err(Stop::Python)?;
+    }
+    Ok(sim.finish())
+}
+
 /// Run one seed of a scenario (TOML text) and return its tables.
 ///
 /// Returns {"flows", "subflows", "links": {column: list}, "series": {column: encoded buffer},
-/// "stats": dict}. The GIL is
-/// released during the run; `progress_callback(fraction)` (fraction of simulated time done, 0 to
-/// 1) is called with the GIL re-taken at most every 100 ms and once at the end. An exception
-/// raised by the callback stops further callbacks and is re-raised after the run.
+/// "stats": dict}. The GIL is released during the run; `progress_callback(fraction)` (fraction
+/// of simulated time done, 0 to 1) is called with the GIL re-taken at most every 100 ms and once
+/// at the end. The run stops early, raising the exception, when the callback raises or when a
+/// signal handler does (Ctrl-C's KeyboardInterrupt, for one): pending signals are looked at
+/// about every 50 ms of wall time.
 #[pyfunction]
 #[pyo3(signature = (text, origin, seed, progress_callback=None))]
 fn run_scenario<'py>(
@@ -602,42 +664,11 @@ fn run_scenario<'py>(
     progress_callback: Option<PyObject>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let sc = parse(py, text, origin)?;
-    let result = match progress_callback {
-        None => guarded(py, || pathpool_sim::run(&sc, seed))?,
-        Some(cb) => {
-            let mut cb_error: Option<PyErr> = None;
-            let result = {
-                let cb_error = &mut cb_error;
-                let sc = &sc;
-                guarded(py, move || {
-                    let mut last: Option<Instant> = None;
-                    let mut report = |fraction: f64| {
-                        if cb_error.is_some() {
-                            return;
-                        }
-                        let now = Instant::now();
-                        if fraction < 1.0 && last.is_some_and(|t| now - t < PROGRESS_EVERY) {
-                            return;
-                        }
-                        last = Some(now);
-                        Python::with_gil(|py| {
-                            if let Err(e) = cb.call1(py, (fraction,)) {
-                                *cb_error = Some(e);
-                            }
-                        });
-                    };
-                    pathpool_sim::run_with_progress(sc, seed, &mut report)
-                })?
-            };
-            if let Some(e) = cb_error {
-                return Err(e);
-            }
-            result
-        }
-    };
-    match result {
+    let cb = progress_callback.as_ref();
+    match guarded(py, || run_stoppable(&sc, seed, cb))? {
         Ok(out) => output_dict(py, &out),
-        Err(e) => Err(simulation_error(py, e.to_string())),
+        Err(Stop::Sim(e)) => Err(simulation_error(py, e.to_string())),
+        Err(Stop::Python(e)) => Err(e),
     }
 }
 

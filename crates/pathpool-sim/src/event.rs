@@ -166,11 +166,6 @@ impl EventQueue {
         self.pop_until(Nanos::MAX)
     }
 
-    #[inline]
-    pub fn peek_time(&self) -> Option<Nanos> {
-        self.heap.peek().map(|i| i.at)
-    }
-
     /// Pending events.
     pub fn len(&self) -> usize {
         self.heap

@@ -77,12 +77,12 @@ impl Simulation {
 
     /// Events processed so far.
     pub fn events(&self) -> u64 {
-        self.world.counts().0
+        self.world.events()
     }
 
     /// TCP/MPTCP data packets sent so far (transmissions and retransmissions).
     pub fn data_packets(&self) -> u64 {
-        self.world.counts().1
+        self.world.data_packets()
     }
 
     /// Process every event at or before `t` (at most the end of the run); the clock is then

@@ -214,7 +214,7 @@ impl Conn {
                 let mut best: Option<(u64, usize)> = None;
                 for i in 0..k {
                     if usable(self, i) {
-                        let r = if self.snd[i].has_rtt {
+                        let r = if self.snd[i].has_rtt() {
                             self.snd[i].srtt_ns()
                         } else {
                             0
@@ -237,11 +237,6 @@ impl Conn {
                 None
             }
         }
-    }
-
-    /// Is there nothing left to send or acknowledge (a finished download)?
-    pub fn finished(&self) -> bool {
-        self.data_una >= self.total_segs
     }
 }
 

@@ -118,9 +118,10 @@ impl World {
         for f in sc.flows.iter().filter(|f| f.kind != FlowKind::Rate) {
             let c = conns.len();
             let k = f.paths.len();
-            let ctrl = pathpool_cc::build(&f.algorithm, &f.params, k).map_err(|e| SimError {
-                message: format!("flow {:?}: {e}", f.name),
-            })?;
+            let ctrl = pathpool_cc::build_with_counting(&f.algorithm, &f.params, k, f.counting)
+                .map_err(|e| SimError {
+                    message: format!("flow {:?}: {e}", f.name),
+                })?;
             let mut rng = Stream::new(seed, "flow", &f.name);
             let jitter = if f.start_jitter > 0 {
                 (rng.uniform() * f.start_jitter as f64) as Nanos
@@ -251,9 +252,13 @@ impl World {
         self.end
     }
 
-    /// Events processed and TCP/MPTCP data packets sent so far.
-    pub(crate) fn counts(&self) -> (u64, u64) {
-        (self.events, self.data_packets)
+    pub(crate) fn events(&self) -> u64 {
+        self.events
+    }
+
+    /// TCP/MPTCP data packets sent so far.
+    pub(crate) fn data_packets(&self) -> u64 {
+        self.data_packets
     }
 
     // --- packets through routes -----------------------------------------------------------
@@ -459,13 +464,16 @@ impl World {
         } else if eff.new_sack {
             s.dupacks += 1;
         }
+        // The estimator takes Linux's sample (Karn's rule, then SACK, then the echoed
+        // timestamp); the controller and the mean-RTT output take the echoed timestamp of the
+        // segment that triggered the ACK, unambiguous even for a retransmission (RFC 7323).
+        if let Some(us) = Sender::estimator_sample(&eff, now, ts) {
+            s.rtt_estimator(us);
+        }
         let mut rtt = None;
         if eff.segs > 0 {
-            // The echoed timestamp belongs to the segment that triggered the ACK, so the sample
-            // is unambiguous even for retransmissions (RFC 7323 section 4; Karn's rule is only
-            // needed without timestamps).
             let r = now - ts;
-            s.rtt_sample(r);
+            s.record_rtt(r);
             rtt = Some(r);
         }
         if eff.advanced {
@@ -620,7 +628,10 @@ impl World {
         let wire = len + HEADER_BYTES;
         s.sent += 1;
         s.sent_wire_bytes += u64::from(wire);
-        if s.rto_deadline == 0 {
+        // RFC 6298 (5.1); Linux also restarts the timer when it retransmits the first
+        // outstanding segment (`tcp_xmit_retransmit_queue`, net/ipv4/tcp_output.c: `skb ==
+        // rtx_head` sets `rearm_timer`), so a fast retransmit gets a full RTO to be answered.
+        if s.rto_deadline == 0 || (new.is_none() && seq == s.snd_una) {
             s.rto_deadline = now + s.rto;
         }
         Self::arm_rto(&mut self.q, s, c, i);

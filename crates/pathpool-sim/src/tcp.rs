@@ -1,4 +1,4 @@
-//! One TCP subflow: the sender's SACK scoreboard with RFC 6675 loss recovery and the RFC 6298
+//! One TCP subflow: the sender's SACK scoreboard with RFC 6675 loss recovery and Linux's
 //! retransmission timer, and the receiver's reassembly state with SACK generation (RFC 2018).
 //!
 //! Sequence numbers count segments, not bytes: every segment but possibly a file's last one is
@@ -11,17 +11,22 @@ use std::collections::VecDeque;
 use crate::packet::MAX_SACK_BLOCKS;
 use crate::time::{Nanos, NS_PER_MS, NS_PER_SEC};
 
+/// Microseconds, Linux's unit of RTT state.
+const NS_PER_US: Nanos = 1000;
+
 /// RFC 6675 DupThresh.
 pub const DUP_THRESH: u32 = 3;
-/// Linux `TCP_RTO_MIN` (200 ms); RFC 6298 (2.4) says 1 s, Linux uses 200 ms.
+/// Linux `TCP_RTO_MIN` (200 ms, `tcp_rto_min_us`' default): the floor of the RTO's variance
+/// term, not of the RTO itself (see [`Sender::rtt_estimator`]).
 pub const RTO_MIN: Nanos = 200 * NS_PER_MS;
-/// Linux `TCP_RTO_MAX` (120 s); RFC 6298 (2.5) allows a maximum of at least 60 s.
+const RTO_MIN_US: u64 = RTO_MIN / 1000;
+/// Linux `TCP_RTO_MAX` (120 s, `tcp_rto_max_ms`' default).
 pub const RTO_MAX: Nanos = 120 * NS_PER_SEC;
-/// RFC 6298 (2.1): initial RTO of 1 s.
+/// Linux `TCP_TIMEOUT_INIT` = RFC 6298 (2.1): 1 s before the first RTT sample.
 pub const RTO_INIT: Nanos = NS_PER_SEC;
-/// Clock granularity G of RFC 6298 (2.3); the simulator's clock is exact, so 1 ms like Linux's
-/// jiffy-less TCP.
-pub const CLOCK_G: Nanos = NS_PER_MS;
+/// One jiffy: Linux keeps the RTO in jiffies and rounds the estimate up to one
+/// (`usecs_to_jiffies`); `CONFIG_HZ=1000` (Ubuntu's and Fedora's kernels) makes it 1 ms.
+pub const JIFFY: Nanos = NS_PER_MS;
 /// Delayed-ACK timer (Linux `TCP_DELACK_MAX`-ish 40 ms).
 pub const DELACK_TIMEOUT: Nanos = 40 * NS_PER_MS;
 
@@ -70,6 +75,15 @@ pub struct AckEffect {
     pub new_sack: bool,
     /// Segments newly marked lost by the SACK rule.
     pub newly_lost: u32,
+    /// Send time of the oldest cumulatively acknowledged segment that was never retransmitted
+    /// and not SACKed before (Linux `first_ackt` in `tcp_clean_rtx_queue`).
+    pub first_ackt: Option<Nanos>,
+    /// The cumulative ACK covered a segment that was ever retransmitted (Linux
+    /// `FLAG_RETRANS_DATA_ACKED`): Karn's rule forbids a sample from `first_ackt`.
+    pub retrans_acked: bool,
+    /// Send time of the lowest newly SACKed segment that was never retransmitted (Linux
+    /// `first_sackt` in `tcp_sacktag_one`).
+    pub first_sackt: Option<Nanos>,
 }
 
 /// The sending side of one subflow.
@@ -110,12 +124,17 @@ pub struct Sender {
     pub cwnd_usage_seq: u64,
     /// New data went out on this subflow in the current send pass.
     pub sent_in_pass: bool,
-    // RFC 6298 state.
-    srtt: f64,
-    /// `srtt` rounded to whole nanoseconds (read per ACK and per scheduling decision).
+    // Linux's RTT estimator state (`struct tcp_sock`), in its units: microseconds, `srtt_us`
+    // scaled by 8, `mdev_us`, `mdev_max_us` and `rttvar_us` scaled by 4 (so `rttvar_us` is
+    // RFC 6298's 4 * RTTVAR term). 0 = no sample yet.
+    srtt_us: u64,
+    mdev_us: u64,
+    mdev_max_us: u64,
+    rttvar_us: u64,
+    /// `rttvar_us` decays once per window: when `snd_una` passes this (Linux `rtt_seq`).
+    rtt_seq: u64,
+    /// `srtt` in nanoseconds (read per ACK and per scheduling decision).
     srtt_ns: Nanos,
-    rttvar: f64,
-    pub has_rtt: bool,
     pub rto: Nanos,
     /// When the retransmission timer expires; 0 = not armed.
     pub rto_deadline: Nanos,
@@ -156,10 +175,12 @@ impl Default for Sender {
             max_packets_out: 0,
             cwnd_usage_seq: 0,
             sent_in_pass: false,
-            srtt: 0.0,
+            srtt_us: 0,
+            mdev_us: 0,
+            mdev_max_us: 0,
+            rttvar_us: 0,
+            rtt_seq: 0,
             srtt_ns: 0,
-            rttvar: 0.0,
-            has_rtt: false,
             rto: RTO_INIT,
             rto_deadline: 0,
             rto_event: Nanos::MAX,
@@ -252,11 +273,18 @@ impl Sender {
                 eff.segs += 1;
                 eff.bytes += u64::from(s.len);
             }
+            if s.flags & EVER_RETX != 0 {
+                eff.retrans_acked = true;
+            } else if s.flags & SACKED == 0 && eff.first_ackt.is_none() {
+                eff.first_ackt = Some(s.sent_at);
+            }
             self.snd_una += 1;
             eff.advanced = true;
         }
         self.high_sacked = self.high_sacked.max(self.snd_una);
         self.lost_frontier = self.lost_frontier.max(self.snd_una);
+        // Lowest newly SACKed never-retransmitted segment: Linux sorts the blocks first.
+        let mut first_sacked = u64::MAX;
         for &(a, b) in sacks {
             let a = a.max(self.snd_una);
             let b = b.min(self.snd_nxt);
@@ -268,6 +296,10 @@ impl Sender {
                     eff.segs += 1;
                     eff.bytes += u64::from(self.seg(s).len);
                     eff.new_sack = true;
+                    if f & EVER_RETX == 0 && s < first_sacked {
+                        first_sacked = s;
+                        eff.first_sackt = Some(self.seg(s).sent_at);
+                    }
                 }
                 s += 1;
             }
@@ -380,23 +412,94 @@ impl Sender {
         self.cwnd_limited || (cwnd < ssthresh && cwnd < 2.0 * self.max_packets_out as f64)
     }
 
-    /// RFC 6298 (2.2)/(2.3): update SRTT, RTTVAR and RTO from one sample.
-    pub fn rtt_sample(&mut self, r: Nanos) {
-        let r = r as f64;
-        if !self.has_rtt {
-            self.srtt = r;
-            self.rttvar = r / 2.0;
-            self.has_rtt = true;
+    /// Linux's choice of the RTT sample for the estimator (`tcp_ack_update_rtt` and
+    /// `tcp_clean_rtx_queue`, net/ipv4/tcp_input.c, Linux 6.x): the time since the oldest
+    /// newly cumulatively acknowledged segment was sent, unless the ACK covered a
+    /// retransmitted segment (Karn's rule, RFC 6298 section 3); else the same for the lowest
+    /// newly SACKed segment; else, if the ACK advanced `snd_una`, the echoed timestamp
+    /// (`tcp_rtt_tsopt_us`: RFC 7323 timestamps tick in milliseconds, a 0 difference counts
+    /// as 1 ms). `echo` is the send time the ACK echoes. `None`: no sample (a duplicate ACK
+    /// without new SACK information, or one SACKing only retransmitted segments).
+    pub fn estimator_sample(eff: &AckEffect, now: Nanos, echo: Nanos) -> Option<u64> {
+        let us = |t: Nanos| (now / NS_PER_US).saturating_sub(t / NS_PER_US);
+        let seq = eff.first_ackt.filter(|_| !eff.retrans_acked);
+        if let Some(t) = seq.or(eff.first_sackt) {
+            Some(us(t))
+        } else if eff.advanced {
+            let ticks = (now / NS_PER_MS).saturating_sub(echo / NS_PER_MS).max(1);
+            Some(ticks * (NS_PER_MS / NS_PER_US))
         } else {
-            // alpha = 1/8, beta = 1/4.
-            self.rttvar = 0.75 * self.rttvar + 0.25 * (self.srtt - r).abs();
-            self.srtt = 0.875 * self.srtt + 0.125 * r;
+            None
         }
-        self.srtt_ns = round_ns(self.srtt);
-        let rto = self.srtt + (CLOCK_G as f64).max(4.0 * self.rttvar);
-        self.rto = round_ns(rto).clamp(RTO_MIN, RTO_MAX);
-        self.rtt_sum += r;
+    }
+
+    /// Linux `tcp_rtt_estimator` (net/ipv4/tcp_input.c, Linux 6.x; unchanged in substance
+    /// since 3.x), followed by `tcp_set_rto` / `__tcp_set_rto` / `tcp_bound_rto`:
+    ///
+    /// * first sample R: SRTT = R, mdev = R/2 (4 mdev = 2R), `rttvar = max(2R, rto_min)`;
+    /// * then SRTT += (R - SRTT)/8, and 4 mdev moves a quarter of the way to |R - SRTT|, but
+    ///   only an eighth of that when R < SRTT (the Eifel-like damping); the window's largest
+    ///   4 mdev (`mdev_max`, starting each window at rto_min) raises `rttvar` at once, and
+    ///   once per window (when `snd_una` passes `rtt_seq`) `rttvar` decays a quarter of the way
+    ///   down to `mdev_max`;
+    /// * `RTO = ceil_jiffy(SRTT + rttvar)`, at most 120 s.
+    ///
+    /// So the 200 ms floor applies to the variance term, not to the sum (RFC 6298's
+    /// `max(SRTT + 4 RTTVAR, 1 s)`): a Linux RTO is never below SRTT + 200 ms. Integer
+    /// microseconds with Linux's scalings (SRTT x 8, mdev x 4) and shifts, so the values are
+    /// Linux's to the microsecond. Resetting `icsk_backoff` on a valid sample is implicit:
+    /// the backed-off RTO is replaced by the new estimate.
+    pub fn rtt_estimator(&mut self, mrtt_us: u64) {
+        let mut m = mrtt_us as i64;
+        let mut srtt = self.srtt_us as i64;
+        if srtt != 0 {
+            m -= srtt >> 3; // m is now the error in the estimate
+            srtt += m; // srtt = 7/8 srtt + 1/8 new
+            let mdev = self.mdev_us as i64;
+            if m < 0 {
+                m = -m - (mdev >> 2);
+                if m > 0 {
+                    m >>= 3;
+                }
+            } else {
+                m -= mdev >> 2;
+            }
+            self.mdev_us = (mdev + m) as u64; // mdev = 3/4 mdev + 1/4 new
+            if self.mdev_us > self.mdev_max_us {
+                self.mdev_max_us = self.mdev_us;
+                self.rttvar_us = self.rttvar_us.max(self.mdev_max_us);
+            }
+            if self.snd_una > self.rtt_seq {
+                if self.mdev_max_us < self.rttvar_us {
+                    self.rttvar_us -= (self.rttvar_us - self.mdev_max_us) >> 2;
+                }
+                self.rtt_seq = self.snd_nxt;
+                self.mdev_max_us = RTO_MIN_US;
+            }
+        } else {
+            srtt = m << 3;
+            self.mdev_us = (m << 1) as u64; // makes the first RTO 3 R
+            self.rttvar_us = self.mdev_us.max(RTO_MIN_US);
+            self.mdev_max_us = self.rttvar_us;
+            self.rtt_seq = self.snd_nxt;
+        }
+        self.srtt_us = srtt.max(1) as u64;
+        self.srtt_ns = self.srtt_us * NS_PER_US / 8;
+        let rto_us = (self.srtt_us >> 3) + self.rttvar_us;
+        self.rto = (rto_us * NS_PER_US).div_ceil(JIFFY) * JIFFY;
+        self.rto = self.rto.min(RTO_MAX);
+    }
+
+    /// Record an RTT sample for the subflow's mean-RTT output.
+    #[inline]
+    pub fn record_rtt(&mut self, r: Nanos) {
+        self.rtt_sum += r as f64;
         self.rtt_n += 1;
+    }
+
+    #[inline]
+    pub fn has_rtt(&self) -> bool {
+        self.srtt_us != 0
     }
 
     #[inline]
@@ -404,20 +507,12 @@ impl Sender {
         self.srtt_ns
     }
 
-    /// RFC 6298 (5.5): back off the timer.
+    /// Linux `tcp_retransmit_timer` (net/ipv4/tcp_timer.c): `icsk_rto = min(icsk_rto << 1,
+    /// TCP_RTO_MAX)` on every expiry (exponential backoff; thin-stream linear timeouts are off
+    /// by default).
     pub fn backoff(&mut self) {
         self.rto = (self.rto.saturating_mul(2)).min(RTO_MAX);
     }
-}
-
-/// `x.round() as Nanos` (half away from zero, saturating, NaN -> 0) without a libm call: this
-/// runs on every RTT sample, and baseline x86-64 has no rounding instruction. For `0 <= x < 2^53`
-/// the fraction `x - trunc(x)` is exact; above 2^52 every f64 is an integer (fraction 0); for
-/// negative x, NaN and x >= 2^64 the saturating cast and the comparison give what `round` gives.
-#[inline]
-pub fn round_ns(x: f64) -> Nanos {
-    let n = x as Nanos;
-    n.saturating_add(Nanos::from(x - n as f64 >= 0.5))
 }
 
 /// The receiving side of one subflow.
@@ -632,61 +727,100 @@ mod tests {
     }
 
     #[test]
-    fn rfc6298_first_sample_and_update() {
-        let mut s = Sender::default();
-        s.rtt_sample(100 * NS_PER_MS);
-        // RTO = SRTT + 4 * RTTVAR = 100 + 4 * 50 = 300 ms
-        assert_eq!(s.rto, 300 * NS_PER_MS);
-        s.rtt_sample(100 * NS_PER_MS);
-        // RTTVAR = 0.75 * 50 + 0.25 * 0 = 37.5, SRTT = 100 -> 250 ms
-        assert_eq!(s.rto, 250 * NS_PER_MS);
-        for _ in 0..100 {
-            s.rtt_sample(10 * NS_PER_MS);
+    fn rto_follows_linux_tcp_rtt_estimator() {
+        let mut s = sender_with(10);
+        assert_eq!(s.rto, NS_PER_SEC); // TCP_TIMEOUT_INIT before any sample
+                                       // First sample R = 100 ms: srtt = 100 ms, rttvar = max(2R, 200 ms) = 200 ms, RTO = 3R.
+        s.rtt_estimator(100_000);
+        assert_eq!(
+            (s.srtt_us, s.mdev_us, s.rttvar_us),
+            (800_000, 200_000, 200_000)
+        );
+        assert_eq!((s.srtt_ns(), s.rto), (100 * NS_PER_MS, 300 * NS_PER_MS));
+        // R = 100 ms again, same window: m = 0 - 200000/4 = -50000 shrinks mdev to 150 ms,
+        // mdev_max and rttvar stay at 200 ms.
+        s.rtt_estimator(100_000);
+        assert_eq!(
+            (s.srtt_us, s.mdev_us, s.rttvar_us),
+            (800_000, 150_000, 200_000)
+        );
+        // A constant RTT: once the window is acknowledged (snd_una > rtt_seq = 10), rttvar
+        // decays towards mdev_max, which restarts at rto_min = 200 ms each window: the RTO
+        // settles at srtt + 200 ms, never at RFC 6298's max(srtt + 4 rttvar, rto_min).
+        for w in 0..40u64 {
+            s.on_ack(s.snd_nxt, &[]);
+            for d in 0..10 {
+                s.push_new(w * 10 + d, 1000, 0);
+            }
+            s.rtt_estimator(100_000);
         }
-        assert_eq!(s.rto, RTO_MIN);
+        assert_eq!(s.rttvar_us, 200_000);
+        assert_eq!(s.rto, 300 * NS_PER_MS);
+        // R > srtt: m = 180000 - 100000 = 80000 -> srtt_us = 880000 (110 ms); mdev grows by
+        // 80000 - mdev/4, mdev_max follows and lifts rttvar at once.
+        let mdev = s.mdev_us;
+        s.rtt_estimator(180_000);
+        assert_eq!(s.srtt_us, 880_000);
+        assert_eq!(s.mdev_us, mdev + 80_000 - mdev / 4);
+        assert_eq!(s.rttvar_us, s.mdev_us.max(200_000));
+        assert_eq!(s.rto, (110_000 + s.rttvar_us) * 1000);
+        // A sample below srtt only moves mdev by an eighth of the excess: |e| = 110000 - 10000
+        // = 100000 (srtt_us >> 3 = 110000), m = (100000 - mdev/4) / 8.
+        let mdev = s.mdev_us;
+        s.rtt_estimator(10_000);
+        assert_eq!(s.srtt_us, 880_000 - 100_000);
+        let m = 100_000 - (mdev as i64 >> 2);
+        let m = if m > 0 { m >> 3 } else { m };
+        assert_eq!(s.mdev_us as i64, mdev as i64 + m);
+        // RTO rounds up to a whole jiffy (1 ms): srtt 97.5 ms + rttvar.
+        assert_eq!(s.rto, (97_500 + s.rttvar_us).div_ceil(1000) * NS_PER_MS);
+        // Backoff doubles, capped at 120 s.
+        let r = s.rto;
         s.backoff();
-        assert_eq!(s.rto, 2 * RTO_MIN);
+        assert_eq!(s.rto, 2 * r);
+        for _ in 0..20 {
+            s.backoff();
+        }
+        assert_eq!(s.rto, RTO_MAX);
+        // A new sample replaces the backed-off value (Linux resets icsk_backoff).
+        s.rtt_estimator(100_000);
+        assert!(s.rto < NS_PER_SEC);
     }
 
     #[test]
-    fn round_ns_is_round() {
-        let xs = [
-            0.0,
-            -0.0,
-            0.3,
-            0.5,
-            0.49999999999999994,
-            1.5,
-            2.5,
-            2.4999999999999996,
-            -0.3,
-            -0.5,
-            -0.7,
-            -3.5,
-            1e9 + 0.5,
-            123456789.49999999,
-            4503599627370495.5,
-            4503599627370497.0,
-            9007199254740993.0,
-            1.8446744073709552e19,
-            1e30,
-            f64::INFINITY,
-            f64::NEG_INFINITY,
-            f64::NAN,
-            f64::MIN_POSITIVE,
-        ];
-        for x in xs {
-            assert_eq!(round_ns(x), x.round() as Nanos, "x = {x:e}");
+    fn rtt_sample_choice_follows_karn_and_linux() {
+        let mut s = Sender::default();
+        for (i, t) in [(0, 10), (1, 20), (2, 30), (3, 40), (4, 50)] {
+            s.push_new(i, 1000, t * NS_PER_MS);
         }
-        let mut s = 0x1234_5678_9abc_def0u64;
-        for _ in 0..100_000 {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            // Random magnitudes from 1e-3 to 1e12 with random fractions.
-            let x = (s >> 11) as f64 / (1u64 << 53) as f64 * 10f64.powi((s % 16) as i32 - 3);
-            assert_eq!(round_ns(x), x.round() as Nanos, "x = {x:e}");
-        }
+        // Segment 0 retransmitted at 100 ms; 1 and 2 SACKed (a sample from 1, the lowest).
+        s.on_ack(0, &[(1, 3)]);
+        s.mark_retransmitted(0, 100 * NS_PER_MS);
+        let now = 150 * NS_PER_MS;
+        let e = s.on_ack(0, &[(3, 4)]);
+        assert_eq!(e.first_sackt, Some(40 * NS_PER_MS));
+        assert_eq!(Sender::estimator_sample(&e, now, 0), Some(110_000));
+        // The cumulative ACK covers the retransmitted 0 (Karn: no sample from first_ackt)
+        // and 4 was never SACKed: first_ackt = 50 ms but retrans_acked forbids it; no new
+        // SACK; the echoed timestamp (the retransmission at 100 ms) gives 50 ms.
+        let e = s.on_ack(5, &[]);
+        assert!(e.retrans_acked && e.advanced);
+        assert_eq!(e.first_ackt, Some(50 * NS_PER_MS));
+        assert_eq!(
+            Sender::estimator_sample(&e, now, 100 * NS_PER_MS),
+            Some(50_000)
+        );
+        // A plain cumulative ACK samples the oldest acknowledged segment.
+        s.push_new(5, 1000, 200 * NS_PER_MS);
+        s.push_new(6, 1000, 201 * NS_PER_MS);
+        let e = s.on_ack(7, &[]);
+        assert_eq!(
+            Sender::estimator_sample(&e, 300 * NS_PER_MS, 201 * NS_PER_MS),
+            Some(100_000)
+        );
+        // A duplicate ACK with nothing new: no sample.
+        let e = s.on_ack(7, &[]);
+        assert_eq!(Sender::estimator_sample(&e, 400 * NS_PER_MS, 0), None);
     }
 
     #[test]

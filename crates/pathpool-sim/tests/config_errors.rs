@@ -271,3 +271,23 @@ fn seeds_are_checked_in_linear_time() {
     );
     assert!(err(&text).message.contains("100001 seeds listed"));
 }
+
+#[test]
+fn counting_defaults_to_bytes_and_names_its_allowed_values() {
+    use pathpool_cc::Counting;
+    let sc = Scenario::from_toml_str(GOOD, "good.toml").unwrap();
+    assert_eq!(sc.flows[0].counting, Counting::Bytes);
+    let text = GOOD.replace(
+        "algorithm = \"reno\"",
+        "algorithm = \"reno\"\ncounting = \"acks\"",
+    );
+    let sc = Scenario::from_toml_str(&text, "good.toml").unwrap();
+    assert_eq!(sc.flows[0].counting, Counting::Acks);
+    let e = err(&GOOD.replace(
+        "algorithm = \"reno\"",
+        "algorithm = \"reno\"\ncounting = \"packets\"",
+    ));
+    assert_eq!(e.field, "flows[0].counting");
+    assert_eq!(e.line, Some(16));
+    assert_eq!(e.allowed.as_deref(), Some("bytes, acks"));
+}

@@ -167,3 +167,64 @@ fn reordering_without_loss_gives_spurious_retransmissions_but_exact_delivery() {
     let again = run(&sc, 1).unwrap();
     assert_eq!(format!("{:?}", again.flows), format!("{:?}", out.flows));
 }
+
+/// Mean sampled `cwnd` of subflow `id` over the second half of the run.
+fn mean_cwnd_late(out: &RunOutput, id: &str) -> f64 {
+    let s = &out.series;
+    let v: Vec<f64> = (0..s.len())
+        .filter(|&k| s.id[k] == id && s.metric[k] == "cwnd")
+        .map(|k| s.value[k])
+        .collect();
+    let late = &v[v.len() / 2..];
+    late.iter().sum::<f64>() / late.len() as f64
+}
+
+#[test]
+fn delayed_acks_cost_reno_a_factor_sqrt2_in_window_only_under_ack_counting() {
+    // Reno under random loss p has mean window sqrt(3/(2 b p)) segments per RTT of b segments
+    // per ACK-step (Mathis et al. 1997): ack counting with delayed ACKs (b = 2) gives 1/sqrt 2
+    // of byte counting's window (every segment credited, b = 1). Large buffer, so random
+    // loss is the only loss; 4 seeds averaged.
+    let text = |counting: &str| {
+        format!(
+            r#"
+name = "dack"
+duration = "120s"
+seeds = [1, 2, 3, 4]
+[metrics]
+interval = "50ms"
+[[links]]
+name = "l"
+rate = "100Mbps"
+delay = "10ms"
+buffer = 100000
+loss = 0.002
+[[paths]]
+name = "p"
+links = ["l"]
+[[flows]]
+name = "t"
+kind = "tcp"
+path = "p"
+algorithm = "reno"
+delayed_ack = true
+counting = "{counting}"
+"#
+        )
+    };
+    let mean = |counting: &str| {
+        let sc = scenario(&text(counting));
+        let seeds = sc.seeds().to_vec();
+        seeds
+            .iter()
+            .map(|&s| mean_cwnd_late(&run(&sc, s).unwrap(), "t/0"))
+            .sum::<f64>()
+            / seeds.len() as f64
+    };
+    let (bytes, acks) = (mean("bytes"), mean("acks"));
+    let ratio = bytes / acks;
+    assert!(
+        (1.25..1.6).contains(&ratio),
+        "bytes {bytes:.2} / acks {acks:.2} = {ratio:.3}, expected about sqrt 2"
+    );
+}

@@ -20,8 +20,9 @@ fn padhye(p: f64, rtt: f64, t0: f64, b: f64, wmax: f64) -> f64 {
 #[test]
 fn single_reno_sack_flow_matches_padhye_under_random_loss() {
     // A 100 Mb/s link far from saturation, 50 ms one-way delay, ACKs back over a fixed 50 ms:
-    // RTT = 100 ms + 0.12 ms serialisation, no queueing. RTT variance vanishes, so the
-    // RFC 6298 RTO sits at Linux's 200 ms floor: T0 = 0.2 s. No delayed ACKs: b = 1.
+    // RTT = 100 ms + 0.12 ms serialisation, no queueing. RTT variance vanishes, so Linux's
+    // RTO is srtt + rto_min (the floor is on the variance term): T0 = RTT + 0.2 s. No delayed
+    // ACKs: b = 1.
     // Wmax is the 4 MiB receive buffer (2896 segments), never reached at these loss rates.
     for &(p, secs) in &[
         (0.005, 1500.0),
@@ -59,7 +60,7 @@ send_jitter = 0
             let s = &out.subflows[0];
             let rate = f.sent_packets as f64 / (f.end_s - f.start_s);
             let rtt = s.mean_rtt_s;
-            let model = padhye(p, rtt, 0.2, 1.0, 2896.0);
+            let model = padhye(p, rtt, rtt + 0.2, 1.0, 2896.0);
             rates.push((rate, model, rtt));
         }
         let rate = rates.iter().map(|r| r.0).sum::<f64>() / rates.len() as f64;
@@ -70,8 +71,12 @@ send_jitter = 0
             rates[0].2,
             err * 100.0
         );
+        // Padhye's timeout term is Reno's (a timeout whenever fewer than 3 duplicate ACKs come
+        // back, probability min(1, 3/w)); SACK recovery repairs some of those losses without
+        // one, so the simulation sits above the model, the more the higher the loss (with
+        // Linux's T0 = RTT + 200 ms: +5% at 0.5% loss, +22% at 5%).
         assert!(
-            err.abs() < 0.20,
+            (-0.1..0.25).contains(&err),
             "p = {p}: simulated {rate:.1} pkt/s vs Padhye {model:.1} pkt/s ({:+.1}%)",
             err * 100.0
         );
@@ -233,4 +238,72 @@ fn lia_at_a_drop_tail_bottleneck() {
     eprintln!("drop-tail: lia/tcp = {lia:.3}, ewtcp(a=1)/tcp = {ewtcp:.3}");
     assert!(lia < 0.75 * ewtcp, "LIA {lia:.3} vs EWTCP {ewtcp:.3}");
     assert!(lia > 0.8, "LIA starved: {lia:.3}");
+}
+
+/// Issue 10's setting: two disjoint 10 Mb/s links, 100 ms RTT, 85-packet drop-tail buffers
+/// (about one BDP); an MPTCP LIA connection with a subflow on each and one Reno flow on link a.
+fn two_links_long_rtt(secs: u32) -> String {
+    let link = |name: &str| {
+        format!(
+            "[[links]]\nname = \"{name}\"\nrate = \"10Mbps\"\ndelay = \"50ms\"\nbuffer = \"85pkt\"\n"
+        )
+    };
+    format!(
+        r#"
+name = "two_links_long_rtt"
+duration = {secs}
+{}{}
+[[paths]]
+name = "a"
+links = ["a"]
+[[paths]]
+name = "b"
+links = ["b"]
+[[flows]]
+name = "mp"
+kind = "mptcp"
+paths = ["a", "b"]
+algorithm = "lia"
+start_jitter = "500ms"
+[[flows]]
+name = "tcp"
+kind = "tcp"
+path = "a"
+algorithm = "reno"
+start_jitter = "500ms"
+"#,
+        link("a"),
+        link("b")
+    )
+}
+
+#[test]
+fn long_rtt_drop_tail_losses_are_repaired_without_timeouts() {
+    // Every loss here is a drop-tail overflow of a few packets out of a window of ~85-170, which
+    // SACK recovery repairs within a round trip. Linux's RTO is at least srtt + 200 ms (the
+    // rto_min floor is on the variance term, `tcp_rtt_estimator`), so it cannot expire while
+    // the repair is under way: Linux sees (almost) no timeouts. With the floor on the sum
+    // (srtt + 4 rttvar clamped to 200 ms) the RTO sat barely above a 100 ms srtt and expired in
+    // most loss events: 24 of 25 on the uncontested link (issue 10), ~30 RTOs per run here.
+    let sc = scenario(&two_links_long_rtt(200));
+    for seed in [1, 2, 3] {
+        let out = run(&sc, seed).unwrap();
+        let rtos: u64 = out.flows.iter().map(|f| f.rto_count).sum();
+        let b = out.subflows.iter().find(|s| s.path == "b").unwrap();
+        eprintln!(
+            "seed {seed}: RTOs {rtos}, uncontested subflow: {} loss events, {} RTOs",
+            b.loss_events, b.rto_count
+        );
+        assert!(
+            b.loss_events >= 5,
+            "too few losses to test: {}",
+            b.loss_events
+        );
+        assert!(
+            b.rto_count <= 1,
+            "uncontested subflow: {} RTOs",
+            b.rto_count
+        );
+        assert!(rtos <= 2, "{rtos} RTOs in a run");
+    }
 }

@@ -26,7 +26,8 @@ def _equilibrium(args) -> int:
     from pathpool.analysis import crossval
     from pathpool.analysis.fluid import simulate, solve_equilibrium
     from pathpool.analysis.friendliness import fig1_network, fig2_network
-    from pathpool.analysis.plots import plot_trajectory, save_figure, write_csv
+    from pathpool.analysis.plots import plot_trajectory, save_figure
+    from pathpool.atomic import atomic_write_csv
 
     builders = {
         "fig1": fig1_network,
@@ -39,7 +40,7 @@ def _equilibrium(args) -> int:
     eq = solve_equilibrium(net)
     df = eq.table()
     out = Path(args.output)
-    write_csv(df, out / f"equilibrium_{args.network}_{args.algorithm}.csv")
+    atomic_write_csv(out / f"equilibrium_{args.network}_{args.algorithm}.csv", df)
     _print(df, f"equilibrium ({args.network}, {args.algorithm}); residual {eq.residual:.2e}")
     if not any(a.price_dependent for a in net.algorithms):
         traj = simulate(net, t_end=args.t_end)
@@ -49,7 +50,7 @@ def _equilibrium(args) -> int:
 
 def _conditions(args) -> int:
     from pathpool.analysis.conditions import table_one
-    from pathpool.analysis.plots import write_csv
+    from pathpool.atomic import atomic_write_csv
 
     frames = []
     for rtt in ("equal", "different"):
@@ -58,18 +59,19 @@ def _conditions(args) -> int:
         frames.append(df)
         _print(df.drop(columns=[c for c in df.columns if c.startswith("paper_")]),
                f"Table I regenerated ({rtt} RTTs; fraction of points where each condition holds)")
-    write_csv(pd.concat(frames), Path(args.output) / "table1.csv")
+    atomic_write_csv(Path(args.output) / "table1.csv", pd.concat(frames))
     return 0
 
 
 def _friendliness(args) -> int:
     from pathpool.analysis.friendliness import friendliness
-    from pathpool.analysis.plots import plot_friendliness, save_figure, write_csv
+    from pathpool.analysis.plots import plot_friendliness, save_figure
+    from pathpool.atomic import atomic_write_csv
 
     out = Path(args.output)
     for net in ("fig1", "fig2"):
         df = friendliness(network=net)
-        write_csv(df, out / f"friendliness_{net}.csv")
+        atomic_write_csv(out / f"friendliness_{net}.csv", df)
         save_figure(plot_friendliness(df, f"friendliness, seed 004 {net}"), out / f"friendliness_{net}")
         _print(df, f"friendliness ({net}); sorted by MP throughput")
     return 0
@@ -82,8 +84,8 @@ def _game(args) -> int:
         plot_game_dynamics,
         plot_utility_surfaces,
         save_figure,
-        write_csv,
     )
+    from pathpool.atomic import atomic_write_csv
 
     out = Path(args.output)
     game = RentSeekingGame(args.connections, args.paths, args.p_hat, mode=args.mode)
@@ -94,14 +96,14 @@ def _game(args) -> int:
     rows = [{"connection": n, "path": i, "rate": sol.lam[n, i]} for n in range(game.N) for i in range(game.K)]
     df = pd.DataFrame(rows)
     df.attrs.update(kkt=sol.kkt_residual)
-    write_csv(df, out / "game_equilibrium.csv")
+    atomic_write_csv(out / "game_equilibrium.csv", df)
     summary = pd.DataFrame([{
         "kkt_residual": sol.kkt_residual, "natural_residual": sol.natural_residual,
         "iterations": sol.iterations, "uniqueness_spread": uni["spread"],
         "dsc_holds": game.dsc_holds(z, box=(1e-2 * np.sum(cap), np.sum(cap))),
         "multipliers": " ".join(f"{m:.6g}" for m in sol.multipliers),
     }])
-    write_csv(summary, out / "game_summary.csv")
+    atomic_write_csv(out / "game_summary.csv", summary)
     _print(df, "normalized equilibrium")
     _print(summary, "game summary")
     B = float(np.sum(cap))
@@ -125,7 +127,7 @@ def _game(args) -> int:
                          "max_distance_increase": max(0.0, float(np.max(np.diff(d)))) / B,
                          "steps": b.rounds, "converged": b.converged and bool(d[-1] <= 1e-6 * B)})
     dyn = pd.DataFrame(rows)
-    write_csv(dyn, out / "game_dynamics.csv")
+    atomic_write_csv(out / "game_dynamics.csv", dyn)
     _print(dyn, "dynamics from random starts (distances relative to B)")
     save_figure(plot_game_dynamics(game, cap, sol.lam, flows, brs, z=z, multipliers=sol.multipliers),
                 out / "game_dynamics")
@@ -134,14 +136,14 @@ def _game(args) -> int:
         save_figure(plot_extragradient_path(game, sols, cap), out / "game_extragradient")
         save_figure(plot_utility_surfaces(game, B), out / "game_utility_surfaces")
         lo, hi = dsc_ratio_interval_k2(1e-2 * B, B)
-        write_csv(pd.DataFrame([{"box_lo": 1e-2 * B, "box_hi": B, "z2_over_z1_lo": lo, "z2_over_z1_hi": hi}]),
-                  out / "game_dsc_region_k2.csv")
+        atomic_write_csv(out / "game_dsc_region_k2.csv",
+                         pd.DataFrame([{"box_lo": 1e-2 * B, "box_hi": B, "z2_over_z1_lo": lo, "z2_over_z1_hi": hi}]))
     return 0
 
 
 def _crossval(args) -> int:
     from pathpool.analysis import crossval
-    from pathpool.analysis.plots import write_csv
+    from pathpool.atomic import atomic_write_csv
 
     frames = []
     for net in crossval.NETWORKS:
@@ -151,7 +153,7 @@ def _crossval(args) -> int:
             else:
                 frames.append(crossval.compare(net, alg, duration=args.duration, seeds=tuple(args.seeds)))
     df = pd.concat(frames, ignore_index=True)
-    write_csv(df, Path(args.output) / "crossval.csv")
+    atomic_write_csv(Path(args.output) / "crossval.csv", df)
     show = df[df.subflow == -1].drop(columns=["subflow", "path", "price"])
     _print(show, "cross-validation (flow totals, packets/s)")
     return 0

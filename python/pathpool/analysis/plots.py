@@ -13,7 +13,7 @@ import pandas as pd
 
 from pathpool.analysis.fluid import Trajectory
 from pathpool.analysis.game import BestResponsePath, FlowTrajectory, GameSolution, RentSeekingGame
-from pathpool.atomic import atomic_path
+from pathpool.atomic import atomic_save_figure
 
 __all__ = [
     "plot_extragradient_path",
@@ -22,15 +22,7 @@ __all__ = [
     "plot_trajectory",
     "plot_utility_surfaces",
     "save_figure",
-    "write_csv",
 ]
-
-
-
-
-def write_csv(df: pd.DataFrame, path: str | Path) -> Path:
-    """Write ``df`` to ``path`` as CSV atomically (temporary file, then rename)."""
-    return atomic_path(Path(path), lambda tmp: df.to_csv(tmp, index=False))
 
 
 def save_figure(fig, base: str | Path) -> list[Path]:
@@ -38,7 +30,7 @@ def save_figure(fig, base: str | Path) -> list[Path]:
     base = Path(base)
     out = []
     for ext in ("png", "svg"):
-        out.append(atomic_path(base.with_suffix(f".{ext}"), lambda tmp, e=ext: fig.savefig(tmp, format=e, dpi=120)))
+        out.append(atomic_save_figure(base.with_suffix(f".{ext}"), fig, dpi=120))
     plt.close(fig)
     return out
 

@@ -34,7 +34,8 @@ def _paths(specs: list[str]):
 def _load(a: argparse.Namespace) -> int:
     try:
         got = loader.load(tuple(a.algorithms or loader.ALGORITHMS), d_ms=a.d_ms, mu_pps=a.mu_pps,
-                          loss_window=a.loss_window, balia_quantised=a.balia_quantised)
+                          loss_window=a.loss_window, balia_quantised=a.balia_quantised,
+                          counting=a.counting)
     except loader.KernelError as e:
         _console.print(f"[red]{e}[/red]")
         return 1
@@ -79,7 +80,8 @@ def _tb_run(a: argparse.Namespace) -> int:
     flows = [FlowSpec("mptcp0", "mptcp", a.cc, 0)]
     if a.with_tcp:
         flows.append(FlowSpec("tcp0", "tcp", "reno", 0))
-    with Testbed(paths, shared_bottleneck=a.shared) as tb:
+    with Testbed(paths, shared_bottleneck=a.shared, prefix=a.prefix,
+                 quickack=not a.delayed_acks) as tb:
         raw = tb.run_flows(flows, duration_s=a.duration)
         fr, sr = records(tb, raw, flows)
     write_results(Path(a.output), fr, sr, {"paths": [vars(p) for p in paths], "backend": "linux"})
@@ -95,30 +97,45 @@ def _tb_run(a: argparse.Namespace) -> int:
 
 
 def _tb_up(a: argparse.Namespace) -> int:
-    from pathpool.kernel.testbed import Testbed
+    import signal
+    import time
+
+    from pathpool.kernel.testbed import Testbed, holder_pidfile
 
     if a.hold <= 0:
         raise SystemExit("--hold SECONDS must be > 0: the test bed always tears itself down")
-    import time
 
-    with Testbed(_paths(a.path or ["10,10,0", "10,20,0"]), shared_bottleneck=a.shared) as tb:
-        _console.print(f"up: namespaces {tb.ns_c} {tb.ns_r} {tb.ns_s}; server {tb.client_addr(0)} -> "
-                       f"10.79.0.1; held for {a.hold:g} s (Ctrl-C ends it)")
-        try:
-            time.sleep(a.hold)
-        except KeyboardInterrupt:
-            pass
+    def _stop(signum, _frame):
+        raise SystemExit(128 + signum)
+
+    # SIGTERM/SIGHUP (`kill`, `pathpool testbed down`, a closed terminal) unwind through the
+    # context manager like Ctrl-C, so the test bed is torn down.
+    signal.signal(signal.SIGTERM, _stop)
+    signal.signal(signal.SIGHUP, _stop)
+    pf = holder_pidfile(a.prefix)
+    pf.parent.mkdir(parents=True, exist_ok=True)
+    pf.write_text(f"{os.getpid()}\n")
+    try:
+        with Testbed(_paths(a.path or ["10,10,0", "10,20,0"]), shared_bottleneck=a.shared,
+                     prefix=a.prefix, quickack=not a.delayed_acks) as tb:
+            _console.print(f"up: namespaces {tb.ns_c} {tb.ns_r} {tb.ns_s}; server "
+                           f"{tb.client_addr(0)} -> 10.79.0.1; "
+                           f"{'delayed' if a.delayed_acks else 'per-segment'} ACKs; held for "
+                           f"{a.hold:g} s (Ctrl-C or `pathpool testbed down` ends it)", highlight=False)
+            sys.stdout.flush()
+            try:
+                time.sleep(a.hold)
+            except KeyboardInterrupt:
+                pass
+    finally:
+        pf.unlink(missing_ok=True)
     return 0
 
 
 def _tb_down(a: argparse.Namespace) -> int:
-    from pathpool.kernel.testbed import _run, wait_gone
+    from pathpool.kernel.testbed import teardown
 
-    names = _run(["ip", "netns", "list"], check=False).stdout.split("\n")
-    for line in names:
-        if line and line.split()[0].startswith(a.prefix):
-            _run(["ip", "netns", "del", line.split()[0]], check=False)
-    ok = wait_gone(a.prefix)
+    ok = teardown(a.prefix)
     _console.print("no test-bed namespace left" if ok else "[red]namespaces still present[/red]")
     return 0 if ok else 1
 
@@ -181,6 +198,9 @@ def register(subparsers) -> None:
     p.add_argument("--loss-window", type=float, default=None,
                    help="RSF-LB loss-estimate memory, packets (default 1000)")
     p.add_argument("--balia-quantised", action="store_true", help="v0.95 kernel's integer alpha")
+    p.add_argument("--counting", choices=loader.COUNTINGS, default="bytes",
+                   help="congestion-avoidance steps per acknowledged segment (default, RFC 6356 "
+                        "and Linux) or per ACK (v0.95)")
     p.set_defaults(func=_load)
     p = ks.add_parser("unload", help="unregister everything pathpool loaded")
     p.set_defaults(func=_unload)
@@ -196,6 +216,10 @@ def register(subparsers) -> None:
         p.add_argument("--path", action="append", metavar="RATE_MBPS,DELAY_MS,LOSS",
                        help="one per path (default: 10,10,0 and 10,20,0)")
         p.add_argument("--shared", action="store_true", help="all paths through one bottleneck")
+        p.add_argument("--delayed-acks", action="store_true",
+                       help="keep the kernel's delayed ACKs (default: the server ACKs every "
+                            "segment, the simulator's default)")
+        p.add_argument("--prefix", default="pp-", help="namespace name prefix")
         p.set_defaults(func=fn)
     ts.choices["up"].add_argument("--hold", type=float, default=60.0)
     r = ts.choices["run"]
@@ -203,6 +227,6 @@ def register(subparsers) -> None:
     r.add_argument("--duration", type=float, default=4.0)
     r.add_argument("--with-tcp", action="store_true", help="add a single-path TCP flow on path 0")
     r.add_argument("-o", "--output", default="results/testbed")
-    p = ts.add_parser("down", help="delete any test-bed namespace left behind")
+    p = ts.add_parser("down", help="end the test bed (its holder, forwarders, namespaces)")
     p.add_argument("--prefix", default="pp-")
     p.set_defaults(func=_tb_down)

@@ -34,7 +34,9 @@ BTF = Path("/sys/kernel/btf/vmlinux")
 
 #: Tunables of the BPF objects and their defaults (kernel/include/pp_tunables.h).
 TUNABLE_DEFAULTS: dict[str, object] = {"d_ms": 100.0, "mu_pps": 4.0, "loss_window": 1000.0,
-                                       "balia_quantised": False}
+                                       "balia_quantised": False, "counting": "bytes"}
+#: Congestion-avoidance counting modes (pathpool-cc ``Counting``; kernel/include/pp_tunables.h).
+COUNTINGS = ("bytes", "acks")
 #: What the running loader was started with (read by ``pathpool run --backend linux``).
 TUNABLES_FILE = PIDFILE.parent / "tunables.json"
 
@@ -127,6 +129,7 @@ def load(
     mu_pps: float | None = None,
     loss_window: float | None = None,
     balia_quantised: bool = False,
+    counting: str = "bytes",
     rebuild: bool = True,
     timeout_s: float = 60.0,
 ) -> LoadedAlgorithms:
@@ -144,6 +147,10 @@ def load(
         pathpool-cc's ``rsf-lb`` ``loss_window``).
     balia_quantised
         Use the v0.95 kernel's integer alpha in BALIA's decrease.
+    counting
+        ``"bytes"`` (default): congestion avoidance makes one step per acknowledged segment, as
+        RFC 6356 and Linux's ``tcp_cong_avoid_ai`` do; ``"acks"``: one step per ACK whatever it
+        acknowledges, the out-of-tree v0.95 rule (pathpool-cc ``Counting``).
     rebuild
         Run ``make -C kernel`` first.
 
@@ -153,6 +160,8 @@ def load(
         When the machine cannot load (not root, no BTF, no MPTCP, no toolchain), when a loader
         is already running, or when an algorithm fails; nothing stays registered then.
     """
+    if counting not in COUNTINGS:
+        raise KernelError(f"counting = {counting!r}: allowed {', '.join(COUNTINGS)}")
     unknown = [n for n in names if n not in ALGORITHMS]
     if unknown:
         raise KernelError(f"unknown algorithm(s) {unknown}; allowed: {', '.join(ALGORITHMS)}")
@@ -180,11 +189,13 @@ def load(
         args += ["--set", f"loss_window={loss_window}"]
     if balia_quantised:
         args += ["--set", "balia_quantised=1"]
+    args += ["--set", f"counting={counting}"]
     tunables = dict(TUNABLE_DEFAULTS)
     for k, v in (("d_ms", d_ms), ("mu_pps", mu_pps), ("loss_window", loss_window)):
         if v is not None:
             tunables[k] = float(v)
     tunables["balia_quantised"] = bool(balia_quantised)
+    tunables["counting"] = counting
     args += [str(object_path(n)) for n in names]
     PIDFILE.parent.mkdir(parents=True, exist_ok=True)
     errlog = PIDFILE.parent / "loader.err"

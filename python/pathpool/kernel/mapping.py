@@ -34,7 +34,6 @@ from typing import Any
 
 from pathpool.errors import ScenarioError
 from pathpool.kernel.testbed import FlowSpec, PathSpec
-from pathpool.sim.scenario import DEFAULTS
 
 __all__ = ["ALGORITHM_MAP", "MAX_FLOWS", "MAX_PATHS", "TestbedPlan", "UnsupportedScenario",
            "map_scenario"]
@@ -51,7 +50,7 @@ MAX_FLOWS = 8
 #: Bytes per packet on the wire in the simulator (1448 payload + 52 header).
 WIRE_PACKET = 1500
 #: The veths' 1500-byte MTU less 52 header bytes: the only MSS the test bed can run (it happens
-#: to be the simulator's default, ``DEFAULTS["mss"]``).
+#: to be the simulator's default, ``pathpool.sim.scenario.DEFAULTS["mss"]``).
 TESTBED_MSS = 1448
 
 
@@ -85,13 +84,13 @@ class TestbedPlan:
         Run time: the scenario's duration capped by ``max_duration_s``.
     tunables : dict
         Loader tunables the flows need (``d_ms``, ``mu_pps``, ``loss_window``,
-        ``balia_quantised``); only keys some flow sets.
+        ``balia_quantised``, ``counting``); only keys some flow sets.
     notes : list of str
         What the test bed does differently from the simulator for this scenario.
     quickack : bool
-        The receiver acknowledges every segment (the flows' ``delayed_ack = false``, the
-        simulator's default); False when they set ``delayed_ack = true`` (the kernel's own
-        delayed ACKs then, not the simulator's rule).
+        The receiver acknowledges every segment: only when a flow writes ``delayed_ack =
+        false`` (asks for per-segment ACKs). Otherwise (the key absent, or ``true``) the
+        receiver keeps the kernel's own delayed ACKs, which is what a deployment sees.
     """
 
     __test__ = False
@@ -107,7 +106,7 @@ class TestbedPlan:
     duration_s: float
     tunables: dict[str, Any]
     notes: list[str]
-    quickack: bool = True
+    quickack: bool = False
 
     def kernel_algorithms(self) -> list[str]:
         """The pp_* controls the flows need (what must be registered)."""
@@ -202,12 +201,15 @@ def map_scenario(scenario: Any, max_duration_s: float = 10.0) -> TestbedPlan:
         if algo not in ALGORITHM_MAP:
             raise unsupported(f"{f}.algorithm", f"algorithm {algo!r} has no kernel version",
                               ", ".join(ALGORITHM_MAP))
-        if (fl["start_jitter_s"] or fl["send_jitter_s"] != DEFAULTS["send_jitter_s"]
-                or fl["rcv_buffer_bytes"] != DEFAULTS["rcv_buffer_bytes"] or fl["delayed_ack"]):
+        written = fl["written"]
+        if (fl["start_jitter_s"] or ("send_jitter" in written and fl["send_jitter_s"])
+                or "rcv_buffer" in written or fl["delayed_ack"]):
             base = fl["name"].rsplit("-", 1)[0] if copies[i] > 1 else fl["name"]
             notes.append(f"{f} ({base}): start_jitter, send_jitter, rcv_buffer and "
                          "delayed_ack are the kernel's own on the test bed")
-        delack.add(bool(fl["delayed_ack"]))
+        # Only a written delayed_ack sets the test bed's ACK policy (absent: the kernel's own).
+        if "delayed_ack" in fl["written"]:
+            delack.add(bool(fl["delayed_ack"]))
         flows_raw.append((i, fl["name"], fl))
     if len(flows_raw) > MAX_FLOWS:
         raise unsupported("flows", f"{len(flows_raw)} flows (count included)",
@@ -343,6 +345,8 @@ def map_scenario(scenario: Any, max_duration_s: float = 10.0) -> TestbedPlan:
             set_tun("balia_quantised", True, f"{f}.variant")
         elif algo == "balia":
             set_tun("balia_quantised", False, f"{f}.variant")
+        if algo != "cubic":
+            set_tun("counting", fl["counting"], f"flows[{i}].counting")
         if algo == "rsf-db":
             set_tun("d_ms", float(params.get("d", 0.1)) * 1e3, f"{f}.d")
         if algo == "rsf-lb":
@@ -357,7 +361,7 @@ def map_scenario(scenario: Any, max_duration_s: float = 10.0) -> TestbedPlan:
             fpaths[name] = [p]
         algos[name] = algo
 
-    if len(delack) > 1:
+    if len(delack) > 1:   # one says true, another false
         raise unsupported("flows.delayed_ack", "flows disagree on delayed_ack (the test bed's "
                           "receiver has one ACK policy for every flow)",
                           "the same delayed_ack for every flow")
@@ -369,5 +373,5 @@ def map_scenario(scenario: Any, max_duration_s: float = 10.0) -> TestbedPlan:
         bottleneck_links=[bottlenecks[0]] if shared else bottlenecks, flows=flows,
         flow_paths=fpaths, algorithms=algos, mptcp_paths=len(mp_paths or []),
         duration_s=duration, tunables=tun, notes=sorted(set(notes), key=notes.index),
-        quickack=not (delack and delack.pop()),
+        quickack=delack == {False},
     )

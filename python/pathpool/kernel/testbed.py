@@ -31,6 +31,8 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -236,9 +238,12 @@ class Testbed:
         self.ns(ns, "ip", "link", "set", dev, "up")
 
     def _delay_dev(self, name: str, delay_ms: float) -> None:
+        # `ip netns exec` execs the forwarder, so this process is its parent: it exits when we
+        # die (PR_SET_PDEATHSIG), however we die.
         proc = subprocess.Popen(
             ["ip", "netns", "exec", self.ns_r, str(DELAYFWD), name, str(round(delay_ms * 1000))],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+            env=dict(os.environ, PP_PARENT_PID=str(os.getpid())))
         self.fwd_procs.append(proc)
         assert proc.stdout is not None
         line = proc.stdout.readline().decode().strip()
@@ -301,6 +306,9 @@ class Testbed:
                 proc.kill()
                 proc.wait()
         self.fwd_procs.clear()
+        # Anything else still running inside (an application a test started) would keep the
+        # namespace alive after its name is gone.
+        kill_namespace_pids(self.created)
         for n in self.created:
             _run(["ip", "netns", "del", n], check=False)
         self.created.clear()
@@ -349,6 +357,73 @@ class Testbed:
             if recv.poll() is None:
                 recv.kill()
                 recv.wait()
+
+    def run_iperf3(self, flows: list[FlowSpec], duration_s: float = 15.0, port: int = 5301,
+                   omit_s: int = 0) -> dict[str, dict]:
+        """Run unmodified ``iperf3`` for ``flows`` at once: an MPTCP flow through ``mptcpize run``
+        (client and server), a TCP flow as it is; each client sets its algorithm with ``iperf3
+        -C`` (``TCP_CONGESTION``, which on an MPTCP socket covers every subflow).
+
+        Returns ``{name: {"bps": receiver goodput bit/s, "cc": algorithm the client reports,
+        "retransmits": int, "raw": iperf3 JSON}}``; ``omit_s`` seconds of slow start are left
+        out of ``bps`` (``iperf3 -O``).
+
+        Examples
+        --------
+        >>> with Testbed([PathSpec(10, 10), PathSpec(10, 20)]) as tb:   # doctest: +SKIP
+        ...     tb.run_iperf3([FlowSpec("m", "mptcp", "pp_lia")], duration_s=5)["m"]["bps"]
+        """
+        for tool in ("iperf3", "mptcpize"):
+            if shutil.which(tool) is None:
+                raise KernelError(f"{tool} missing: scripts/install-system-deps.sh installs it")
+        servers, clients = [], []
+        try:
+            for k, f in enumerate(flows):
+                wrap = ["mptcpize", "run"] if f.kind == "mptcp" else []
+                servers.append(subprocess.Popen(
+                    ["ip", "netns", "exec", self.ns_s, *wrap, "iperf3", "-s", "-1", "-B",
+                     SERVER_ADDR, "-p", str(port + k)],
+                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL))
+            for k in range(len(flows)):
+                self._wait_listening(port + k)
+            for k, f in enumerate(flows):
+                wrap = ["mptcpize", "run"] if f.kind == "mptcp" else []
+                clients.append(subprocess.Popen(
+                    ["ip", "netns", "exec", self.ns_c, *wrap, "iperf3", "-c", SERVER_ADDR, "-p",
+                     str(port + k), "-B", self.client_addr(f.path), "-t", f"{duration_s:g}",
+                     "-O", str(omit_s), "-C", f.cc, "-J"],
+                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL))
+            out = {}
+            for f, c in zip(flows, clients):
+                o, e = c.communicate(timeout=duration_s + omit_s + 30)
+                try:
+                    res = json.loads(o)
+                except ValueError:
+                    raise KernelError(f"iperf3 {f.name}: no JSON ({e.decode().strip()})") from None
+                if c.returncode != 0 or "error" in res:
+                    raise KernelError(f"iperf3 {f.name} failed: {res.get('error', e.decode())}")
+                end = res["end"]
+                out[f.name] = {"bps": float(end["sum_received"]["bits_per_second"]),
+                               "cc": end.get("sender_tcp_congestion", ""),
+                               "retransmits": int(end["sum_sent"].get("retransmits", 0)),
+                               "raw": res}
+            return out
+        finally:
+            for p in clients + servers:
+                if p.poll() is None:
+                    p.kill()
+                p.wait()
+
+    def _wait_listening(self, port: int, timeout_s: float = 10.0) -> None:
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            # MPTCP listeners show up among the TCP ones (-t) on 6.x; -M lists them too.
+            for flag in ("-t", "-M"):
+                out = self.ns(self.ns_s, "ss", "-Hln", flag, check=False).stdout
+                if f":{port} " in out or out.rstrip().endswith(f":{port}"):
+                    return
+            time.sleep(0.05)
+        raise KernelError(f"iperf3 server on port {port} did not start")
 
     def link_stats(self) -> dict[int, dict]:
         """Cumulative ``tbf`` counters of each rate-limited router link: ``{j: {"packets",
@@ -488,6 +563,86 @@ def write_results(out_dir: Path, flow_rows: list[dict], sub_rows: list[dict], me
     tmp = out_dir / ".summary.json.tmp"
     tmp.write_text(json.dumps({"flows": flow_rows, "subflows": sub_rows, **meta}, indent=2))
     tmp.replace(out_dir / "summary.json")
+
+
+def kill_namespace_pids(names: list[str], timeout_s: float = 5.0) -> list[int]:
+    """SIGTERM every process inside the namespaces ``names``, then SIGKILL what is left after
+    ``timeout_s``; returns the pids found."""
+    pids: list[int] = []
+    for n in names:
+        out = _run(["ip", "netns", "pids", n], check=False).stdout
+        pids += [int(x) for x in out.split() if x.isdigit()]
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        alive = []
+        for pid in pids:
+            try:
+                os.kill(pid, sig)
+                alive.append(pid)
+            except ProcessLookupError:
+                pass
+        deadline = time.monotonic() + timeout_s
+        while alive and time.monotonic() < deadline:
+            alive = [p for p in alive if _alive(p)]
+            time.sleep(0.02)
+        if not alive:
+            break
+    return pids
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # A zombie (our own child not yet reaped) counts as gone.
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def holder_pidfile(prefix: str) -> Path:
+    """Where ``pathpool testbed up`` records its pid (``pathpool testbed down`` reads it)."""
+    return Path(os.environ.get("PATHPOOL_RUNDIR", "/run/pathpool")) / f"testbed-{prefix}pid"
+
+
+def teardown(prefix: str = "pp-", timeout_s: float = 10.0) -> bool:
+    """End every test bed with ``prefix`` from any process (``pathpool testbed down``).
+
+    The holder (``pathpool testbed up``, pid in :func:`holder_pidfile`) gets SIGTERM and tears
+    its own test bed down; whatever is then still running inside the namespaces is killed and
+    the namespaces are deleted (their nftables tables and TUN devices go with them). Returns
+    True once no namespace with ``prefix`` is left.
+
+    Examples
+    --------
+    >>> teardown("pp-")   # doctest: +SKIP
+    True
+    """
+    pf = holder_pidfile(prefix)
+    try:
+        holder = int(pf.read_text().strip())
+    except (OSError, ValueError):
+        holder = None
+    if holder is not None and holder != os.getpid() and _alive(holder):
+        try:
+            os.kill(holder, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+        deadline = time.monotonic() + timeout_s
+        while _alive(holder) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        if _alive(holder):
+            os.kill(holder, signal.SIGKILL)
+    names = [line.split()[0] for line in
+             _run(["ip", "netns", "list"], check=False).stdout.splitlines()
+             if line and line.split()[0].startswith(prefix)]
+    kill_namespace_pids(names)
+    for n in names:
+        _run(["ip", "netns", "del", n], check=False)
+    pf.unlink(missing_ok=True)
+    return wait_gone(prefix)
 
 
 def wait_gone(prefix: str = "pp-", timeout_s: float = 5.0) -> bool:

@@ -84,7 +84,7 @@ def _cmd_stream(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.table import Table
 
-    from pathpool.ratecontrol._io import write_csv, write_json
+    from pathpool.atomic import atomic_write_csv, atomic_write_json
     from pathpool.ratecontrol.plots import plot_stream
     from pathpool.ratecontrol.stream import ConfigError, load_config, run_stream
 
@@ -106,8 +106,8 @@ def _cmd_stream(args: argparse.Namespace) -> int:
         over["block_length"] = args.block_length
     res = run_stream(cfg, seed=args.seed, **over)
     out = Path(args.out)
-    write_csv(out / "intervals.csv", res.intervals)
-    write_csv(out / "paths.csv", res.paths)
+    atomic_write_csv(out / "intervals.csv", res.intervals)
+    atomic_write_csv(out / "paths.csv", res.paths)
     files = plot_stream(res, out)
     summary = dict(res.summary)
     if args.sweep:
@@ -121,9 +121,9 @@ def _cmd_stream(args: argparse.Namespace) -> int:
                                      "optimised_goodput_pps": s["optimised"]["goodput_pps"],
                                      "optimised_fec_ratio": s["optimised"]["fec_ratio"],
                                      "goodput_increase": s.get("goodput_increase")})
-        write_csv(out / "sensitivity.csv", pd.DataFrame(rows))
+        atomic_write_csv(out / "sensitivity.csv", pd.DataFrame(rows))
         summary["sensitivity_csv"] = "sensitivity.csv"
-    write_json(out / "summary.json", summary)
+    atomic_write_json(out / "summary.json", summary)
     t = Table(title=f"seed 003 Figure 1 run (seed {res.config.seed}) -> {out}")
     for col in ("controller", "goodput 003", "goodput ours", "FEC 003", "FEC ours", "throughput ours",
                 "residual loss ours", "rates ours"):
@@ -150,8 +150,8 @@ def _cmd_packetsim(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.table import Table
 
+    from pathpool.atomic import atomic_write_csv, atomic_write_json
     from pathpool.errors import PathpoolError
-    from pathpool.ratecontrol._io import write_csv, write_json
     from pathpool.ratecontrol.packetsim import friendliness, run_rate_flow
 
     try:
@@ -162,8 +162,8 @@ def _cmd_packetsim(args: argparse.Namespace) -> int:
         return 2
     out = Path(args.out)
     files = res.results.write(out / "sim")
-    write_csv(out / "intervals.csv", res.intervals)
-    write_csv(out / "paths.csv", res.paths)
+    atomic_write_csv(out / "intervals.csv", res.intervals)
+    atomic_write_csv(out / "paths.csv", res.paths)
     summary: dict = {"scenario": res.results.scenario.origin, "flow": res.flow, "controller": res.controller,
                      "loss_measure": res.loss_measure, "seed": res.seed, "interval_s": res.interval}
     c = Console()
@@ -187,8 +187,8 @@ def _cmd_packetsim(args: argparse.Namespace) -> int:
         c.print("TCP-friendly region (eq. 1) violation / max x^TCP: " + ", ".join(
             f"{k} {v['violation_rel']:+.3f}" for k, v in fr["region"].items()) + "  (<= 0: inside)")
         c.print(f"stream goodput {fr['rate_flow_goodput_pps']:.1f} packets/s at FEC {fr['rate_flow_fec_ratio']:.0%}")
-    from pathpool.sim.results import _json_value
-    write_json(out / "summary.json", _json_value(summary))
+    from pathpool.sim.results import json_value
+    atomic_write_json(out / "summary.json", json_value(summary))
     c.print("wrote: " + ", ".join(str(p) for p in [out / "intervals.csv", out / "paths.csv", out / "summary.json"])
             + f" and {len(files)} simulator files in {out / 'sim'}")
     return 0

@@ -168,6 +168,10 @@ def mptcp_rates(p, rtt, cap: bool = True) -> MptcpRates:
         k = k_unc
     elif g(np.log(k_hi)) <= 0.0:
         k = k_hi
+    elif g(np.log(k_lo)) >= 0.0:
+        # The root is the lower end itself: one path (k_unc = sqrt(2p) = k_lo exactly, the path
+        # at its TCP rate), or k_unc above k_lo by rounding only. brentq needs a sign change.
+        k = k_lo
     else:
         k = float(np.exp(brentq(g, np.log(k_lo), np.log(k_hi), xtol=1e-14, rtol=1e-14)))
     w = windows(k)

@@ -9,7 +9,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
-from pathpool.ratecontrol._io import save_figure
+from pathpool.atomic import atomic_save_figure
 
 
 def plot_stream(result, out_dir: Path, stem: str = "fig1_stream") -> list[Path]:
@@ -61,6 +61,6 @@ def plot_stream(result, out_dir: Path, stem: str = "fig1_stream") -> list[Path]:
     axes[0].set_title(f"MPTCP equation rates, then optimised controller from t = {cfg.switch_at:g} s "
                       f"(seed {cfg.seed})", fontsize=10)
     out_dir = Path(out_dir)
-    paths = [save_figure(out_dir / f"{stem}.png", fig), save_figure(out_dir / f"{stem}.svg", fig)]
+    paths = [atomic_save_figure(out_dir / f"{stem}.{ext}", fig, dpi=120, bbox_inches="tight") for ext in ("png", "svg")]
     plt.close(fig)
     return paths

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import time
 
+from pathpool.procpool import jobs_arg
+
 __all__ = ["register"]
 
 
@@ -22,7 +24,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="which paper's experiments (default: all)")
     p.add_argument("--seeds", type=int, default=10, help="seeds per configuration, 1..N (default 10)")
     p.add_argument("--out", default="report", help="output folder (default report/)")
-    p.add_argument("--jobs", type=int, default=None, help="local worker processes (default: all cores)")
+    p.add_argument("--jobs", type=jobs_arg, default=None,
+                   help="local worker processes, at least 1 (default: one per core)")
     p.add_argument("--dask", default=None, metavar="ADDRESS|local",
                    help="run on a Dask cluster: a scheduler address (tcp://host:8786) or 'local' to start one")
     p.add_argument("--force", action="store_true", help="recompute runs already in the cache")
@@ -63,8 +66,10 @@ def _main(args: argparse.Namespace) -> int:
         console.print(f"[red]{e}[/red]")
         return 2
     t0 = time.perf_counter()
+    # Not on a pipe or file: there a transient bar only leaves a stray blank line.
     with Progress(TextColumn("[bold]reproduce {task.description}"), BarColumn(), MofNCompleteColumn(),
-                  TimeElapsedColumn(), TimeRemainingColumn(), console=console, transient=True) as bar:
+                  TimeElapsedColumn(), TimeRemainingColumn(), console=console, transient=True,
+                  disable=not console.is_terminal) as bar:
         task = bar.add_task(args.paper, total=None)
 
         def progress(done: int, total: int) -> None:

@@ -1,13 +1,18 @@
 """The report: ``OUT/index.html`` (one self-contained page, figures embedded as base64 PNG) and
-``OUT/README.md`` (figures linked from ``figures/``)."""
+``OUT/README.md`` (figures linked from ``figures/``, each also as PDF).
+
+Both are built from one list of sections, so they carry the same table of contents, anchors,
+tables and text; the Markdown prose is rendered to HTML with Python-Markdown, not by hand."""
 
 from __future__ import annotations
 
 import base64
 import html
 import math
+import re
 from pathlib import Path
 
+import markdown
 import numpy as np
 import pandas as pd
 
@@ -16,9 +21,30 @@ from pathpool.reproduce.experiments import parse_rate, parse_seconds
 from pathpool.reproduce.figures import draw_all
 from pathpool.reproduce.verdict import TOLERANCE
 
-__all__ = ["facts", "findings_text", "write_report"]
+__all__ = ["REFERENCES", "facts", "findings_text", "write_report"]
 
 FINDINGS_TEMPLATE = Path(__file__).resolve().parent / "findings.md"
+
+#: The seed documents (``shared/seeds/``) and the papers they are, as cited in the report.
+REFERENCES: tuple[tuple[str, str], ...] = (
+    ("000_150a624bb2b89a42.txt", ("R. Pokhrel, C. Williamson, \"A Rent-Seeking Framework for Multipath TCP\", "
+     "slides, IFIP Performance 2020.")),
+    ("001_ec8323cb5d357065.txt", ("S. R. Pokhrel, C. Williamson, \"A Rent-Seeking Framework for Multipath TCP\", "
+     "IFIP Performance 2020 (RSF-MPTCP: RSF-DB eq. (1), RSF-LB eq. (2), Table 2, Figs. 2-6).")),
+    ("002_bc9959e9aab828b3.txt", ("A. Walid, J. Hwang, Q. Peng, S. H. Low, \"Balia (Balanced linked adaptation)\", "
+     "slides, 2014 (Balia's window rules, the (beta, eta) family, Khalili's LIA/OLIA/Balia table).")),
+    ("003_2814a621a505d86d.txt", ("C. Pluntke, M. Rio, \"TCP-friendly Rate Control for non-TCP Multipath Flows\", "
+     "ACM CoNEXT student workshop 2011.")),
+    ("004_958079ca42df435d.txt", ("Q. Peng, A. Walid, J. Hwang, S. H. Low, \"Multipath TCP: Analysis, Design and "
+     "Implementation\", IEEE/ACM Transactions on Networking 24(1), 2016 (arXiv 1308.3119).")),
+    ("(cited by 001, 002)", ("R. Khalili, N. Gast, M. Popovic, J.-Y. Le Boudec, \"MPTCP is not Pareto-optimal: "
+     "performance issues and a possible solution\", IEEE/ACM Transactions on Networking 21(5), 2013 (OLIA).")),
+    ("(cited by 004)", ("C. Raiciu, M. Handley, D. Wischik, \"Coupled Congestion Control for Multipath Transport "
+     "Protocols\", RFC 6356, 2011 (LIA).")),
+)
+
+_NEEDS = re.compile(r"<!--\s*needs:\s*(.*?)\s*-->")
+_VERDICT_CLASS = {"reproduced": "ok", "same ordering only": "mid", "not reproduced": "bad"}
 
 
 
@@ -39,7 +65,9 @@ def tolerance_text() -> str:
     return (
         f"**Tolerance.** A published number is *reproduced* when our mean over seeds is within "
         f"{TOLERANCE['rel']:.0%} of it (relative) or our {TOLERANCE['confidence']:.0%} t-based confidence interval "
-        f"overlaps the paper's (its value ± its published margin, when it gives one). Otherwise it is "
+        f"overlaps the paper's (its value ± its published margin, when it gives one) while its half-width is at most "
+        f"{TOLERANCE['max_halfwidth']:.0%} of our mean (a wide interval decides nothing; n is the number of seeds). "
+        f"Otherwise it is "
         f"*same ordering only* when the algorithms of its row are ordered as in the paper (every pair the paper "
         f"separates by more than {TOLERANCE['tie']:.0%}), else *not reproduced*. A claim of the text is *reproduced* "
         f"when it holds as stated (sizes within {TOLERANCE['rel']:.0%}), *same ordering only* when its direction "
@@ -124,102 +152,110 @@ def findings_text(outcome) -> tuple[str, str]:
     gen = "\n".join(lines)
     interp = ""
     if FINDINGS_TEMPLATE.exists():
-        interp = FINDINGS_TEMPLATE.read_text(encoding="utf-8").format_map(_Missing(facts(outcome)))
+        ran = {e.key for e in outcome.experiments}
+        values = _Missing(facts(outcome))
+        # The template is paragraphs each behind a "needs" comment; text before the first is a note.
+        parts = _NEEDS.split(FINDINGS_TEMPLATE.read_text(encoding="utf-8"))
+        interp = "\n\n".join(text.strip().format_map(values) for needs, text in zip(parts[1::2], parts[2::2])
+                              if all(n in ran for n in needs.split()))
     return gen, interp
 
 
-def _md_table(c: pd.DataFrame) -> str:
-    out = ["| row | algorithm | metric | paper | ours: mean [95% CI] | verdict |", "|---|---|---|---|---|---|"]
+_TABLE_HEAD = ("row", "algorithm", "metric", "paper", "ours: mean [95% CI]", "n", "verdict")
+
+
+def _table_rows(c: pd.DataFrame) -> list[tuple[str, ...]]:
+    rows = []
     for r in c.itertuples():
         paper = _num(r.paper) + (f" ± {_num(r.paper_ci)}" if not math.isnan(r.paper_ci) else "")
-        out.append(f"| {r.group} | {r.algorithm} | {r.metric} | {paper} | {_ours(r)} | {r.verdict} |")
+        rows.append((str(r.group), r.algorithm, r.metric, paper, _ours(r), str(r.n), r.verdict))
+    return rows
+
+
+def _md_table(c: pd.DataFrame) -> str:
+    out = ["| " + " | ".join(_TABLE_HEAD) + " |", "|" + "---|" * len(_TABLE_HEAD)]
+    out += ["| " + " | ".join(row) + " |" for row in _table_rows(c)]
     return "\n".join(out)
 
 
 def _html_table(c: pd.DataFrame) -> str:
-    rows = []
-    for r in c.itertuples():
-        paper = _num(r.paper) + (f" ± {_num(r.paper_ci)}" if not math.isnan(r.paper_ci) else "")
-        cls = {"reproduced": "ok", "same ordering only": "mid", "not reproduced": "bad"}.get(r.verdict, "")
-        rows.append(f"<tr><td>{html.escape(str(r.group))}</td><td>{r.algorithm}</td><td>{r.metric}</td><td>{paper}</td>"
-                    f"<td>{_ours(r)}</td><td class='{cls}'>{r.verdict}</td></tr>")
-    return ("<table><tr><th>row</th><th>algorithm</th><th>metric</th><th>paper</th><th>ours: mean [95% CI]</th>"
-            "<th>verdict</th></tr>" + "".join(rows) + "</table>")
+    head = "".join(f"<th>{h}</th>" for h in _TABLE_HEAD)
+    body = "".join("<tr>" + "".join(f"<td>{html.escape(v)}</td>" for v in row[:-1])
+                   + f"<td class='{_VERDICT_CLASS.get(row[-1], '')}'>{row[-1]}</td></tr>" for row in _table_rows(c))
+    return f"<table><tr>{head}</tr>{body}</table>"
 
 
 def _md_to_html(text: str) -> str:
-    """Just enough Markdown for our own findings text: paragraphs, bullets, **bold**, headings."""
-    import re
+    """Our Markdown prose (paragraphs joined across source lines, emphasis, code, lists) as HTML."""
+    return markdown.markdown(text, extensions=["tables"], output_format="html")
 
-    out, in_list = [], False
-    for line in text.splitlines():
-        esc = html.escape(line)
-        esc = re.sub(r"\*\*(.+?)\*\*", r"<b>\1</b>", esc)
-        esc = re.sub(r"`(.+?)`", r"<code>\1</code>", esc)
-        if line.startswith("- "):
-            if not in_list:
-                out.append("<ul>")
-                in_list = True
-            out.append(f"<li>{esc[2:]}</li>")
-            continue
-        if in_list:
-            out.append("</ul>")
-            in_list = False
-        if line.startswith("#"):
-            level = min(6, len(line) - len(line.lstrip("#")) + 2)
-            out.append(f"<h{level}>{esc.lstrip('#').strip()}</h{level}>")
-        elif line.strip():
-            out.append(f"<p>{esc}</p>")
-    if in_list:
-        out.append("</ul>")
-    return "\n".join(out)
+
+def _anchor(title: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")
 
 
 def write_report(outcome) -> None:
-    """Write ``index.html`` and ``README.md`` under ``outcome.out``."""
+    """Write ``index.html`` and ``README.md`` under ``outcome.out``.
+
+    Sections: what ran and the tolerance, a table of contents, one table per published table,
+    the claims of the text, the findings (only for experiments that ran), the figures (PNG at
+    200 dpi embedded in the page, PDF beside it), the files and the references.
+    """
     figs = draw_all(outcome)
     o = outcome.options
     readings = (f"delay reading `{o.delay_reading}`, buffer reading `{o.buffer_reading}`, Balia network "
                 f"`{o.balia_reading}`, Khalili access `{o.khalili_reading}`"
                 + (f", time scale {o.time_scale:g}, size scale {o.size_scale:g}" if (o.time_scale, o.size_scale) != (1, 1) else ""))
     head = (f"Seeds: {len(outcome.seeds)} ({outcome.seeds[0]}..{outcome.seeds[-1]}); jobs: {outcome.timing['jobs']}; "
-            f"simulation wall time {outcome.timing['simulate_s']:.0f} s. Readings: {readings}.")
+            f"simulation wall time {outcome.timing['simulate_s']:.0f} s. Readings: {readings}. "
+            "Seed documents are cited by file name (see References).")
     gen, interp = findings_text(outcome)
     c = outcome.comparison
-    md = ["# pathpool reproduce: the seeds' experiments beside the published numbers", "", head, "",
-          tolerance_text(), ""]
-    hb = [f"<p>{html.escape(head)}</p>", _md_to_html(tolerance_text())]
+
+    # (title, experiment key or "", markdown body, html body): the TOC and both documents come from it.
+    sections: list[tuple[str, str, str, str]] = []
     for table in (c["table"].unique() if len(c) else []):
         sub = c[c["table"] == table]
-        title = sub["title"].iloc[0]
-        md += [f"## {title} (`{table}`)", "", _md_table(sub), ""]
-        hb += [f"<h2>{html.escape(title)} <code>{table}</code></h2>", _html_table(sub)]
+        sections.append((sub["title"].iloc[0], table, _md_table(sub), _html_table(sub)))
     if len(outcome.claims):
-        md += ["## Claims of the text", "", "| claim | measured | verdict |", "|---|---|---|"]
-        hb += ["<h2>Claims of the text</h2><table><tr><th>claim</th><th>measured</th><th>verdict</th></tr>"]
+        md_rows = ["| claim | measured | verdict |", "|---|---|---|"]
+        html_rows = ["<table><tr><th>claim</th><th>measured</th><th>verdict</th></tr>"]
         for r in outcome.claims.itertuples():
-            md.append(f"| {r.claim} ({r.source}) | {r.measured} | {r.verdict} |")
-            cls = {"reproduced": "ok", "same ordering only": "mid", "not reproduced": "bad"}.get(r.verdict, "")
-            hb.append(f"<tr><td>{html.escape(r.claim)}<br><small>{html.escape(r.source)}</small></td>"
-                      f"<td>{html.escape(r.measured)}</td><td class='{cls}'>{r.verdict}</td></tr>")
-        md.append("")
-        hb.append("</table>")
-    md += ["## Findings", "", gen, "", interp, ""]
-    hb += ["<h2>Findings</h2>", _md_to_html(gen), _md_to_html(interp)]
-    md += ["## Figures", ""]
-    hb.append("<h2>Figures</h2>")
+            md_rows.append(f"| {r.claim} ({r.source}) | {r.measured} | {r.verdict} |")
+            html_rows.append(f"<tr><td>{html.escape(r.claim)}<br><small>{html.escape(r.source)}</small></td>"
+                             f"<td>{html.escape(r.measured)}</td>"
+                             f"<td class='{_VERDICT_CLASS.get(r.verdict, '')}'>{r.verdict}</td></tr>")
+        html_rows.append("</table>")
+        sections.append(("Claims of the text", "", "\n".join(md_rows), "".join(html_rows)))
+    findings_md = gen + ("\n\n### Interpretation\n\n" + interp if interp else "")
+    sections.append(("Findings", "", findings_md, _md_to_html(findings_md)))
+    md_figs, html_figs = [], []
     for name, caption, png in figs:
-        md += [f"![{name}](figures/{name}.png)", "", f"*{caption}* (also `figures/{name}.svg`)", ""]
+        md_figs += [f"![{name}](figures/{name}.png)", "", f"*{caption}* (vector: `figures/{name}.pdf`)", ""]
         b64 = base64.b64encode(png).decode()
-        hb.append(f"<figure><img alt='{name}' src='data:image/png;base64,{b64}'><figcaption>{html.escape(caption)}"
-                  f"</figcaption></figure>")
-    md += ["## Files", "", ("`results/`: per_run, summary, comparison, claims, flows, subflows, links (Parquet + CSV); "
-           "series (Parquet; CSV for the first seed); timing.json. `cache/`: one folder per run, reused unless `--force`."), ""]
+        html_figs.append(f"<figure><img alt='{name}' src='data:image/png;base64,{b64}'><figcaption>"
+                         f"{html.escape(caption)} (vector: <code>figures/{name}.pdf</code>)</figcaption></figure>")
+    if figs:
+        sections.append(("Figures", "", "\n".join(md_figs), "\n".join(html_figs)))
+    files = ("`results/`: per_run, summary, comparison, claims, flows, subflows, links (Parquet + CSV); "
+             "series (Parquet; CSV for the first seed); timing.json. `figures/`: every figure as PNG (200 dpi) "
+             "and PDF. `cache/`: one folder per run, reused unless `--force`.")
+    sections.append(("Files", "", files, _md_to_html(files)))
+    refs = "\n".join(f"- `{f}`: {text}" for f, text in REFERENCES)
+    sections.append(("References", "", refs, _md_to_html(refs)))
+
+    title = "pathpool reproduce: the seeds' experiments beside the published numbers"
+    toc = "\n".join(f"- [{t}](#{_anchor(t + ' ' + k)})" + (f" (`{k}`)" if k else "") for t, k, _, _ in sections)
+    md = [f"# {title}", "", head, "", tolerance_text(), "", "## Contents", "", toc, ""]
+    hb = [_md_to_html(head), _md_to_html(tolerance_text()), "<h2>Contents</h2>", _md_to_html(toc)]
+    for t, k, md_body, html_body in sections:
+        a = _anchor(t + " " + k)
+        md += [f'<a id="{a}"></a>', "", f"## {t}" + (f" (`{k}`)" if k else ""), "", md_body, ""]
+        hb += [f"<h2 id='{a}'>{html.escape(t)}" + (f" <code>{k}</code>" if k else "") + "</h2>", html_body]
     style = ("body{font-family:sans-serif;max-width:1100px;margin:auto;padding:1em}table{border-collapse:collapse;"
              "margin:0.5em 0}td,th{border:1px solid #ccc;padding:3px 6px;font-size:13px}.ok{background:#d9f2d9}"
              ".mid{background:#fff2cc}.bad{background:#f8d0d0}img{max-width:100%}figcaption{font-size:12px;color:#444}")
     page = ("<!DOCTYPE html><html><head><meta charset='utf-8'><title>pathpool reproduce</title>"
-            f"<style>{style}</style></head><body><h1>pathpool reproduce: the seeds' experiments beside the published "
-            "numbers</h1>" + "\n".join(hb) + "</body></html>")
+            f"<style>{style}</style></head><body><h1>{html.escape(title)}</h1>" + "\n".join(hb) + "</body></html>")
     atomic_write_text(outcome.out / "index.html", page, mkdir=True)
     atomic_write_text(outcome.out / "README.md", "\n".join(md), mkdir=True)

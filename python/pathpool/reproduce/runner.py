@@ -13,7 +13,8 @@ from typing import Any
 
 import pandas as pd
 
-from pathpool.atomic import atomic_path
+from pathpool.atomic import atomic_path, ensure_directory
+from pathpool.procpool import check_jobs
 from pathpool.reproduce import compare as cmp
 from pathpool.reproduce import metrics
 from pathpool.reproduce.experiments import PAPERS, Experiment, Options, build_jobs, load_experiments
@@ -95,11 +96,22 @@ def reproduce(
         Readings of the parameters the papers leave out.
     progress : callable, optional
         ``progress(done, total)``.
+
+    Raises
+    ------
+    pathpool.errors.OutputError
+        ``out`` cannot be used (a file, or not writable); checked before any run.
+    ValueError
+        ``workers`` below 1.
+    pathpool.errors.ClusterError
+        The Dask scheduler cannot be reached.
     """
     t0 = time.perf_counter()
     papers = list(PAPERS) if "all" in papers else list(dict.fromkeys(papers))
     seed_list = list(range(1, int(seeds) + 1)) if isinstance(seeds, int) else [int(s) for s in seeds]
-    out = Path(out)
+    if workers is not None:
+        check_jobs(workers, 1)
+    out = ensure_directory(out)
     experiments = load_experiments(papers, scenario_root)
     jobs = build_jobs(experiments, seed_list, options) + trace_jobs(experiments, seed_list[0], options)
     tables = run_sweep(jobs, cache_dir=out / "cache", force=force, workers=workers, dask=dask, progress=progress)

@@ -6,7 +6,9 @@ Numbers (a published value P, ours a mean m with a t-based 95% confidence interv
 over seeds):
 
 - **reproduced**: ``|m - P| <= rel * |P|``, or our interval overlaps the paper's (P +- its
-  published margin, 0 when none is given);
+  published margin, 0 when none is given) *and* is narrow: its half-width is at most
+  ``max_halfwidth`` of ``|m|``. A wide interval (few seeds, a noisy metric) overlaps almost
+  anything, so it never makes a number "reproduced" on its own;
 - **same ordering only**: not reproduced, but the algorithms of the same row are ordered as in
   the paper: every pair whose published values differ by more than ``tie`` (relative) has its
   means in the same order (pairs the paper ties are not checked);
@@ -46,6 +48,7 @@ TOLERANCE: dict[str, float] = {
     "rel": 0.15,  # a number is reproduced within 15% relative ...
     "tie": 0.02,  # ... published values within 2% of each other are a tie for ordering
     "confidence": 0.95,  # t-based confidence level of our intervals
+    "max_halfwidth": 0.05,  # ... and an interval counts for overlap only if its half-width is <= 5% of the mean
 }
 
 REPRODUCED = "reproduced"
@@ -82,7 +85,8 @@ def cell_verdict(paper: float, paper_ci: float, mean: float, lo: float, hi: floa
     if abs(mean - paper) <= TOLERANCE["rel"] * abs(paper):
         return REPRODUCED
     pc = 0.0 if paper_ci is None or math.isnan(paper_ci) else paper_ci
-    if not (math.isnan(lo) or math.isnan(hi)) and lo <= paper + pc and hi >= paper - pc:
+    narrow = not (math.isnan(lo) or math.isnan(hi)) and (hi - lo) / 2 <= TOLERANCE["max_halfwidth"] * abs(mean)
+    if narrow and lo <= paper + pc and hi >= paper - pc:
         return REPRODUCED
     return ORDERING if ordering_ok else NOT
 

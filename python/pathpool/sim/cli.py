@@ -14,23 +14,24 @@ import time
 from pathlib import Path
 from typing import Any
 
-from pathpool.errors import ScenarioError, SimulationError
+from pathpool.errors import EXIT_BAD_INPUT, OutputError, ScenarioError, SimulationError
+from pathpool.errors import EXIT_FAILED as EXIT_SIM_FAILED
+from pathpool.errors import fail as _fail
+from pathpool.procpool import jobs_arg
 
-__all__ = ["register"]
-
-EXIT_SIM_FAILED = 1
-EXIT_BAD_INPUT = 2
+__all__ = ["register", "seeds_arg"]
 
 BENCH_SCENARIO = Path("scenarios") / "bench" / "bench.toml"
 
 
-def _fail(message: str, code: int) -> int:
-    # Plain write, not rich: the message must reach the terminal verbatim (brackets included).
-    sys.stderr.write(message.rstrip("\n") + "\n")
-    return code
+def seeds_arg(text: str) -> list[int]:
+    """argparse type of a ``--seeds`` list like ``1,2,5-8``.
 
-
-def _seeds_arg(text: str) -> list[int]:
+    Examples
+    --------
+    >>> seeds_arg("1,3-4")
+    [1, 3, 4]
+    """
     from pathpool.sim.runner import parse_seeds
 
     try:
@@ -98,22 +99,28 @@ def _cmd_run(args: argparse.Namespace) -> int:
         from pathpool.kernel.cli import run_linux_command
 
         return run_linux_command(args)
+    from pathpool.atomic import check_replaceable, directory_lock
+    from pathpool.sim.results import is_result_set
     from pathpool.sim.runner import run
     from pathpool.sim.scenario import load_scenario
 
     try:
         scenario = load_scenario(args.scenario)
         out = Path(args.output) if args.output else Path("results") / scenario.name
-        show_bar = not args.no_progress and sys.stderr.isatty()
-        results = run(scenario, seeds=args.seeds, progress=show_bar, jobs=args.jobs)
-    except ScenarioError as e:
+        # The output place is checked, and locked against a second writer, before the run rather
+        # than after minutes of simulation.
+        check_replaceable(out, is_result_set)
+        with directory_lock(out):
+            show_bar = not args.no_progress and sys.stderr.isatty()
+            results = run(scenario, seeds=args.seeds, progress=show_bar, jobs=args.jobs)
+            try:
+                files = results.write(out)
+            except OSError as e:
+                return _fail(f"{out}: cannot write results: {e}", EXIT_SIM_FAILED)
+    except (ScenarioError, OutputError) as e:
         return _fail(str(e), EXIT_BAD_INPUT)
     except SimulationError as e:
         return _fail(f"{args.scenario}: simulation failed: {e}", EXIT_SIM_FAILED)
-    try:
-        files = results.write(out)
-    except OSError as e:
-        return _fail(f"{out}: cannot write results: {e}", EXIT_SIM_FAILED)
     if not args.quiet:
         summary = results.summary
         console = _console()
@@ -274,9 +281,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("scenario", metavar="SCENARIO", help="scenario TOML file")
     p.add_argument("-o", "--output", metavar="DIR", help="results directory (default: results/<scenario name>)")
-    p.add_argument("--seeds", type=_seeds_arg, metavar="LIST", help="seeds, e.g. 1,2,5-8 (default: the scenario's seeds)")
+    p.add_argument("--seeds", type=seeds_arg, metavar="LIST", help="seeds, e.g. 1,2,5-8 (default: the scenario's seeds)")
     p.add_argument(
-        "-j", "--jobs", type=_positive_int, default=None, metavar="N",
+        "-j", "--jobs", type=jobs_arg, default=None, metavar="N",
         help="worker processes (default: one per core, at most one per seed); results do not depend on it",
     )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")

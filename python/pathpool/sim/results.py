@@ -5,10 +5,17 @@ column order and Arrow types come from :mod:`pathpool.sim.schema`, rows are in s
 then in the simulator's (deterministic) order, Parquet files carry no pandas metadata and no
 timestamps, floats are written as the shortest text that reads back to the same double. The only
 non-deterministic quantity, wall-clock time, goes to ``timing.json`` and nowhere else.
+
+A result directory is one unit: it is built in a hidden sibling directory and swapped in whole
+(:func:`pathpool.atomic.atomic_directory`), so it holds the old complete set or the new complete
+set, whatever kills the writer when. ``manifest.json`` lists every deterministic file with its
+size and SHA-256, and ``timing.json`` names the manifest's SHA-256; :func:`read_results` checks
+both and refuses a set whose files do not belong together.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
@@ -23,23 +30,42 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from pathpool.errors import SimulationError
-from pathpool.sim.io import atomic_write, atomic_write_text
+from pathpool.atomic import atomic_directory
+from pathpool.errors import ResultSetError, SimulationError
 from pathpool.sim.scenario import Scenario
 from pathpool.sim.schema import arrow_schema, column_names
 
-__all__ = ["RESULT_FILES", "TABLE_NAMES", "Results", "jain_index", "read_results"]
+__all__ = ["RESULT_FILES", "TABLE_NAMES", "Results", "is_result_set", "jain_index", "json_value", "read_results"]
 
 #: Tables written as both Parquet and CSV, in writing order.
 TABLE_NAMES: tuple[str, ...] = ("flows", "subflows", "links", "series")
 
-#: Every file :meth:`Results.write` produces. All but ``timing.json`` are deterministic.
+#: Every file :meth:`Results.write` produces, in writing order. All but ``timing.json`` are
+#: deterministic.
 RESULT_FILES: tuple[str, ...] = (
     *(f"{t}.{ext}" for t in TABLE_NAMES for ext in ("parquet", "csv")),
     "scenario.toml",
-    "timing.json",
     "summary.json",
+    "manifest.json",
+    "timing.json",
 )
+
+#: Format tag of ``manifest.json``; a reader refuses other formats.
+MANIFEST_FORMAT = "pathpool result set 1"
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def is_result_set(directory: Path) -> bool:
+    """True if ``directory`` holds nothing but result files (of any pathpool version) and hidden
+    temporaries: such a directory may be replaced whole by :meth:`Results.write`."""
+    return all(p.name in RESULT_FILES or p.name.startswith(".") for p in directory.iterdir())
 
 
 def jain_index(values: Sequence[float] | np.ndarray) -> float:
@@ -89,12 +115,19 @@ def _arrow_from_core(name: str, columns: dict[str, Any]) -> pa.Table:
     return pa.Table.from_arrays([_decode(columns[f.name], f) for f in schema], schema=schema)
 
 
-def _json_value(v: Any) -> Any:
-    """Plain JSON types; NaN/inf (not valid JSON) become null."""
+def json_value(v: Any) -> Any:
+    """``v`` in plain JSON types (dicts, lists, int, float, str); NaN/inf (not valid JSON) become
+    null.
+
+    Examples
+    --------
+    >>> json_value({"a": float("nan"), "b": (1, 2.5)})
+    {'a': None, 'b': [1, 2.5]}
+    """
     if isinstance(v, dict):
-        return {k: _json_value(x) for k, x in v.items()}
+        return {k: json_value(x) for k, x in v.items()}
     if isinstance(v, (list, tuple)):
-        return [_json_value(x) for x in v]
+        return [json_value(x) for x in v]
     if isinstance(v, (np.integer,)):
         return int(v)
     if isinstance(v, (float, np.floating)):
@@ -104,7 +137,7 @@ def _json_value(v: Any) -> Any:
 
 
 def _dumps(obj: Any) -> str:
-    return json.dumps(_json_value(obj), indent=2, allow_nan=False) + "\n"
+    return json.dumps(json_value(obj), indent=2, allow_nan=False) + "\n"
 
 
 def _arrow(name: str, df: pd.DataFrame) -> pa.Table:
@@ -243,53 +276,97 @@ class Results:
         out = self._summary_deterministic()
         out["wall_s"] = self.wall_s
         out["timing"] = self._timing()
-        return _json_value(out)
+        return json_value(out)
 
     # -- files -----------------------------------------------------------------------------
 
     def write(self, directory: str | os.PathLike[str]) -> list[Path]:
-        """Write every table as Parquet and CSV, plus ``scenario.toml``, ``summary.json`` and
-        ``timing.json``, each file atomically.
+        """Write every table as Parquet and CSV, plus ``scenario.toml``, ``summary.json``,
+        ``manifest.json`` and ``timing.json``, as one atomic unit.
 
         Parameters
         ----------
         directory : path-like
-            Created if missing. Existing files of the same names are replaced.
+            Created if missing. An existing result set there is replaced whole; a directory
+            holding other files is refused (it would be deleted), as is one another process is
+            writing right now.
 
         Returns
         -------
         list of pathlib.Path
-            The files written, in :data:`RESULT_FILES` order. ``summary.json`` is written last,
-            so its presence means the set is complete.
+            The files written, in :data:`RESULT_FILES` order.
+
+        Raises
+        ------
+        pathpool.errors.OutputError
+            ``directory`` is a file, holds other files, is not writable or is being written.
         """
-        out = Path(directory)
-        out.mkdir(parents=True, exist_ok=True)
-        written = []
+        contents: list[tuple[str, Any]] = []
         for name in TABLE_NAMES:
             df = getattr(self, name)
             table = _arrow(name, df)
-            written.append(
-                atomic_write(
-                    out / f"{name}.parquet",
+            contents.append(
+                (
+                    f"{name}.parquet",
                     lambda fh, t=table: pq.write_table(t, fh, compression="zstd", write_statistics=True),
                 )
             )
-            written.append(
-                atomic_write(
-                    out / f"{name}.csv",
+            contents.append(
+                (
+                    f"{name}.csv",
                     lambda fh, d=df, n=name: d[column_names(n)].to_csv(
                         fh, index=False, lineterminator="\n", encoding="utf-8"
                     ),
                 )
             )
-        written.append(atomic_write_text(out / "scenario.toml", self.scenario.text))
-        written.append(atomic_write_text(out / "timing.json", _dumps(self._timing())))
-        written.append(atomic_write_text(out / "summary.json", _dumps(self._summary_deterministic())))
-        return written
+        contents.append(("scenario.toml", lambda fh: fh.write(self.scenario.text.encode("utf-8"))))
+        contents.append(("summary.json", lambda fh: fh.write(_dumps(self._summary_deterministic()).encode())))
+        with atomic_directory(directory, is_result_set) as tmp:
+            files: dict[str, Any] = {}
+            for name, write in contents:
+                with open(tmp / name, "wb") as fh:
+                    write(fh)
+                files[name] = {"bytes": (tmp / name).stat().st_size, "sha256": _sha256(tmp / name)}
+            manifest = _dumps({"format": MANIFEST_FORMAT, "files": files}).encode()
+            (tmp / "manifest.json").write_bytes(manifest)
+            timing = {**self._timing(), "manifest_sha256": hashlib.sha256(manifest).hexdigest()}
+            (tmp / "timing.json").write_bytes(_dumps(timing).encode())
+        return [Path(directory) / name for name in RESULT_FILES]
+
+
+def _check_set(d: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The manifest and timing of result set ``d`` after checking that its files belong together."""
+    where = f"{d}: not one complete pathpool result set"
+    if not d.is_dir():
+        raise ResultSetError(f"{d}: no such result directory")
+    try:
+        manifest_bytes = (d / "manifest.json").read_bytes()
+        manifest = json.loads(manifest_bytes)
+        timing = json.loads((d / "timing.json").read_text(encoding="utf-8"))
+    except FileNotFoundError as e:
+        raise ResultSetError(f"{where}: {Path(e.filename).name} is missing (an interrupted run, or one "
+                             "written by an older pathpool: run it again)") from None
+    except (ValueError, UnicodeDecodeError) as e:
+        raise ResultSetError(f"{where}: manifest.json or timing.json is not valid JSON ({e})") from None
+    if not isinstance(manifest, dict) or manifest.get("format") != MANIFEST_FORMAT:
+        raise ResultSetError(f"{where}: manifest.json is not of format {MANIFEST_FORMAT!r}")
+    expected = [f for f in RESULT_FILES if f not in ("manifest.json", "timing.json")]
+    if list(manifest.get("files", {})) != expected:
+        raise ResultSetError(f"{where}: manifest.json lists {list(manifest.get('files', {}))}, expected {expected}")
+    for name, meta in manifest["files"].items():
+        p = d / name
+        if not p.is_file():
+            raise ResultSetError(f"{where}: {name} is missing")
+        if p.stat().st_size != meta["bytes"] or _sha256(p) != meta["sha256"]:
+            raise ResultSetError(f"{where}: {name} is not the file manifest.json lists (changed or from another run)")
+    if timing.get("manifest_sha256") != hashlib.sha256(manifest_bytes).hexdigest():
+        raise ResultSetError(f"{where}: timing.json belongs to another run")
+    return manifest, timing
 
 
 def read_results(directory: str | os.PathLike[str]) -> Results:
-    """Load what :meth:`Results.write` wrote (from the Parquet files).
+    """Load what :meth:`Results.write` wrote (from the Parquet files), after checking that the
+    files form one complete set.
 
     Parameters
     ----------
@@ -298,10 +375,21 @@ def read_results(directory: str | os.PathLike[str]) -> Results:
     Returns
     -------
     Results
+
+    Raises
+    ------
+    pathpool.errors.ResultSetError
+        A file is missing, differs from what ``manifest.json`` lists, or comes from another run.
+
+    Examples
+    --------
+    >>> res = read_results("results/example")  # doctest: +SKIP
+    >>> res.flows.columns[:3].tolist()  # doctest: +SKIP
+    ['seed', 'flow', 'kind']
     """
     d = Path(directory)
+    _, timing = _check_set(d)
     summary = json.loads((d / "summary.json").read_text(encoding="utf-8"))
-    timing = json.loads((d / "timing.json").read_text(encoding="utf-8"))
     scenario = Scenario(
         name=summary["scenario"],
         origin=summary["origin"],

@@ -4,16 +4,14 @@ from __future__ import annotations
 
 import multiprocessing
 import operator
-import os
 import queue as queue_mod
 import time
 from collections.abc import Callable, Iterable
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
-from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
 from pathpool import _core
-from pathpool.errors import ScenarioError, SimulationError
+from pathpool.errors import ScenarioError
+from pathpool.procpool import check_jobs, default_jobs, imap_unordered
 from pathpool.sim import _worker
 from pathpool.sim.results import Results
 from pathpool.sim.scenario import DEFAULTS, Scenario, ScenarioLike, load_scenario
@@ -25,15 +23,6 @@ ProgressArg = bool | Callable[[float], Any]
 _U64_MAX = 2**64 - 1
 #: Most seeds one run may take (the simulator's limit for a scenario's `seeds`).
 MAX_SEEDS: int = DEFAULTS["max_seeds"]
-
-
-def default_jobs(n_seeds: int) -> int:
-    """Worker processes for ``n_seeds`` seeds: one per usable core, never more than seeds."""
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except AttributeError:
-        cores = os.cpu_count() or 1
-    return max(1, min(cores, n_seeds))
 
 
 def parse_seeds(text: str, max_seeds: int | None = MAX_SEEDS) -> list[int]:
@@ -161,8 +150,6 @@ def _run_sequential(sc: Scenario, seeds: tuple[int, ...], progress: _Progress) -
 
 
 def _run_pool(sc: Scenario, seeds: tuple[int, ...], jobs: int, progress: _Progress) -> list[dict[str, Any]]:
-    # spawn, not fork: the parent may have threads (rich's refresher, BLAS pools) and forking a
-    # threaded process can deadlock the child.
     ctx = multiprocessing.get_context("spawn")
     q = ctx.Queue() if progress.active else None
     raws: list[dict[str, Any] | None] = [None] * len(seeds)
@@ -177,26 +164,13 @@ def _run_pool(sc: Scenario, seeds: tuple[int, ...], jobs: int, progress: _Progre
                 return
             progress.update(i, f)
 
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_worker.init, initargs=(q,)) as pool:
-        futures = {pool.submit(_worker.run_one, sc.text, sc.origin, s, i): i for i, s in enumerate(seeds)}
-        pending = set(futures)
-        try:
-            while pending:
-                done, pending = wait(pending, timeout=0.1, return_when=FIRST_COMPLETED)
-                drain()
-                for fut in done:
-                    i = futures[fut]
-                    try:
-                        raws[i] = fut.result()
-                    except BrokenProcessPool as e:
-                        raise SimulationError(
-                            f"a worker process died while running seed {seeds[i]} of {sc.origin} "
-                            f"(killed, or crashed outside Python): {e}"
-                        ) from None
-                    progress.update(i, 1.0)
-        except BaseException:
-            pool.shutdown(wait=False, cancel_futures=True)
-            raise
+    tasks = [(sc.text, sc.origin, s, i) for i, s in enumerate(seeds)]
+    for i, raw in imap_unordered(
+        _worker.run_one, tasks, jobs, describe=lambda i: f"seed {seeds[i]} of {sc.origin}",
+        initializer=_worker.init, initargs=(q,), idle=drain,
+    ):
+        raws[i] = raw
+        progress.update(i, 1.0)
     # Rows are merged in seed-list order, whatever order the workers finished in.
     return [r for r in raws if r is not None]
 
@@ -221,7 +195,9 @@ def run(
         done (0 to 1) every so often.
     jobs : int or None, default 1
         Worker processes. 1 runs in this process (the GIL is released while simulating); None
-        uses one per core, capped at the number of seeds. Output does not depend on it.
+        uses one per core, capped at the number of seeds. Output does not depend on it. A
+        worker whose parent dies exits by itself; an exception here (Ctrl-C included) kills
+        the workers at once.
 
     Returns
     -------
@@ -234,13 +210,15 @@ def run(
         The scenario (or the seed list) is invalid; nothing was run.
     SimulationError
         The simulator failed (an internal panic included) or a worker process died.
+    ValueError
+        ``jobs`` is below 1.
+    KeyboardInterrupt
+        Ctrl-C: the run stops within about 50 ms of wall time (the simulator looks for
+        pending signals between slices of simulated time), in this process and in workers.
     """
     sc = load_scenario(scenario)
     seed_tuple = _check_seeds(sc.seeds if seeds is None else seeds, sc.origin)
-    n_jobs = default_jobs(len(seed_tuple)) if jobs is None else int(jobs)
-    if n_jobs < 1:
-        raise ValueError(f"jobs must be >= 1, got {jobs}")
-    n_jobs = min(n_jobs, len(seed_tuple))
+    n_jobs = check_jobs(jobs, len(seed_tuple))
     start = time.perf_counter()
     bar = _Progress(progress, sc, len(seed_tuple))
     try:

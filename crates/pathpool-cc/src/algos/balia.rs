@@ -1,7 +1,7 @@
 //! `balia`: Balanced Linked Adaptation.
 
-use super::common::{active_count, add_to_cwnd, halve, rates, set_ssthresh, slow_start_or_ca};
-use crate::controller::{Ack, Controller, Nanos, Subflow, MIN_CWND};
+use super::common::{active_count, add_credited, ca_credit, halve, rates, set_ssthresh};
+use crate::controller::{Ack, Controller, Counting, Nanos, Subflow, MIN_CWND};
 use crate::registry::{choice, AlgorithmInfo, CcError, ParamInfo, Params};
 
 pub(crate) const INFO: AlgorithmInfo = AlgorithmInfo {
@@ -9,7 +9,7 @@ pub(crate) const INFO: AlgorithmInfo = AlgorithmInfo {
     summary: "Balanced Linked Adaptation: between LIA's friendliness and EWTCP's responsiveness",
     source: "Seed 002 slide \"Balia\"; seed 004 Section I eq. (1)-(2) (Peng, Walid, Hwang, Low, \
              IEEE/ACM ToN 2016); seed 001 Table 1; variant \"kernel\": Linux MPTCP v0.95 mptcp_balia.c",
-    formula: "x_r = w_r/tau_r, alpha_r = max_k x_k / x_r; per ACK on r: \
+    formula: "x_r = w_r/tau_r, alpha_r = max_k x_k / x_r; per segment acked on r: \
               w_r += x_r/(tau_r (sum_k x_k)^2) * (1+alpha_r)/2 * (4+alpha_r)/5; per loss on r: \
               w_r -= w_r/2 * min(alpha_r, 1.5), ssthresh floor 1 with more than one active subflow \
               (seed 004 Section V), 2 on a single path; \"kernel\": alpha_r in the decrease is \
@@ -63,12 +63,17 @@ pub enum BaliaVariant {
 /// rules.
 #[derive(Debug, Clone)]
 pub struct Balia {
+    /// Per-ACK or per-segment congestion-avoidance steps ([`Counting`]).
+    pub counting: Counting,
     variant: BaliaVariant,
 }
 
 impl Balia {
     pub fn new(variant: BaliaVariant) -> Self {
-        Balia { variant }
+        Balia {
+            counting: Counting::Bytes,
+            variant,
+        }
     }
 
     /// `alpha_r = max_k x_k / x_r`, or `None` without an RTT sample on `r`.
@@ -101,12 +106,19 @@ impl Balia {
     }
 }
 
-pub(crate) fn build(params: &Params, _n: usize) -> Result<Box<dyn Controller>, CcError> {
+pub(crate) fn build(
+    params: &Params,
+    _n: usize,
+    counting: Counting,
+) -> Result<Box<dyn Controller>, CcError> {
     let v = match choice(&INFO, params, "variant", &["continuous", "kernel"])? {
         Some(1) => BaliaVariant::Kernel,
         _ => BaliaVariant::Continuous,
     };
-    Ok(Box::new(Balia::new(v)))
+    Ok(Box::new(Balia {
+        counting,
+        ..Balia::new(v)
+    }))
 }
 
 impl Controller for Balia {
@@ -115,11 +127,12 @@ impl Controller for Balia {
     }
 
     fn on_ack(&mut self, subflows: &mut [Subflow], i: usize, ack: &Ack) {
-        if !slow_start_or_ca(&mut subflows[i], ack) {
+        let n = ca_credit(&mut subflows[i], ack, self.counting);
+        if n == 0 {
             return;
         }
         let inc = self.increase(subflows, i);
-        add_to_cwnd(&mut subflows[i], inc);
+        add_credited(&mut subflows[i], n, inc);
     }
 
     fn on_congestion_event(&mut self, subflows: &mut [Subflow], i: usize, _now: Nanos) {

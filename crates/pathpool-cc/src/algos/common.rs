@@ -3,28 +3,48 @@
 //! Conventions every algorithm here follows (see the crate README):
 //! - An ACK with `acked_bytes == 0` acknowledges nothing new and changes nothing.
 //! - While `cwnd < ssthresh` an ACK runs Linux slow start (`cwnd += acked segments`, capped at
-//!   `ssthresh`) and nothing else, as the v0.95 out-of-tree MPTCP coupled algorithms do
-//!   (`tcp_slow_start(); return;`): the segments left over when slow start reaches `ssthresh` are
-//!   not carried into congestion avoidance.
-//! - In congestion avoidance an ACK makes exactly one increment step, whatever its size (v0.95
-//!   counts one step per ACK for the coupled algorithms).
+//!   `ssthresh`).
+//! - In congestion avoidance an ACK makes [`ca_credit`] increment steps, all computed from the
+//!   window before the ACK: one per acknowledged segment (and the slow-start leftover) under
+//!   [`Counting::Bytes`], exactly one per ACK under [`Counting::Acks`] (v0.95).
 //! - A subflow with no RTT sample yet (`srtt == 0`) has no known rate: it is left out of every
 //!   rate sum and maximum. If the ACKed subflow itself has no sample, it takes Reno's `1/w_r`.
 
-use crate::controller::{slow_start, Ack, Subflow, MIN_CWND, MIN_SSTHRESH, NANOS_PER_SEC};
+use crate::controller::{
+    slow_start, Ack, Counting, Subflow, MIN_CWND, MIN_SSTHRESH, NANOS_PER_SEC,
+};
 
-/// Runs the slow-start part of an ACK. Returns `true` when the ACK is a congestion-avoidance
-/// ACK (the caller then makes its one increment step), `false` when it was consumed by slow
-/// start or acknowledged nothing.
-pub(crate) fn slow_start_or_ca(sf: &mut Subflow, ack: &Ack) -> bool {
+/// Runs the slow-start part of an ACK and returns its congestion-avoidance credit: how many
+/// per-segment increments the caller adds (`w += credit * inc(w)`), 0 if the ACK acknowledged
+/// nothing or was consumed by slow start.
+///
+/// [`Counting::Bytes`] follows Linux 6.18 `tcp_reno_cong_avoid` (net/ipv4/tcp_cong.c):
+/// `acked = tcp_slow_start(tp, acked); if (!acked) return; tcp_cong_avoid_ai(tp, cwnd, acked)`,
+/// i.e. every acknowledged segment (stretch ACKs in full, the slow-start leftover included) is
+/// one step against the window before the ACK. [`Counting::Acks`] follows v0.95
+/// `mptcp_ccc_cong_avoid`: a slow-start ACK returns after `tcp_slow_start`, a CA ACK is one step.
+pub(crate) fn ca_credit(sf: &mut Subflow, ack: &Ack, counting: Counting) -> u32 {
     if ack.acked_bytes == 0 {
-        return false;
+        return 0;
     }
+    let segs = ack.acked_segments(sf.mss);
     if sf.in_slow_start() {
-        slow_start(sf, ack.acked_segments(sf.mss));
-        return false;
+        let left = slow_start(sf, segs);
+        return match counting {
+            Counting::Bytes => left,
+            Counting::Acks => 0,
+        };
     }
-    true
+    match counting {
+        Counting::Bytes => segs,
+        Counting::Acks => 1,
+    }
+}
+
+/// Adds `credit` increments of `inc` (segments) to the window, as [`add_to_cwnd`].
+#[inline]
+pub(crate) fn add_credited(sf: &mut Subflow, credit: u32, inc: f64) {
+    add_to_cwnd(sf, f64::from(credit) * inc);
 }
 
 /// True if subflow `k` takes part in the coupled sums of an event on subflow `i`: it is active
@@ -148,15 +168,34 @@ mod tests {
     }
 
     #[test]
-    fn empty_ack_changes_nothing_and_slow_start_ack_makes_no_ca_step() {
+    fn empty_ack_changes_nothing_and_slow_start_ack_makes_no_ca_step_in_ack_counting() {
         let mut s = sf(10.0, 20.0);
-        assert!(!slow_start_or_ca(&mut s, &ack(0)));
+        assert_eq!(ca_credit(&mut s, &ack(0), Counting::Acks), 0);
+        assert_eq!(ca_credit(&mut s, &ack(0), Counting::Bytes), 0);
         assert_eq!(s.cwnd, 10.0);
         // 1500 bytes = 2 segments (partial segments round up): 10 -> 12, consumed by slow start.
-        assert!(!slow_start_or_ca(&mut s, &ack(1500)));
+        assert_eq!(ca_credit(&mut s, &ack(1500), Counting::Acks), 0);
         assert_eq!(s.cwnd, 12.0);
+        // In CA a 3-segment stretch ACK is one step per ACK, three per segment.
         let mut s = sf(20.0, 20.0);
-        assert!(slow_start_or_ca(&mut s, &ack(1000)));
+        assert_eq!(ca_credit(&mut s, &ack(3000), Counting::Acks), 1);
+        assert_eq!(ca_credit(&mut s, &ack(3000), Counting::Bytes), 3);
+        assert_eq!(ca_credit(&mut s, &ack(2001), Counting::Bytes), 3);
+        assert_eq!(s.cwnd, 20.0);
+    }
+
+    #[test]
+    fn slow_start_leftover_goes_to_ca_only_in_byte_counting() {
+        // Linux tcp_slow_start: cwnd 18, ssthresh 20, 5 segments acked -> cwnd 20, 3 left.
+        let mut s = sf(18.0, 20.0);
+        assert_eq!(ca_credit(&mut s, &ack(5000), Counting::Bytes), 3);
+        assert_eq!(s.cwnd, 20.0);
+        let mut s = sf(18.0, 20.0);
+        assert_eq!(ca_credit(&mut s, &ack(5000), Counting::Acks), 0);
+        assert_eq!(s.cwnd, 20.0);
+        // Exactly reaching ssthresh leaves nothing.
+        let mut s = sf(18.0, 20.0);
+        assert_eq!(ca_credit(&mut s, &ack(2000), Counting::Bytes), 0);
         assert_eq!(s.cwnd, 20.0);
     }
 

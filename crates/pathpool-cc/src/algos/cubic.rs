@@ -1,14 +1,14 @@
 //! `cubic`: CUBIC (RFC 9438), uncoupled on every subflow.
 
-use super::common::{secs, set_ssthresh, slow_start_or_ca};
-use crate::controller::{Ack, Controller, Nanos, Subflow, MIN_CWND, MIN_SSTHRESH};
+use super::common::{ca_credit, secs, set_ssthresh};
+use crate::controller::{Ack, Controller, Counting, Nanos, Subflow, MIN_CWND, MIN_SSTHRESH};
 use crate::registry::{AlgorithmInfo, CcError, Params};
 
 pub(crate) const INFO: AlgorithmInfo = AlgorithmInfo {
     name: "cubic",
     summary: "CUBIC on every subflow, uncoupled (what upstream Linux MPTCP runs by default)",
     source: "RFC 9438 Section 4 (eq. 1 W_cubic, eq. 2 K, eq. 4 W_est, Sections 4.6-4.8)",
-    formula: "W_cubic(t) = C (t - K)^3 + W_max, K = cbrt((W_max - cwnd_epoch)/C), C = 0.4; per ACK in CA: \
+    formula: "W_cubic(t) = C (t - K)^3 + W_max, K = cbrt((W_max - cwnd_epoch)/C), C = 0.4; per segment acked in CA: \
               target = clamp(W_cubic(t + RTT), cwnd, 1.5 cwnd), cwnd += (target - cwnd)/cwnd, or \
               cwnd = W_est in the Reno-friendly region (W_est += alpha_cubic * segments_acked/cwnd, \
               alpha_cubic = 3(1-beta)/(1+beta) until W_est >= cwnd_prior, then 1); per loss: cwnd_prior = \
@@ -62,9 +62,15 @@ struct CubicState {
 /// else:                  cwnd += (target - cwnd) / cwnd
 /// ```
 ///
-/// `W_est` starts at `cwnd_epoch`; `segments_acked` is `acked_bytes / MSS`, fractional for a
-/// short segment (Section 4.1.2). On a congestion event (Section 4.6-4.7): `cwnd_prior = cwnd`;
-/// `W_max = cwnd`, or `cwnd (1 + beta)/2` when `cwnd < W_max` (fast convergence);
+/// `W_est` starts at `cwnd_epoch`. Counting: with [`Counting::Bytes`] (default) an ACK's
+/// credit `n` (acknowledged segments, or the slow-start leftover) is the number of times
+/// the cubic step is taken against the window before the ACK, as Linux 6.18
+/// `cubictcp_cong_avoid` passes `acked` to `tcp_cong_avoid_ai(tp, ca->cnt, acked)`; with
+/// [`Counting::Acks`] the step is once per ACK (RFC 9438 read literally). In both modes
+/// `segments_acked` for `W_est` is `acked_bytes / MSS`, fractional for a short segment (Section
+/// 4.1.2), or the slow-start leftover when the ACK ended slow start (Bytes).
+///
+/// On a congestion event (Section 4.6-4.7): `cwnd_prior = cwnd`; `W_max = cwnd`, or `cwnd (1 + beta)/2` when `cwnd < W_max` (fast convergence);
 /// `ssthresh = max(beta cwnd, 2)`, `cwnd = ssthresh`; the epoch restarts. On a retransmission
 /// timeout (Section 4.8) the same, then `cwnd = 1`, and the first CA stage after it uses
 /// `K = 0` and `W_max = W_est = cwnd_epoch` (Linux gets the same by zeroing its W_max in
@@ -75,12 +81,15 @@ struct CubicState {
 /// `tcp_slow_start`. `C = 0.4`, `beta = 0.7`.
 #[derive(Debug, Clone)]
 pub struct Cubic {
+    /// Per-ACK or per-segment congestion-avoidance steps ([`Counting`]).
+    pub counting: Counting,
     state: Vec<CubicState>,
 }
 
 impl Cubic {
     pub fn new(n_subflows: usize) -> Self {
         Cubic {
+            counting: Counting::Bytes,
             state: vec![CubicState::default(); n_subflows],
         }
     }
@@ -98,8 +107,15 @@ impl Cubic {
     }
 }
 
-pub(crate) fn build(_params: &Params, n: usize) -> Result<Box<dyn Controller>, CcError> {
-    Ok(Box::new(Cubic::new(n)))
+pub(crate) fn build(
+    _params: &Params,
+    n: usize,
+    counting: Counting,
+) -> Result<Box<dyn Controller>, CcError> {
+    Ok(Box::new(Cubic {
+        counting,
+        ..Cubic::new(n)
+    }))
 }
 
 impl Controller for Cubic {
@@ -109,7 +125,8 @@ impl Controller for Cubic {
 
     fn on_ack(&mut self, subflows: &mut [Subflow], i: usize, ack: &Ack) {
         let sf = &mut subflows[i];
-        if !slow_start_or_ca(sf, ack) {
+        let credit = ca_credit(sf, ack, self.counting);
+        if credit == 0 {
             return;
         }
         let st = &mut self.state[i];
@@ -144,13 +161,19 @@ impl Controller for Cubic {
         } else {
             3.0 * (1.0 - CUBIC_BETA) / (1.0 + CUBIC_BETA)
         };
-        let segments_acked = ack.acked_bytes as f64 / f64::from(sf.mss.max(1));
+        let acked = ack.acked_bytes as f64 / f64::from(sf.mss.max(1));
+        let (segments_acked, steps) = match self.counting {
+            // The credit counts a short segment as one (Linux counts packets); W_est keeps
+            // RFC 9438's fraction, and only the leftover of an ACK that ended slow start.
+            Counting::Bytes => (acked.min(f64::from(credit)), f64::from(credit)),
+            Counting::Acks => (acked, 1.0),
+        };
         e.w_est += alpha * segments_acked / cwnd;
         if w_cubic(t) < e.w_est {
             sf.cwnd = e.w_est.max(cwnd);
         } else {
             let target = w_cubic(t + rtt).max(cwnd).min(1.5 * cwnd);
-            sf.cwnd = cwnd + (target - cwnd) / cwnd;
+            sf.cwnd = cwnd + steps * (target - cwnd) / cwnd;
         }
     }
 

@@ -1,7 +1,7 @@
 //! `generalized`: the (eta, beta) design family of seed 002 ("Design of the tradeoff").
 
-use super::common::{add_to_cwnd, halve, rates, set_ssthresh, slow_start_or_ca};
-use crate::controller::{Ack, Controller, Nanos, Subflow, MIN_SSTHRESH};
+use super::common::{add_credited, ca_credit, halve, rates, set_ssthresh};
+use crate::controller::{Ack, Controller, Counting, Nanos, Subflow, MIN_SSTHRESH};
 use crate::registry::{number, AlgorithmInfo, CcError, ParamInfo, Params};
 
 pub(crate) const INFO: AlgorithmInfo = AlgorithmInfo {
@@ -9,7 +9,7 @@ pub(crate) const INFO: AlgorithmInfo = AlgorithmInfo {
     summary: "The (eta, beta) family of seed 002: eta tunes responsiveness, beta friendliness",
     source: "Seed 002 slide \"Design of the tradeoff\" (k_r, phi_r); window rules derived through seed 004 \
              eq. (7) (k_r = x_r D_r / tau_r, phi_r = I_r / D_r) with Reno's normalisation",
-    formula: "a_r = x_max/x_r; per ACK on r: w_r += x_r/(tau_r (sum_k x_k)^2) * (1 + beta(a_r-1)) * \
+    formula: "a_r = x_max/x_r; per segment acked on r: w_r += x_r/(tau_r (sum_k x_k)^2) * (1 + beta(a_r-1)) * \
               (1 + eta(a_r-1)); per loss on r: w_r -= w_r/2 * (1 + eta(a_r-1)), ssthresh floor 2. \
               (eta, beta) = (0, 1) is Max (LIA without its cap) for equal RTTs; (0.5, 0.2) has Balia's increase",
     params: &[
@@ -65,13 +65,19 @@ pub(crate) const INFO: AlgorithmInfo = AlgorithmInfo {
 /// Sums run over the active subflows with an RTT sample; a subflow without one takes Reno's rules.
 #[derive(Debug, Clone)]
 pub struct Generalized {
+    /// Per-ACK or per-segment congestion-avoidance steps ([`Counting`]).
+    pub counting: Counting,
     eta: f64,
     beta: f64,
 }
 
 impl Generalized {
     pub fn new(eta: f64, beta: f64) -> Self {
-        Generalized { eta, beta }
+        Generalized {
+            counting: Counting::Bytes,
+            eta,
+            beta,
+        }
     }
 
     /// Per-ACK increase `I_r`.
@@ -97,10 +103,17 @@ impl Generalized {
     }
 }
 
-pub(crate) fn build(params: &Params, _n: usize) -> Result<Box<dyn Controller>, CcError> {
+pub(crate) fn build(
+    params: &Params,
+    _n: usize,
+    counting: Counting,
+) -> Result<Box<dyn Controller>, CcError> {
     let eta = number(&INFO, params, "eta", |x| x >= 0.0)?.unwrap_or(0.5);
     let beta = number(&INFO, params, "beta", |x| x >= 0.0)?.unwrap_or(0.2);
-    Ok(Box::new(Generalized::new(eta, beta)))
+    Ok(Box::new(Generalized {
+        counting,
+        ..Generalized::new(eta, beta)
+    }))
 }
 
 impl Controller for Generalized {
@@ -109,11 +122,12 @@ impl Controller for Generalized {
     }
 
     fn on_ack(&mut self, subflows: &mut [Subflow], i: usize, ack: &Ack) {
-        if !slow_start_or_ca(&mut subflows[i], ack) {
+        let n = ca_credit(&mut subflows[i], ack, self.counting);
+        if n == 0 {
             return;
         }
         let inc = self.increase(subflows, i);
-        add_to_cwnd(&mut subflows[i], inc);
+        add_credited(&mut subflows[i], n, inc);
     }
 
     fn on_congestion_event(&mut self, subflows: &mut [Subflow], i: usize, _now: Nanos) {

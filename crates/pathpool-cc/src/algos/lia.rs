@@ -1,8 +1,8 @@
 //! `lia`: the Linked Increases Algorithm of RFC 6356, with alpha kept on the connection the way
 //! the out-of-tree Linux MPTCP v0.95 (`mptcp_coupled.c`) keeps it.
 
-use super::common::{active_count, add_to_cwnd, halve, participates, rtt};
-use crate::controller::{slow_start, Ack, Controller, Nanos, Subflow, MIN_CWND, MIN_SSTHRESH};
+use super::common::{active_count, add_credited, ca_credit, halve, participates, rtt};
+use crate::controller::{Ack, Controller, Counting, Nanos, Subflow, MIN_CWND, MIN_SSTHRESH};
 use crate::registry::{flag, AlgorithmInfo, CcError, ParamInfo, Params};
 
 pub(crate) const INFO: AlgorithmInfo = AlgorithmInfo {
@@ -10,7 +10,7 @@ pub(crate) const INFO: AlgorithmInfo = AlgorithmInfo {
     summary: "Linked Increases Algorithm (MPTCP's standard coupled congestion control)",
     source: "RFC 6356 Section 3 (alpha: eq. in Section 3, increase min(alpha/w_total, 1/w_r)); \
              Linux MPTCP v0.95 mptcp_coupled.c for when alpha is recomputed",
-    formula: "alpha = w_total * max_i(w_i/rtt_i^2) / (sum_i w_i/rtt_i)^2; per ACK on r: \
+    formula: "alpha = w_total * max_i(w_i/rtt_i^2) / (sum_i w_i/rtt_i)^2; per segment acked on r: \
               w_r += min(alpha/w_total, 1/w_r); per loss: ssthresh = max(w_r/2, 2), w_r = ssthresh",
     params: &[ParamInfo {
         name: "alpha_every_ack",
@@ -25,17 +25,21 @@ pub(crate) const INFO: AlgorithmInfo = AlgorithmInfo {
 
 /// RFC 6356 LIA.
 ///
-/// RFC 6356 Section 3, in segments with one step per ACK:
+/// RFC 6356 Section 3, in segments:
 ///
 /// ```text
 /// alpha   = w_total * max_i(w_i / rtt_i^2) / (sum_i w_i / rtt_i)^2
-/// per ACK on r (congestion avoidance):  w_r += min(alpha / w_total, 1 / w_r)
-/// per loss on r:                        ssthresh_r = max(w_r / 2, 2), w_r = ssthresh_r
+/// per segment acked on r (congestion avoidance):  w_r += min(alpha / w_total, 1 / w_r)
+/// per loss on r:                                   ssthresh_r = max(w_r / 2, 2), w_r = ssthresh_r
 /// ```
 ///
-/// (The RFC states the increase in bytes, `min(alpha * bytes_acked * MSS_r / tot_cwnd,
-/// bytes_acked * MSS_r / cwnd_r)`; with windows in segments and Linux's one step per ACK it is
-/// the line above.)
+/// The RFC states the increase per ACK in bytes, `min(alpha * bytes_acked * MSS_r / tot_cwnd,
+/// bytes_acked * MSS_r / cwnd_r)`: with windows in segments that is the line above times the
+/// segments acknowledged ([`Counting::Bytes`], the default: an ACK of `n` segments adds `n`
+/// times the increment computed before it, as Linux's `tcp_cong_avoid_ai(tp, w, acked)` credits
+/// `acked` against one threshold; the slow-start leftover goes on into this step). v0.95
+/// `mptcp_ccc_cong_avoid` instead counts `snd_cwnd_cnt++` once per ACK against the threshold
+/// `max(w_total/alpha, w_r)` ([`Counting::Acks`]; a slow-start ACK ends after slow start).
 ///
 /// **When alpha is computed (Linux MPTCP v0.95).** The kernel keeps alpha on the connection and
 /// recomputes it only (a) on every slow-start ACK, after the slow-start growth, (b) whenever a
@@ -56,6 +60,8 @@ pub(crate) const INFO: AlgorithmInfo = AlgorithmInfo {
 /// `1/w_r` once recomputed).
 #[derive(Debug, Clone)]
 pub struct Lia {
+    /// Per-ACK or per-segment congestion-avoidance steps ([`Counting`]).
+    pub counting: Counting,
     alpha_every_ack: bool,
     /// `max_i(w_i/rtt_i^2) / (sum_i w_i/rtt_i)^2` at the last computation = alpha / w_total.
     ratio: f64,
@@ -70,6 +76,7 @@ pub struct Lia {
 impl Lia {
     pub fn new(alpha_every_ack: bool) -> Self {
         Lia {
+            counting: Counting::Bytes,
             alpha_every_ack,
             ratio: f64::INFINITY,
             alpha: 1.0,
@@ -121,9 +128,16 @@ impl Lia {
     }
 }
 
-pub(crate) fn build(params: &Params, _n: usize) -> Result<Box<dyn Controller>, CcError> {
+pub(crate) fn build(
+    params: &Params,
+    _n: usize,
+    counting: Counting,
+) -> Result<Box<dyn Controller>, CcError> {
     let every = flag(&INFO, params, "alpha_every_ack")?.unwrap_or(false);
-    Ok(Box::new(Lia::new(every)))
+    Ok(Box::new(Lia {
+        counting,
+        ..Lia::new(every)
+    }))
 }
 
 impl Controller for Lia {
@@ -132,13 +146,13 @@ impl Controller for Lia {
     }
 
     fn on_ack(&mut self, subflows: &mut [Subflow], i: usize, ack: &Ack) {
-        if ack.acked_bytes == 0 {
-            return;
-        }
-        if subflows[i].in_slow_start() {
-            let segs = ack.acked_segments(subflows[i].mss);
-            slow_start(&mut subflows[i], segs);
+        let was_slow_start = subflows[i].in_slow_start();
+        let n = ca_credit(&mut subflows[i], ack, self.counting);
+        if ack.acked_bytes > 0 && was_slow_start {
+            // v0.95 recomputes alpha after every slow-start growth.
             self.recompute(subflows, i);
+        }
+        if n == 0 {
             return;
         }
         if self.forced || self.alpha_every_ack {
@@ -154,7 +168,7 @@ impl Controller for Lia {
         } else {
             1.0 / w
         };
-        add_to_cwnd(&mut subflows[i], inc);
+        add_credited(&mut subflows[i], n, inc);
         if !self.alpha_every_ack && subflows[i].cwnd.floor() > w.floor() {
             self.recompute(subflows, i);
         }

@@ -1,7 +1,7 @@
 //! `olia`: the Opportunistic Linked Increases Algorithm.
 
-use super::common::{add_to_cwnd, halve, participates, slow_start_or_ca};
-use crate::controller::{Ack, Controller, Nanos, Subflow};
+use super::common::{add_credited, ca_credit, halve, participates};
+use crate::controller::{Ack, Controller, Counting, Nanos, Subflow};
 use crate::registry::{AlgorithmInfo, CcError, Params};
 
 pub(crate) const INFO: AlgorithmInfo = AlgorithmInfo {
@@ -11,7 +11,7 @@ pub(crate) const INFO: AlgorithmInfo = AlgorithmInfo {
         "Khalili, Gast, Popovic, Le Boudec, \"MPTCP is not Pareto-optimal: performance issues and \
              a possible solution\", IEEE/ACM ToN 21(5) 2013, Section V (OLIA); \
              draft-khalili-mptcp-congestion-control-05; Linux MPTCP v0.95 mptcp_olia.c",
-    formula: "per ACK on r: w_r += (w_r/rtt_r^2)/(sum_p w_p/rtt_p)^2 + alpha_r/w_r; \
+    formula: "per segment acked on r: w_r += (w_r/rtt_r^2)/(sum_p w_p/rtt_p)^2 + alpha_r/w_r; \
               l_r = max(l1_r, l2_r); B = argmax l_r/rtt_r^2; M = argmax w_r; \
               alpha_r = 1/(n|B\\M|) if r in B\\M, -1/(n|M|) if r in M and B\\M nonempty, else 0; \
               per loss: ssthresh = max(w_r/2, 2), w_r = ssthresh",
@@ -39,7 +39,7 @@ impl Marks {
 /// draft-khalili-mptcp-congestion-control-05 Section 3 and Linux MPTCP v0.95 `mptcp_olia.c`,
 /// which the authors wrote).
 ///
-/// Per ACK on path r in congestion avoidance (one step per ACK):
+/// Per acknowledged segment (per ACK under [`Counting::Acks`]) on path r in congestion avoidance:
 ///
 /// ```text
 /// w_r += (w_r / rtt_r^2) / (sum_p w_p / rtt_p)^2  +  alpha_r / w_r
@@ -71,6 +71,8 @@ impl Marks {
 /// If the ACKed subflow has no RTT sample yet it takes Reno's `1/w_r`.
 #[derive(Debug, Clone)]
 pub struct Olia {
+    /// Per-ACK or per-segment congestion-avoidance steps ([`Counting`]).
+    pub counting: Counting,
     marks: Vec<Marks>,
 }
 
@@ -86,6 +88,7 @@ fn crt_cwnd(sf: &Subflow) -> f64 {
 impl Olia {
     pub fn new(n_subflows: usize) -> Self {
         Olia {
+            counting: Counting::Bytes,
             marks: vec![Marks::default(); n_subflows],
         }
     }
@@ -196,8 +199,15 @@ impl Olia {
     }
 }
 
-pub(crate) fn build(_params: &Params, n: usize) -> Result<Box<dyn Controller>, CcError> {
-    Ok(Box::new(Olia::new(n)))
+pub(crate) fn build(
+    _params: &Params,
+    n: usize,
+    counting: Counting,
+) -> Result<Box<dyn Controller>, CcError> {
+    Ok(Box::new(Olia {
+        counting,
+        ..Olia::new(n)
+    }))
 }
 
 impl Controller for Olia {
@@ -210,11 +220,12 @@ impl Controller for Olia {
         let sf = &subflows[i];
         let position = sf.delivered.saturating_mul(u64::from(sf.mss));
         self.marks[i].loss3 = self.marks[i].loss3.max(position);
-        if !slow_start_or_ca(&mut subflows[i], ack) {
+        let n = ca_credit(&mut subflows[i], ack, self.counting);
+        if n == 0 {
             return;
         }
         let inc = self.increase(subflows, i);
-        add_to_cwnd(&mut subflows[i], inc);
+        add_credited(&mut subflows[i], n, inc);
     }
 
     fn on_congestion_event(&mut self, subflows: &mut [Subflow], i: usize, _now: Nanos) {

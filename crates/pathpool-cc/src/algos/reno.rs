@@ -1,14 +1,15 @@
 //! `reno`: NewReno-style AIMD, each subflow on its own (RFC 5681).
 
-use super::common::{halve, slow_start_or_ca};
-use crate::controller::{Ack, Controller, Nanos, Subflow};
+use super::common::{add_credited, ca_credit, halve};
+use crate::controller::{Ack, Controller, Counting, Nanos, Subflow};
 use crate::registry::{AlgorithmInfo, CcError, Params};
 
 pub(crate) const INFO: AlgorithmInfo = AlgorithmInfo {
     name: "reno",
     summary: "Uncoupled NewReno AIMD on every subflow (single-path TCP when there is one subflow)",
     source: "RFC 5681 Section 3.1 (eq. 3 and 4); Linux tcp_reno_cong_avoid / tcp_reno_ssthresh",
-    formula: "slow start: w += acked segments (up to ssthresh); per ACK in CA: w += 1/w; \
+    formula:
+        "slow start: w += acked segments (up to ssthresh); per segment acked in CA: w += 1/w; \
               per loss: ssthresh = max(w/2, 2), w = ssthresh",
     params: &[],
     coupled: false,
@@ -16,28 +17,35 @@ pub(crate) const INFO: AlgorithmInfo = AlgorithmInfo {
 
 /// Uncoupled Reno on every subflow.
 ///
-/// Congestion avoidance (RFC 5681 eq. 3, in segments): `w += 1/w` per ACK. RFC 5681 Section 3.1
-/// RECOMMENDS byte counting (one SMSS once a window's worth of bytes has been acknowledged) and
-/// allows eq. 3 (`cwnd += SMSS*SMSS/cwnd` per ACK) as the common alternative; Linux
-/// (`tcp_cong_avoid_ai`) counts acknowledged segments. We take eq. 3, one step per ACK whatever
-/// it covers, like the v0.95 coupled algorithms, so that every coupled algorithm reduces to
-/// exactly this controller on one path; with delayed ACKs (one ACK per two segments) this grows
-/// half as fast per RTT as byte counting would. Slow start is Linux's (`w += acked segments`:
+/// Congestion avoidance (RFC 5681 eq. 3, in segments): `w += 1/w` per acknowledged segment
+/// (default [`Counting::Bytes`], Linux 6.18 `tcp_reno_cong_avoid` -> `tcp_cong_avoid_ai(tp, w,
+/// acked)`: an ACK of `n` segments adds `n/w`, the slow-start leftover included), or once per
+/// ACK whatever it covers ([`Counting::Acks`], the v0.95 coupled algorithms' rule, with which
+/// delayed ACKs halve the growth per RTT). RFC 5681 Section 3.1 RECOMMENDS byte counting and
+/// allows eq. 3 per ACK as the common alternative. Every coupled algorithm reduces to exactly
+/// this controller on one path in either mode. Slow start is Linux's (`w += acked segments`:
 /// RFC 3465 byte counting without its limit L) rather than RFC 5681 eq. 2 (`+min(N, SMSS)`
 /// per ACK). On loss
 /// (RFC 5681 eq. 4 with FlightSize ~ cwnd, Linux `tcp_reno_ssthresh`): `ssthresh = max(w/2, 2)`,
 /// `w = ssthresh`; on a timeout the same ssthresh and `w = 1` (the loss window).
 #[derive(Debug, Clone, Default)]
-pub struct Reno;
+pub struct Reno {
+    /// Per-ACK or per-segment congestion-avoidance steps ([`Counting`]).
+    pub counting: Counting,
+}
 
 impl Reno {
     pub fn new() -> Self {
-        Reno
+        Reno::default()
     }
 }
 
-pub(crate) fn build(_params: &Params, _n: usize) -> Result<Box<dyn Controller>, CcError> {
-    Ok(Box::new(Reno))
+pub(crate) fn build(
+    _params: &Params,
+    _n: usize,
+    counting: Counting,
+) -> Result<Box<dyn Controller>, CcError> {
+    Ok(Box::new(Reno { counting }))
 }
 
 impl Controller for Reno {
@@ -47,8 +55,10 @@ impl Controller for Reno {
 
     fn on_ack(&mut self, subflows: &mut [Subflow], i: usize, ack: &Ack) {
         let sf = &mut subflows[i];
-        if slow_start_or_ca(sf, ack) {
-            sf.cwnd += 1.0 / sf.cwnd;
+        let n = ca_credit(sf, ack, self.counting);
+        if n > 0 {
+            let inc = 1.0 / sf.cwnd;
+            add_credited(sf, n, inc);
         }
     }
 

@@ -1,7 +1,7 @@
 //! `rsf-db` and `rsf-lb`: the rent-seeking-framework designs of Pokhrel & Williamson (seed 001).
 
-use super::common::{add_to_cwnd, halve, secs, slow_start_or_ca};
-use crate::controller::{Ack, Controller, Nanos, Subflow};
+use super::common::{add_credited, ca_credit, halve, secs};
+use crate::controller::{Ack, Controller, Counting, Nanos, Subflow};
 use crate::registry::{number, AlgorithmInfo, CcError, ParamInfo, Params};
 
 pub(crate) const DB_INFO: AlgorithmInfo = AlgorithmInfo {
@@ -63,9 +63,11 @@ pub(crate) const LB_INFO: AlgorithmInfo = AlgorithmInfo {
 /// `(d - q_i)/q_i` is negative and the "increase" shrinks the window, as the paper allows; the
 /// window stays at least 1 segment.
 ///
-/// Slow start as Linux; one step per ACK.
+/// Slow start as Linux; congestion-avoidance steps per [`Counting`].
 #[derive(Debug, Clone)]
 pub struct RsfDb {
+    /// Per-ACK or per-segment congestion-avoidance steps ([`Counting`]).
+    pub counting: Counting,
     d: f64,
     min_owd: Vec<Option<Nanos>>,
     q: Vec<Option<f64>>,
@@ -74,6 +76,7 @@ pub struct RsfDb {
 impl RsfDb {
     pub fn new(d: f64, n_subflows: usize) -> Self {
         RsfDb {
+            counting: Counting::Bytes,
             d,
             min_owd: vec![None; n_subflows],
             q: vec![None; n_subflows],
@@ -107,9 +110,16 @@ impl RsfDb {
     }
 }
 
-pub(crate) fn build_db(params: &Params, n: usize) -> Result<Box<dyn Controller>, CcError> {
+pub(crate) fn build_db(
+    params: &Params,
+    n: usize,
+    counting: Counting,
+) -> Result<Box<dyn Controller>, CcError> {
     let d = number(&DB_INFO, params, "d", |x| x > 0.0)?.unwrap_or(0.1);
-    Ok(Box::new(RsfDb::new(d, n)))
+    Ok(Box::new(RsfDb {
+        counting,
+        ..RsfDb::new(d, n)
+    }))
 }
 
 impl Controller for RsfDb {
@@ -121,12 +131,13 @@ impl Controller for RsfDb {
         // The delay sample is taken even from an ACK that grows nothing (acked_bytes == 0, which
         // a transport passes when the subflow is not cwnd-limited): q_i must track the path.
         self.observe(&subflows[i], i, ack);
-        if !slow_start_or_ca(&mut subflows[i], ack) {
+        let n = ca_credit(&mut subflows[i], ack, self.counting);
+        if n == 0 {
             return;
         }
         let f = self.factor(i);
         let w = subflows[i].cwnd;
-        add_to_cwnd(&mut subflows[i], f / w);
+        add_credited(&mut subflows[i], n, f / w);
     }
 
     fn on_congestion_event(&mut self, subflows: &mut [Subflow], i: usize, _now: Nanos) {
@@ -164,6 +175,8 @@ struct LossEstimate {
 /// `Subflow::lost`, which the transport must keep current.
 #[derive(Debug, Clone)]
 pub struct RsfLb {
+    /// Per-ACK or per-segment congestion-avoidance steps ([`Counting`]).
+    pub counting: Counting,
     mu: f64,
     gain: f64,
     est: Vec<LossEstimate>,
@@ -172,6 +185,7 @@ pub struct RsfLb {
 impl RsfLb {
     pub fn new(mu: f64, loss_window: f64, n_subflows: usize) -> Self {
         RsfLb {
+            counting: Counting::Bytes,
             mu,
             gain: 1.0 / loss_window,
             est: vec![LossEstimate::default(); n_subflows],
@@ -217,10 +231,17 @@ impl RsfLb {
     }
 }
 
-pub(crate) fn build_lb(params: &Params, n: usize) -> Result<Box<dyn Controller>, CcError> {
+pub(crate) fn build_lb(
+    params: &Params,
+    n: usize,
+    counting: Counting,
+) -> Result<Box<dyn Controller>, CcError> {
     let mu = number(&LB_INFO, params, "mu", |x| x > 0.0)?.unwrap_or(4.0);
     let window = number(&LB_INFO, params, "loss_window", |x| x >= 1.0)?.unwrap_or(1000.0);
-    Ok(Box::new(RsfLb::new(mu, window, n)))
+    Ok(Box::new(RsfLb {
+        counting,
+        ..RsfLb::new(mu, window, n)
+    }))
 }
 
 impl Controller for RsfLb {
@@ -230,12 +251,13 @@ impl Controller for RsfLb {
 
     fn on_ack(&mut self, subflows: &mut [Subflow], i: usize, ack: &Ack) {
         self.observe(&subflows[i], i);
-        if !slow_start_or_ca(&mut subflows[i], ack) {
+        let n = ca_credit(&mut subflows[i], ack, self.counting);
+        if n == 0 {
             return;
         }
         let f = self.factor(subflows, i);
         let w = subflows[i].cwnd;
-        add_to_cwnd(&mut subflows[i], f / w);
+        add_credited(&mut subflows[i], n, f / w);
     }
 
     fn on_congestion_event(&mut self, subflows: &mut [Subflow], i: usize, _now: Nanos) {

@@ -5,15 +5,17 @@
 //!
 //! All four run Linux slow start and take one congestion-avoidance step per ACK.
 
-use super::common::{halve, participates, rtt, set_ssthresh, slow_start_or_ca, window_total};
-use crate::controller::{Ack, Controller, Nanos, Subflow, MIN_CWND, MIN_SSTHRESH};
+use super::common::{
+    add_credited, ca_credit, halve, participates, rtt, set_ssthresh, window_total,
+};
+use crate::controller::{Ack, Controller, Counting, Nanos, Subflow, MIN_CWND, MIN_SSTHRESH};
 use crate::registry::{number, AlgorithmInfo, CcError, ParamInfo, Params};
 
 pub(crate) const EWTCP_INFO: AlgorithmInfo = AlgorithmInfo {
     name: "ewtcp",
     summary: "Equally-weighted TCP: Reno on every subflow with the increase scaled by a weight a",
     source: "Seed 004 Section II-B (EWTCP, Honda et al. 2009); standard form of Wischik et al., NSDI 2011",
-    formula: "per ACK on r: w_r += a/w_r; per loss on r: w_r -= w_r/2 (ssthresh = max(w_r/2, 2))",
+    formula: "per segment acked on r: w_r += a/w_r; per loss on r: w_r -= w_r/2 (ssthresh = max(w_r/2, 2))",
     params: &[ParamInfo {
         name: "a",
         default: "1/n^2 (n = number of subflows)",
@@ -28,7 +30,7 @@ pub(crate) const COUPLED_INFO: AlgorithmInfo = AlgorithmInfo {
     name: "coupled",
     summary: "Fully coupled: every subflow grows by 1/w_total and cuts w_total/2 from its window",
     source: "Seed 004 Section II-B (Coupled, Kelly & Voice 2005, Han et al. 2006); Wischik et al., NSDI 2011",
-    formula: "per ACK on r: w_r += 1/w_total; per loss on r: ssthresh_r = max(w_r - w_total/2, floor), \
+    formula: "per segment acked on r: w_r += 1/w_total; per loss on r: ssthresh_r = max(w_r - w_total/2, floor), \
               w_r = ssthresh_r; floor = 1 with more than one active subflow (seed 004 Section V), else 2",
     params: &[],
     coupled: true,
@@ -39,7 +41,7 @@ pub(crate) const SEMICOUPLED_INFO: AlgorithmInfo = AlgorithmInfo {
     summary: "Semicoupled: coupled increase a/w_total, Reno decrease w_r/2",
     source: "Seed 004 Section II-B (Semicoupled, Wischik et al. 2011); Wischik et al., NSDI 2011",
     formula:
-        "per ACK on r: w_r += a/w_total; per loss on r: w_r -= w_r/2 (ssthresh = max(w_r/2, 2))",
+        "per segment acked on r: w_r += a/w_total; per loss on r: w_r -= w_r/2 (ssthresh = max(w_r/2, 2))",
     params: &[ParamInfo {
         name: "a",
         default: "1",
@@ -54,7 +56,8 @@ pub(crate) const MAX_INFO: AlgorithmInfo = AlgorithmInfo {
     summary: "Max: LIA's increase without the cap at 1/w_r, Reno decrease",
     source:
         "Seed 004 Section II-B (Max, Wischik et al. 2011); RFC 6356 Section 3 without the min()",
-    formula: "per ACK on r: w_r += max_k(w_k/rtt_k^2) / (sum_k w_k/rtt_k)^2; per loss on r: \
+    formula:
+        "per segment acked on r: w_r += max_k(w_k/rtt_k^2) / (sum_k w_k/rtt_k)^2; per loss on r: \
               w_r -= w_r/2 (ssthresh = max(w_r/2, 2))",
     params: &[],
     coupled: true,
@@ -90,6 +93,8 @@ enum Kind {
 /// yet it takes Reno's `1/w_r`.
 #[derive(Debug, Clone)]
 pub struct Wischik {
+    /// Per-ACK or per-segment congestion-avoidance steps ([`Counting`]).
+    pub counting: Counting,
     kind: Kind,
     a: f64,
 }
@@ -98,6 +103,7 @@ impl Wischik {
     /// EWTCP with weight `a`.
     pub fn ewtcp(a: f64) -> Self {
         Wischik {
+            counting: Counting::Bytes,
             kind: Kind::Ewtcp,
             a,
         }
@@ -105,6 +111,7 @@ impl Wischik {
     /// Coupled.
     pub fn coupled() -> Self {
         Wischik {
+            counting: Counting::Bytes,
             kind: Kind::Coupled,
             a: 1.0,
         }
@@ -112,6 +119,7 @@ impl Wischik {
     /// Semicoupled with weight `a`.
     pub fn semicoupled(a: f64) -> Self {
         Wischik {
+            counting: Counting::Bytes,
             kind: Kind::Semicoupled,
             a,
         }
@@ -119,6 +127,7 @@ impl Wischik {
     /// Max.
     pub fn max() -> Self {
         Wischik {
+            counting: Counting::Bytes,
             kind: Kind::Max,
             a: 1.0,
         }
@@ -154,25 +163,50 @@ pub(crate) fn max_increase(subflows: &[Subflow], i: usize) -> Option<f64> {
     Some(best / (sum * sum))
 }
 
-pub(crate) fn build_ewtcp(params: &Params, n: usize) -> Result<Box<dyn Controller>, CcError> {
+pub(crate) fn build_ewtcp(
+    params: &Params,
+    n: usize,
+    counting: Counting,
+) -> Result<Box<dyn Controller>, CcError> {
     let a = number(&EWTCP_INFO, params, "a", |x| x > 0.0)?.unwrap_or(1.0 / (n * n) as f64);
-    Ok(Box::new(Wischik::ewtcp(a)))
+    Ok(Box::new(Wischik {
+        counting,
+        ..Wischik::ewtcp(a)
+    }))
 }
 
-pub(crate) fn build_coupled(_params: &Params, _n: usize) -> Result<Box<dyn Controller>, CcError> {
-    Ok(Box::new(Wischik::coupled()))
+pub(crate) fn build_coupled(
+    _params: &Params,
+    _n: usize,
+    counting: Counting,
+) -> Result<Box<dyn Controller>, CcError> {
+    Ok(Box::new(Wischik {
+        counting,
+        ..Wischik::coupled()
+    }))
 }
 
 pub(crate) fn build_semicoupled(
     params: &Params,
     _n: usize,
+    counting: Counting,
 ) -> Result<Box<dyn Controller>, CcError> {
     let a = number(&SEMICOUPLED_INFO, params, "a", |x| x > 0.0)?.unwrap_or(1.0);
-    Ok(Box::new(Wischik::semicoupled(a)))
+    Ok(Box::new(Wischik {
+        counting,
+        ..Wischik::semicoupled(a)
+    }))
 }
 
-pub(crate) fn build_max(_params: &Params, _n: usize) -> Result<Box<dyn Controller>, CcError> {
-    Ok(Box::new(Wischik::max()))
+pub(crate) fn build_max(
+    _params: &Params,
+    _n: usize,
+    counting: Counting,
+) -> Result<Box<dyn Controller>, CcError> {
+    Ok(Box::new(Wischik {
+        counting,
+        ..Wischik::max()
+    }))
 }
 
 impl Controller for Wischik {
@@ -186,11 +220,12 @@ impl Controller for Wischik {
     }
 
     fn on_ack(&mut self, subflows: &mut [Subflow], i: usize, ack: &Ack) {
-        if !slow_start_or_ca(&mut subflows[i], ack) {
+        let n = ca_credit(&mut subflows[i], ack, self.counting);
+        if n == 0 {
             return;
         }
         let inc = self.increase(subflows, i);
-        super::common::add_to_cwnd(&mut subflows[i], inc);
+        add_credited(&mut subflows[i], n, inc);
     }
 
     fn on_congestion_event(&mut self, subflows: &mut [Subflow], i: usize, _now: Nanos) {

@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 use std::ops::Range;
 
-use pathpool_cc::{CcError, Params};
+use pathpool_cc::{CcError, Counting, Params};
 
 use super::check::{
     bytes_in, param_value, Ctx, DEFAULT_DEADLINE, DEFAULT_FEEDBACK_INTERVAL, DEFAULT_MSS,
@@ -16,7 +16,8 @@ use super::{
     AckRoute, App, ConfigError, FlowKind, FlowSpec, LinkSpec, PathSpec, RateSpec, Scheduler,
 };
 
-/// Every flow, `count` expanded, and for each the index of its `[[flows]]` entry.
+/// Every flow, `count` expanded; for each the index of its `[[flows]]` entry; for each entry
+/// the optional fields it writes.
 ///
 /// Names are unique after expansion: a flow `x` with `count = 2` and a flow named `x-0` would
 /// give two result rows named `x-0`, so that is refused (linear: one hash set of names).
@@ -27,8 +28,9 @@ pub(super) fn flows(
     paths: &[PathSpec],
     path_names: &Names,
     controllers: Option<&[String]>,
-) -> Result<(Vec<FlowSpec>, Vec<usize>), ConfigError> {
+) -> Result<Flows, ConfigError> {
     let mut out: Vec<FlowSpec> = Vec::new();
+    let mut fields = Vec::with_capacity(raw.len());
     let mut origin: Vec<usize> = Vec::new();
     // Expanded name -> the [[flows]] entry it came from.
     let mut taken: HashMap<String, usize> = HashMap::new();
@@ -49,6 +51,7 @@ pub(super) fn flows(
             ));
         }
         let (spec, count) = flow(ctx, i, fl, name, links, paths, path_names, controllers)?;
+        fields.push(written(fl));
         if out.len() + count > MAX_FLOWS {
             let sp = fl.count.as_ref().map_or(fl.name.span(), |c| c.span());
             return Err(ctx.err(
@@ -83,7 +86,40 @@ pub(super) fn flows(
     if out.is_empty() {
         return Err(ctx.err(None, "flows", "a scenario needs at least one flow", None));
     }
-    Ok((out, origin))
+    Ok((out, origin, fields))
+}
+
+/// Flows, their entry indices and each entry's written fields (see [`flows`]).
+type Flows = (Vec<FlowSpec>, Vec<usize>, Vec<Vec<&'static str>>);
+
+/// The optional fields a `[[flows]]` entry writes, in file-format order: for callers to whom
+/// "written" differs from "left at its default" (the Linux test bed's ACK policy).
+fn written(fl: &RawFlow) -> Vec<&'static str> {
+    let present: [(&'static str, bool); 22] = [
+        ("path", fl.path.is_some()),
+        ("paths", fl.paths.is_some()),
+        ("algorithm", fl.algorithm.is_some()),
+        ("params", fl.params.is_some()),
+        ("counting", fl.counting.is_some()),
+        ("scheduler", fl.scheduler.is_some()),
+        ("app", fl.app.is_some()),
+        ("size", fl.size.is_some()),
+        ("start", fl.start.is_some()),
+        ("stop", fl.stop.is_some()),
+        ("start_jitter", fl.start_jitter.is_some()),
+        ("send_jitter", fl.send_jitter.is_some()),
+        ("count", fl.count.is_some()),
+        ("mss", fl.mss.is_some()),
+        ("rcv_buffer", fl.rcv_buffer.is_some()),
+        ("delayed_ack", fl.delayed_ack.is_some()),
+        ("rates", fl.rates.is_some()),
+        ("block_length", fl.block_length.is_some()),
+        ("source_per_block", fl.source_per_block.is_some()),
+        ("deadline", fl.deadline.is_some()),
+        ("feedback_interval", fl.feedback_interval.is_some()),
+        ("controller", fl.controller.is_some()),
+    ];
+    present.iter().filter(|p| p.1).map(|p| p.0).collect()
 }
 
 fn raw_name(fl: &RawFlow) -> String {
@@ -266,6 +302,17 @@ fn flow(
             ),
         });
     }
+    let counting = match fl.counting.as_ref() {
+        None => Counting::default(),
+        Some(c) => Counting::from_name(c.get_ref()).ok_or_else(|| {
+            ctx.err(
+                Some(c.span()),
+                f("counting"),
+                format!("unknown counting {:?}", c.get_ref()),
+                Some(&Counting::NAMES.join(", ")),
+            )
+        })?,
+    };
     let scheduler = match fl
         .scheduler
         .as_ref()
@@ -409,6 +456,7 @@ fn flow(
             paths: path_idx,
             algorithm,
             params,
+            counting,
             scheduler,
             app,
             start,
@@ -439,19 +487,20 @@ fn check_kind_fields(ctx: &Ctx, fl: &RawFlow, kind: FlowKind, i: usize) -> Resul
         ),
         ("controller", fl.controller.as_ref().map(|v| v.span())),
     ];
-    let window_only: [(&str, Option<Range<usize>>); 6] = [
+    let window_only: [(&str, Option<Range<usize>>); 7] = [
         ("algorithm", fl.algorithm.as_ref().map(|v| v.span())),
         ("params", fl.params.as_ref().map(|v| v.span())),
+        ("counting", fl.counting.as_ref().map(|v| v.span())),
         ("scheduler", fl.scheduler.as_ref().map(|v| v.span())),
         ("size", fl.size.as_ref().map(|v| v.span())),
         ("rcv_buffer", fl.rcv_buffer.as_ref().map(|v| v.span())),
         ("delayed_ack", fl.delayed_ack.as_ref().map(|v| v.span())),
     ];
     let (bad, msg, allowed) = if kind == FlowKind::Rate {
-        (&window_only, "does not apply to kind = \"rate\" (a paced sender has no window, congestion controller or receive buffer)", "rate flow fields: rates, block_length, source_per_block, deadline, feedback_interval, controller")
+        (&window_only[..], "does not apply to kind = \"rate\" (a paced sender has no window, congestion controller or receive buffer)", "rate flow fields: rates, block_length, source_per_block, deadline, feedback_interval, controller")
     } else {
         (
-            &rate_only,
+            &rate_only[..],
             "applies only to kind = \"rate\"",
             "kind = \"rate\"",
         )

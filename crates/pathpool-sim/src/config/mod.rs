@@ -20,7 +20,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::path::Path;
 
-use pathpool_cc::Params;
+use pathpool_cc::{Counting, Params};
 
 use crate::link::{Buffer, GilbertElliott, Reorder};
 use crate::time::Nanos;
@@ -156,6 +156,8 @@ pub struct FlowSpec {
     pub paths: Vec<usize>,
     pub algorithm: String,
     pub params: Params,
+    /// Congestion-avoidance steps per acknowledged segment (default) or per ACK (v0.95).
+    pub counting: Counting,
     pub scheduler: Scheduler,
     pub app: App,
     pub start: Nanos,
@@ -208,6 +210,9 @@ pub struct Scenario {
     pub flows: Vec<FlowSpec>,
     /// Index into the file's `[[flows]]` of each entry of `flows` (several with `count`).
     pub flow_origin: Vec<usize>,
+    /// For each `[[flows]]` entry, the optional fields the file writes (defaults are filled
+    /// in `flows`; this says which values were chosen rather than defaulted).
+    pub flow_fields: Vec<Vec<&'static str>>,
     /// The top-level tables named in [`Options::extensions`], untouched: they belong to the
     /// caller (e.g. Python's `[reproduce]`), not to the simulator.
     pub extensions: BTreeMap<String, toml::Value>,
@@ -362,7 +367,7 @@ fn validate(
     };
     let (links, link_names) = network::links(ctx, &raw.links)?;
     let (paths, path_names) = network::paths(ctx, &raw.paths, &links, &link_names)?;
-    let (flows, flow_origin) =
+    let (flows, flow_origin, flow_fields) =
         flows::flows(ctx, &raw.flows, &links, &paths, &path_names, controllers)?;
     Ok(Scenario {
         name,
@@ -375,6 +380,7 @@ fn validate(
         paths,
         flows,
         flow_origin,
+        flow_fields,
         extensions: BTreeMap::new(),
         text: ctx.text.to_string(),
     })

@@ -102,6 +102,8 @@ pub(super) struct RawFlow {
     #[serde(default)]
     pub(super) params: Option<Spanned<BTreeMap<String, toml::Value>>>,
     #[serde(default)]
+    pub(super) counting: Option<Spanned<String>>,
+    #[serde(default)]
     pub(super) scheduler: Option<Spanned<String>>,
     #[serde(default)]
     pub(super) app: Option<Spanned<String>>,

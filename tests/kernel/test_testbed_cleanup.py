@@ -1,0 +1,155 @@
+"""The test bed leaves nothing behind, however it ends: Ctrl-C, SIGTERM, SIGKILL of its holder,
+`pathpool testbed down` from another shell, the end of --hold, an exception inside it.
+
+Needs root (namespaces); each test skips otherwise. Each test starts `pathpool testbed up` as a
+real process (or a Testbed in this process), records the processes running in its namespaces
+(the delay forwarders), ends it one way and checks that those processes, the namespaces and
+the holder are gone. The nftables table and the TUN devices live in the router namespace, so
+they go with it (checked: a lossy path creates the table).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+from pathpool.kernel import loader
+from pathpool.kernel.testbed import PathSpec, Testbed, _alive, _run, wait_gone
+
+pytestmark = pytest.mark.kernel
+
+PREFIX = "ppx-"
+
+
+@pytest.fixture(scope="module")
+def root_env():
+    problems = loader.check_environment(need_toolchain=True)
+    if problems:
+        pytest.skip("; ".join(problems))
+    loader.build()
+    assert wait_gone(PREFIX, timeout_s=1), "a ppx- test bed exists before the tests"
+    yield
+    assert wait_gone(PREFIX, timeout_s=1)
+
+
+def _ns_pids(prefix: str = PREFIX) -> list[int]:
+    pids = []
+    for line in _run(["ip", "netns", "list"], check=False).stdout.splitlines():
+        if line and line.split()[0].startswith(prefix):
+            out = _run(["ip", "netns", "pids", line.split()[0]], check=False).stdout
+            pids += [int(x) for x in out.split()]
+    return pids
+
+
+def _start_holder(*extra: str) -> subprocess.Popen:
+    """`pathpool testbed up` with a lossy path (so the nftables table exists), held 60 s."""
+    p = subprocess.Popen([sys.executable, "-m", "pathpool.cli", "testbed", "up", "--prefix", PREFIX,
+                          "--path", "10,10,0.01", "--path", "10,20,0", *extra],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert p.stdout is not None
+    line = p.stdout.readline()
+    assert line.startswith("up:"), line + (p.stderr.read() if p.stderr else "")
+    pids = _ns_pids()
+    assert len(pids) == 4, pids     # forward and reverse delay forwarder of each path
+    nft = _run(["ip", "netns", "exec", f"{PREFIX}r", "nft", "list", "tables"], check=False).stdout
+    assert "pathpool" in nft, nft
+    return p
+
+
+def _assert_clean(holder_pid: int | None, fwd: list[int]) -> None:
+    assert wait_gone(PREFIX, timeout_s=10), "namespaces left"
+    deadline = time.monotonic() + 5
+    while any(_alive(p) for p in fwd) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not [p for p in fwd if _alive(p)], "forwarders left"
+    if holder_pid is not None:
+        assert not _alive(holder_pid), "holder left"
+    left = _run(["pgrep", "-f", "pp_delayfwd (df|dr)"], check=False).stdout.split()
+    assert not [int(p) for p in left if int(p) in fwd]
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_signal_to_the_holder_tears_everything_down(root_env, sig):
+    p = _start_holder()
+    fwd = _ns_pids()
+    p.send_signal(sig)
+    p.wait(timeout=30)
+    _assert_clean(p.pid, fwd)
+
+
+def test_down_from_another_shell_ends_holder_and_forwarders(root_env):
+    p = _start_holder()
+    fwd = _ns_pids()
+    out = subprocess.run([sys.executable, "-m", "pathpool.cli", "testbed", "down", "--prefix", PREFIX],
+                         capture_output=True, text=True, timeout=60, check=False)
+    assert out.returncode == 0, out.stdout + out.stderr
+    p.wait(timeout=30)
+    _assert_clean(p.pid, fwd)
+
+
+def test_sigkill_of_the_holder_takes_the_forwarders_and_down_the_rest(root_env):
+    p = _start_holder()
+    fwd = _ns_pids()
+    p.kill()
+    p.wait(timeout=10)
+    # The forwarders follow their parent (PR_SET_PDEATHSIG) at once...
+    deadline = time.monotonic() + 5
+    while any(_alive(q) for q in fwd) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not [q for q in fwd if _alive(q)]
+    # ... and only the empty namespaces remain, for `down`.
+    out = subprocess.run([sys.executable, "-m", "pathpool.cli", "testbed", "down", "--prefix", PREFIX],
+                         capture_output=True, text=True, timeout=60, check=False)
+    assert out.returncode == 0, out.stdout + out.stderr
+    _assert_clean(p.pid, fwd)
+
+
+def test_hold_expiry_tears_down(root_env):
+    p = _start_holder("--hold", "2")
+    fwd = _ns_pids()
+    assert p.wait(timeout=60) == 0
+    _assert_clean(p.pid, fwd)
+
+
+def test_exception_inside_the_test_bed_tears_down(root_env):
+    fwd: list[int] = []
+    with pytest.raises(RuntimeError, match="boom"), \
+            Testbed([PathSpec(10, 10, loss=0.01), PathSpec(10, 20)], prefix=PREFIX):
+        fwd = _ns_pids()
+        assert len(fwd) == 4
+        raise RuntimeError("boom")
+    _assert_clean(None, fwd)
+
+
+def test_exception_while_coming_up_tears_down(root_env, monkeypatch):
+    """A failure after the forwarders started (here: the loss rules) leaves nothing either."""
+    fwd: list[int] = []
+
+    def fail(self):
+        fwd.extend(_ns_pids())
+        raise RuntimeError("nft failed")
+
+    monkeypatch.setattr(Testbed, "_loss", fail)
+    with pytest.raises(RuntimeError, match="nft failed"), \
+            Testbed([PathSpec(10, 10), PathSpec(10, 20)], prefix=PREFIX):
+        pass
+    assert len(fwd) == 4
+    _assert_clean(None, fwd)
+
+
+def test_holder_ignores_nothing_it_did_not_start(root_env):
+    """`down` for another prefix leaves a running test bed alone."""
+    p = _start_holder()
+    try:
+        out = subprocess.run([sys.executable, "-m", "pathpool.cli", "testbed", "down", "--prefix",
+                              "ppy-"], capture_output=True, text=True, timeout=60, check=False)
+        assert out.returncode == 0
+        assert p.poll() is None and len(_ns_pids()) == 4
+    finally:
+        os.kill(p.pid, signal.SIGTERM)
+        p.wait(timeout=30)
+    assert wait_gone(PREFIX, timeout_s=10)
