@@ -246,8 +246,6 @@ def command(a: argparse.Namespace) -> int:
     else:
         if not a.scenario:
             return fail("give SCENARIO, or --sim DIR and --linux DIR", 2)
-        import tomllib
-
         from pathpool.kernel.loader import KernelError
         from pathpool.kernel.mapping import map_scenario
         from pathpool.kernel.run import run_linux
@@ -259,10 +257,8 @@ def command(a: argparse.Namespace) -> int:
             plan = map_scenario(sc, max_duration_s=a.max_duration)
         except ScenarioError as e:
             return fail(str(e), 2)
-        # Same duration on both sides (the test bed's is capped).
-        doc = tomllib.loads(sc.text)
-        doc["duration"] = plan.duration_s
-        sim_sc = load_scenario(doc)
+        # Same duration on both sides (the test bed's is capped): an override, as --set does.
+        sim_sc = load_scenario(sc, overrides=[f"duration={plan.duration_s!r}"])
         console.print(f"[dim]simulator: {plan.duration_s:g} s x {len(a.seeds or sc.seeds)} seeds[/dim]")
         sim_res = run(sim_sc, seeds=a.seeds)
         sim_res.write(out / "sim")
