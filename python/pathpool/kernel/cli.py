@@ -47,6 +47,8 @@ def _load(a: argparse.Namespace) -> int:
 def _bench(a: argparse.Namespace) -> int:
     from pathpool.kernel.bench import run_bench
 
+    _unwind_on_signals()
+
     try:
         r = run_bench(a.duration, rate_mbps=a.rate_mbps, counting=a.counting)
     except loader.KernelError as e:
@@ -100,6 +102,7 @@ def _status(a: argparse.Namespace) -> int:
 def _tb_run(a: argparse.Namespace) -> int:
     from pathpool.kernel.testbed import FlowSpec, Testbed, records, write_results
 
+    _unwind_on_signals()
     paths = _paths(a.path or ["10,10,0", "10,20,0"])
     flows = [FlowSpec("mptcp0", "mptcp", a.cc, 0)]
     if a.with_tcp:
@@ -120,22 +123,27 @@ def _tb_run(a: argparse.Namespace) -> int:
     return 0
 
 
-def _tb_up(a: argparse.Namespace) -> int:
+def _unwind_on_signals() -> None:
+    """SIGTERM/SIGHUP (`kill`, `pathpool testbed down`, a closed terminal) raise SystemExit, so
+    they unwind through the same `with`/`finally` teardown as Ctrl-C: test bed down, BPF
+    controls this process loaded unloaded, sysctls restored."""
     import signal
+
+    def _stop(signum, _frame):
+        raise SystemExit(128 + signum)
+
+    signal.signal(signal.SIGTERM, _stop)
+    signal.signal(signal.SIGHUP, _stop)
+
+
+def _tb_up(a: argparse.Namespace) -> int:
     import time
 
     from pathpool.kernel.testbed import Testbed, holder_pidfile
 
     if a.hold <= 0:
         raise SystemExit("--hold SECONDS must be > 0: the test bed always tears itself down")
-
-    def _stop(signum, _frame):
-        raise SystemExit(128 + signum)
-
-    # SIGTERM/SIGHUP (`kill`, `pathpool testbed down`, a closed terminal) unwind through the
-    # context manager like Ctrl-C, so the test bed is torn down.
-    signal.signal(signal.SIGTERM, _stop)
-    signal.signal(signal.SIGHUP, _stop)
+    _unwind_on_signals()
     pf = holder_pidfile(a.prefix)
     pf.parent.mkdir(parents=True, exist_ok=True)
     pf.write_text(f"{os.getpid()}\n")
@@ -185,6 +193,7 @@ def run_linux_command(a: argparse.Namespace) -> int:
         return fail(str(e), 2)
     out = Path(a.output) if a.output else Path("results") / f"{Path(a.scenario).stem}-linux"
     quiet = getattr(a, "quiet", False)
+    _unwind_on_signals()
     try:
         res = run_linux(a.scenario, seeds=a.seeds, max_duration_s=a.max_duration, output=out,
                         progress=None if quiet else (lambda m: _console.print(f"[dim]{m}[/dim]")))
