@@ -231,7 +231,7 @@ fn ewtcp_with_weight_one_takes_about_twice() {
 fn lia_at_a_drop_tail_bottleneck() {
     // Finding, not a tuned number: at a drop-tail bottleneck each overflow episode tends to hit
     // every flow once, so the MPTCP connection sees about as many loss events as the TCP flow
-    // but each halves only one subflow; LIA then takes about 1.2-1.3 times the TCP (3 seeds,
+    // but each halves only one subflow; LIA then takes about 1.4 times the TCP (3 seeds,
     // 120 s). The coupling still has to be plain: far less than two uncoupled Renos take.
     let lia = mp_over_tcp("lia", "", DROP_TAIL);
     let ewtcp = mp_over_tcp("ewtcp", "a = 1.0", DROP_TAIL);
