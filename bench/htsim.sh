@@ -27,48 +27,13 @@ g++ -O2 -std=c++11 -I"$htsim/sim" "$here/htsim_bench.cpp" "$htsim/sim/libhtsim.a
 runscn=$root/target/release/examples/runscn
 
 per=$((n / 3))
-cat >"$tmp/bench.toml" <<TOML
-name = "htsim_compare"
-duration = "${secs}s"
-seeds = [1]
-[[links]]
-name = "bottleneck_a"
-rate = "${gbps}Gbps"
-delay = "10ms"
-buffer = "${buf}pkt"
-[[links]]
-name = "bottleneck_b"
-rate = "${gbps}Gbps"
-delay = "15ms"
-buffer = "${buf}pkt"
-[[paths]]
-name = "a"
-links = ["bottleneck_a"]
-[[paths]]
-name = "b"
-links = ["bottleneck_b"]
-[[flows]]
-name = "mptcp"
-kind = "mptcp"
-paths = ["a", "b"]
-algorithm = "lia"
-count = $per
-start_jitter = "1s"
-[[flows]]
-name = "tcp_a"
-kind = "tcp"
-path = "a"
-algorithm = "reno"
-count = $per
-start_jitter = "1s"
-[[flows]]
-name = "tcp_b"
-kind = "tcp"
-path = "b"
-algorithm = "reno"
-count = $per
-start_jitter = "1s"
-TOML
+# bench.toml itself, with the flow count, rate, duration and buffer of this comparison.
+sed -e "s/^count = 40$/count = $per/" -e "s/^rate = \"1Gbps\"$/rate = \"${gbps}Gbps\"/" \
+    -e "s/^duration = \"30s\"$/duration = \"${secs}s\"/" -e "s/^buffer = \"1000pkt\"$/buffer = \"${buf}pkt\"/" \
+    "$root/scenarios/bench/bench.toml" >"$tmp/bench.toml"
+for want in "count = $per" "rate = \"${gbps}Gbps\"" "duration = \"${secs}s\"" "buffer = \"${buf}pkt\""; do
+    grep -qxF "$want" "$tmp/bench.toml" || { echo "scenarios/bench/bench.toml changed shape: no '$want'" >&2; exit 2; }
+done
 
 # One run: prints "packets cpu_s maxrss_kb".
 run() {
