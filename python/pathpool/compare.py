@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-__all__ = ["METRICS", "compare_dirs", "compare_results", "register", "write_comparison"]
+__all__ = ["METRICS", "command", "compare_dirs", "compare_results", "write_comparison"]
 
 #: metric -> (unit, description)
 METRICS: dict[str, tuple[str, str]] = {
@@ -227,7 +227,8 @@ def _rich_table(table: pd.DataFrame, title: str):
     return t
 
 
-def _cmd_compare(a: argparse.Namespace) -> int:
+def command(a: argparse.Namespace) -> int:
+    """Run ``pathpool compare`` with parsed arguments (parser: :mod:`pathpool.compare_cli`); exit status."""
     from rich.console import Console
 
     from pathpool.errors import ScenarioError, fail
@@ -245,8 +246,6 @@ def _cmd_compare(a: argparse.Namespace) -> int:
     else:
         if not a.scenario:
             return fail("give SCENARIO, or --sim DIR and --linux DIR", 2)
-        import tomllib
-
         from pathpool.kernel.loader import KernelError
         from pathpool.kernel.mapping import map_scenario
         from pathpool.kernel.run import run_linux
@@ -258,10 +257,8 @@ def _cmd_compare(a: argparse.Namespace) -> int:
             plan = map_scenario(sc, max_duration_s=a.max_duration)
         except ScenarioError as e:
             return fail(str(e), 2)
-        # Same duration on both sides (the test bed's is capped).
-        doc = tomllib.loads(sc.text)
-        doc["duration"] = plan.duration_s
-        sim_sc = load_scenario(doc)
+        # Same duration on both sides (the test bed's is capped): an override, as --set does.
+        sim_sc = load_scenario(sc, overrides=[f"duration={plan.duration_s!r}"])
         console.print(f"[dim]simulator: {plan.duration_s:g} s x {len(a.seeds or sc.seeds)} seeds[/dim]")
         sim_res = run(sim_sc, seeds=a.seeds)
         sim_res.write(out / "sim")
@@ -278,22 +275,3 @@ def _cmd_compare(a: argparse.Namespace) -> int:
     console.print(_rich_table(table, title))
     console.print(f"wrote {', '.join(f.name for f in files)} to {out}")
     return 0
-
-
-def register(subparsers: argparse._SubParsersAction) -> None:
-    """Add ``compare`` to the ``pathpool`` command."""
-    from pathpool.sim.cli import seeds_arg
-
-    p = subparsers.add_parser(
-        "compare", help="simulator vs Linux kernel on one scenario (side-by-side table + plot)",
-        description="Run SCENARIO on the simulator and on the Linux test bed (root), or read two "
-        "result directories, and write comparison.csv/.md/.png/.svg to DIR.")
-    p.add_argument("scenario", metavar="SCENARIO", nargs="?", help="scenario TOML file")
-    p.add_argument("--sim", metavar="DIR", help="simulator results (instead of SCENARIO)")
-    p.add_argument("--linux", metavar="DIR", help="Linux backend results (instead of SCENARIO)")
-    p.add_argument("--seeds", type=seeds_arg, metavar="LIST", help="simulator seeds (default: the scenario's)")
-    p.add_argument("--linux-runs", type=int, default=1, metavar="N", help="test-bed runs (default 1)")
-    p.add_argument("--max-duration", type=float, default=10.0, metavar="S",
-                   help="both backends run min(scenario duration, S) seconds (default 10)")
-    p.add_argument("-o", "--output", metavar="DIR", default="results/compare")
-    p.set_defaults(func=_cmd_compare)
