@@ -25,7 +25,7 @@ const SUBFLOW_BYTES: f64 = 2048.0;
 const PACKET_BYTES: f64 = 96.0;
 
 /// Refusal thresholds for [`Scenario::check_limits`]; `SCENARIOS.md` ("Limits") documents them
-/// and how to raise them (`allow_large` in Python, `--allow-large` on the command line).
+/// and how to raise them (`allow_large` in Python).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Limits {
     /// Most simulator events per seed. The simulator did 1.2-5.1 M events/s on the 2-core
@@ -159,7 +159,7 @@ impl Scenario {
                 field: field.to_string(),
                 message,
                 allowed: Some(
-                    "a shorter duration, fewer flows or a longer metrics.interval; or override with --allow-large (Python: allow_large=True)"
+                    "a shorter duration, fewer flows or a longer metrics.interval; or allow it: pathpool.load_scenario(..., allow_large=True)"
                         .into(),
                 ),
             }),
