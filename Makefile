@@ -5,7 +5,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
 
-.PHONY: install system-deps test lint test-rust test-python reproduce bench kernel
+.PHONY: install system-deps test lint test-rust test-python reproduce bench kernel wheel wheel-only docs
 
 # System packages (clang, bpftool, libbpf, nftables) for the kernel/BPF part; skipped when not root.
 system-deps:
@@ -43,3 +43,19 @@ reproduce: install
 
 bench: install
 	$(VENV)/bin/pathpool bench
+
+# The wheel users install: manylinux2014 (glibc 2.17), linked with zig from the ziglang package so
+# that it does not depend on this machine's newer glibc; abi3, so one wheel for Python >= 3.11.
+# Its own target directory keeps the zig-linked build from invalidating the editable one.
+WHEEL_DIR ?= dist
+wheel: install wheel-only
+
+# The build alone (tests/package/test_wheel.py runs it inside `make test`, after install).
+wheel-only:
+	PATH=$(abspath $(VENV))/bin:$$PATH CARGO_TARGET_DIR=target/wheel $(VENV)/bin/maturin build --release \
+		--zig --compatibility manylinux2014 -o $(WHEEL_DIR)
+
+# The documentation site (mkdocs material + mkdocstrings) into target/site; tests/package/test_docs.py
+# builds it the same way with --strict inside `make test`.
+docs: install
+	$(VENV)/bin/mkdocs build --strict

@@ -12,10 +12,10 @@ Names are imported on first use, so ``import pathpool`` stays cheap (worker proc
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from pathpool._core import __version__
+from pathpool._lazy import lazy_exports
 from pathpool.errors import PathpoolError, ScenarioError, SimulationError
 
 if TYPE_CHECKING:
@@ -49,14 +49,5 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'pathpool' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+# Imported on first use, so that `import pathpool` and `pathpool --help` stay cheap.
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY)

@@ -23,14 +23,13 @@ import argparse
 import json
 import math
 import os
-import sys
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-__all__ = ["METRICS", "compare_dirs", "compare_results", "register", "write_comparison"]
+__all__ = ["METRICS", "command", "compare_dirs", "compare_results", "write_comparison"]
 
 #: metric -> (unit, description)
 METRICS: dict[str, tuple[str, str]] = {
@@ -43,12 +42,10 @@ COLUMNS = ["level", "flow", "subflow", "path", "metric", "unit", "sim_mean", "si
 
 
 def _ci95(x: np.ndarray) -> float:
-    from scipy import stats
+    """Half-width of the 95 % t-interval of the finite values of ``x`` (NaN with fewer than 2)."""
+    from pathpool.stats import t_half_width
 
-    x = x[np.isfinite(x)]
-    if x.size < 2:
-        return math.nan
-    return float(stats.t.ppf(0.975, x.size - 1) * x.std(ddof=1) / math.sqrt(x.size))
+    return t_half_width(x[np.isfinite(x)])
 
 
 def _per_run(flows: pd.DataFrame, subflows: pd.DataFrame) -> pd.DataFrame:
@@ -230,14 +227,11 @@ def _rich_table(table: pd.DataFrame, title: str):
     return t
 
 
-def _cmd_compare(a: argparse.Namespace) -> int:
+def command(a: argparse.Namespace) -> int:
+    """Run ``pathpool compare`` with parsed arguments (parser: :mod:`pathpool.compare_cli`); exit status."""
     from rich.console import Console
 
-    from pathpool.errors import ScenarioError
-
-    def fail(msg: str, code: int) -> int:
-        sys.stderr.write(msg.rstrip("\n") + "\n")
-        return code
+    from pathpool.errors import ScenarioError, fail
 
     console = Console(highlight=False)
     out = Path(a.output)
@@ -281,22 +275,3 @@ def _cmd_compare(a: argparse.Namespace) -> int:
     console.print(_rich_table(table, title))
     console.print(f"wrote {', '.join(f.name for f in files)} to {out}")
     return 0
-
-
-def register(subparsers: argparse._SubParsersAction) -> None:
-    """Add ``compare`` to the ``pathpool`` command."""
-    from pathpool.sim.cli import seeds_arg
-
-    p = subparsers.add_parser(
-        "compare", help="simulator vs Linux kernel on one scenario (side-by-side table + plot)",
-        description="Run SCENARIO on the simulator and on the Linux test bed (root), or read two "
-        "result directories, and write comparison.csv/.md/.png/.svg to DIR.")
-    p.add_argument("scenario", metavar="SCENARIO", nargs="?", help="scenario TOML file")
-    p.add_argument("--sim", metavar="DIR", help="simulator results (instead of SCENARIO)")
-    p.add_argument("--linux", metavar="DIR", help="Linux backend results (instead of SCENARIO)")
-    p.add_argument("--seeds", type=seeds_arg, metavar="LIST", help="simulator seeds (default: the scenario's)")
-    p.add_argument("--linux-runs", type=int, default=1, metavar="N", help="test-bed runs (default 1)")
-    p.add_argument("--max-duration", type=float, default=10.0, metavar="S",
-                   help="both backends run min(scenario duration, S) seconds (default 10)")
-    p.add_argument("-o", "--output", metavar="DIR", default="results/compare")
-    p.set_defaults(func=_cmd_compare)

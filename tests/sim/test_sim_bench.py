@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import pathpool
 import tomli_w
 from pathpool import _core
 
@@ -28,16 +29,24 @@ def test_bench_command_reports_packets_per_second(tiny_path, cli):
     assert doc["runs"][0]["events"] == doc["runs"][1]["events"]
 
 
-def test_bench_defaults_to_scenarios_bench_bench_toml(tmp_path, tiny_scenario, cli, monkeypatch):
-    default = tmp_path / "scenarios" / "bench" / "bench.toml"
-    default.parent.mkdir(parents=True)
-    default.write_text(tomli_w.dumps(tiny_scenario), encoding="utf-8")
-    monkeypatch.chdir(tmp_path)
-    r = cli("bench", "--json")
-    assert r.code == 0, r.err
-    doc = json.loads(r.out)
-    assert doc["origin"] == str(default)
-    assert len(doc["runs"]) == 1
+def test_bench_defaults_to_the_shipped_bench_scenario(monkeypatch):
+    """Without an argument `bench` runs the package's bench/bench scenario, from any directory."""
+    import argparse
+
+    from pathpool.cli import build_parser
+    from pathpool.data import scenario_path
+
+    args = build_parser("bench").parse_args(["bench"])
+    assert isinstance(args, argparse.Namespace) and args.scenario is None
+    seen = {}
+
+    def fake_load(path):
+        seen["path"] = path
+        raise pathpool.ScenarioError("stop here", origin=str(path))
+
+    monkeypatch.setattr("pathpool.sim.scenario.load_scenario", fake_load)
+    assert args.func(args) == 2
+    assert seen["path"] == str(scenario_path("bench/bench"))
 
 
 def test_shipped_bench_scenario_is_valid(repo_root):

@@ -23,6 +23,7 @@ use pathpool_sim::config::{Limits, Options};
 use pathpool_sim::output::{FlowRecord, LinkRecord, RunOutput, RunStats, Series, SubflowRecord};
 use pathpool_sim::{ConfigError, Scenario};
 
+mod rules;
 mod stepper;
 
 /// The Python exception classes live in `pathpool.errors` (so they have docstrings, pickle
@@ -689,6 +690,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(quantity, m)?)?;
     m.add_function(wrap_pyfunction!(defaults, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_for_test, m)?)?;
+    m.add_function(wrap_pyfunction!(rules::window_rules, m)?)?;
     m.add_class::<stepper::Simulation>()?;
     Ok(())
 }

@@ -2,18 +2,30 @@
 
 from __future__ import annotations
 
+import argparse
+import functools
+import json
+import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import numpy as np
-import pandas as pd
+from pathpool.cliutil import add_out, at_least, fail, finite_float, positive_float
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["register"]
 
 
-def _print(df: pd.DataFrame, title: str) -> None:
+def _print(df: pd.DataFrame, title: str, args: argparse.Namespace | None = None) -> None:
+    import numpy as np
     from rich.console import Console
     from rich.table import Table
 
+    if args is not None and args.json:
+        # Collected and printed as one JSON document when the command ends (see _command).
+        args.tables.append({"title": title, "rows": json.loads(df.to_json(orient="records"))})
+        return
     t = Table(title=title)
     for c in df.columns:
         t.add_column(str(c))
@@ -23,6 +35,9 @@ def _print(df: pd.DataFrame, title: str) -> None:
 
 
 def _equilibrium(args) -> int:
+    import numpy as np  # noqa: F401
+    import pandas as pd  # noqa: F401
+
     from pathpool.analysis import crossval
     from pathpool.analysis.fluid import simulate, solve_equilibrium
     from pathpool.analysis.friendliness import fig1_network, fig2_network
@@ -41,7 +56,7 @@ def _equilibrium(args) -> int:
     df = eq.table()
     out = Path(args.output)
     atomic_write_csv(out / f"equilibrium_{args.network}_{args.algorithm}.csv", df)
-    _print(df, f"equilibrium ({args.network}, {args.algorithm}); residual {eq.residual:.2e}")
+    _print(df, f"equilibrium ({args.network}, {args.algorithm}); residual {eq.residual:.2e}", args)
     if not any(a.price_dependent for a in net.algorithms):
         traj = simulate(net, t_end=args.t_end)
         save_figure(plot_trajectory(traj, net.route_names, eq.x), out / f"trajectory_{args.network}_{args.algorithm}")
@@ -49,6 +64,9 @@ def _equilibrium(args) -> int:
 
 
 def _conditions(args) -> int:
+    import numpy as np  # noqa: F401
+    import pandas as pd
+
     from pathpool.analysis.conditions import table_one
     from pathpool.atomic import atomic_write_csv
 
@@ -58,12 +76,15 @@ def _conditions(args) -> int:
         df.insert(1, "rtt", rtt)
         frames.append(df)
         _print(df.drop(columns=[c for c in df.columns if c.startswith("paper_")]),
-               f"Table I regenerated ({rtt} RTTs; fraction of points where each condition holds)")
+               f"Table I regenerated ({rtt} RTTs; fraction of points where each condition holds)", args)
     atomic_write_csv(Path(args.output) / "table1.csv", pd.concat(frames))
     return 0
 
 
 def _friendliness(args) -> int:
+    import numpy as np  # noqa: F401
+    import pandas as pd  # noqa: F401
+
     from pathpool.analysis.friendliness import friendliness
     from pathpool.analysis.plots import plot_friendliness, save_figure
     from pathpool.atomic import atomic_write_csv
@@ -73,11 +94,14 @@ def _friendliness(args) -> int:
         df = friendliness(network=net)
         atomic_write_csv(out / f"friendliness_{net}.csv", df)
         save_figure(plot_friendliness(df, f"friendliness, seed 004 {net}"), out / f"friendliness_{net}")
-        _print(df, f"friendliness ({net}); sorted by MP throughput")
+        _print(df, f"friendliness ({net}); sorted by MP throughput", args)
     return 0
 
 
 def _game(args) -> int:
+    import numpy as np
+    import pandas as pd
+
     from pathpool.analysis.game import RentSeekingGame, dsc_ratio_interval_k2
     from pathpool.analysis.plots import (
         plot_extragradient_path,
@@ -104,8 +128,8 @@ def _game(args) -> int:
         "multipliers": " ".join(f"{m:.6g}" for m in sol.multipliers),
     }])
     atomic_write_csv(out / "game_summary.csv", summary)
-    _print(df, "normalized equilibrium")
-    _print(summary, "game summary")
+    _print(df, "normalized equilibrium", args)
+    _print(summary, "game summary", args)
     B = float(np.sum(cap))
     rng = np.random.default_rng(args.seed)
     starts = [rng.uniform(0.0, 1.0, game.N * game.K) * B for _ in range(args.dynamics_starts)]
@@ -128,7 +152,7 @@ def _game(args) -> int:
                          "steps": b.rounds, "converged": b.converged and bool(d[-1] <= 1e-6 * B)})
     dyn = pd.DataFrame(rows)
     atomic_write_csv(out / "game_dynamics.csv", dyn)
-    _print(dyn, "dynamics from random starts (distances relative to B)")
+    _print(dyn, "dynamics from random starts (distances relative to B)", args)
     save_figure(plot_game_dynamics(game, cap, sol.lam, flows, brs, z=z, multipliers=sol.multipliers),
                 out / "game_dynamics")
     if game.N * game.K == 2:
@@ -142,6 +166,9 @@ def _game(args) -> int:
 
 
 def _crossval(args) -> int:
+    import numpy as np  # noqa: F401
+    import pandas as pd
+
     from pathpool.analysis import crossval
     from pathpool.atomic import atomic_write_csv
 
@@ -155,61 +182,106 @@ def _crossval(args) -> int:
     df = pd.concat(frames, ignore_index=True)
     atomic_write_csv(Path(args.output) / "crossval.csv", df)
     show = df[df.subflow == -1].drop(columns=["subflow", "path", "price"])
-    _print(show, "cross-validation (flow totals, packets/s)")
+    _print(show, "cross-validation (flow totals, packets/s)", args)
     return 0
+
+
+def _algorithm(text: str) -> str:
+    from pathpool.analysis.algorithms import get_algorithm
+
+    try:
+        get_algorithm(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+    return text
+
+
+def _nonnegative(text: str) -> float:
+    v = finite_float(text)
+    if v < 0:
+        raise argparse.ArgumentTypeError(f"must be >= 0, got {text}")
+    return v
+
+
+def _command(fn):
+    """Run an analysis; a ValueError from the model (bad combination of inputs) is one line, exit 2."""
+
+    @functools.wraps(fn)
+    def run(args: argparse.Namespace) -> int:
+        args.tables = []
+        try:
+            code = fn(args)
+        except ValueError as e:
+            return fail(f"pathpool analyze {args.analyze_command}: {e}")
+        if args.json:
+            sys.stdout.write(json.dumps({"out": str(args.output), "tables": args.tables}, indent=2) + "\n")
+        return code
+
+    return run
 
 
 def register(subparsers) -> None:
     """Add ``pathpool analyze`` and its subcommands to an argparse subparsers object."""
-    from pathpool.analysis.algorithms import ALGORITHMS  # noqa: F401  (validates import)
-
-    p = subparsers.add_parser("analyze", help="fluid model, conditions C0-C5, friendliness, RSF game")
+    p = subparsers.add_parser("analyze")
     sub = p.add_subparsers(dest="analyze_command", metavar="WHAT")
-    p.set_defaults(func=lambda a: (p.print_help(), 2)[1])
+    p.set_defaults(func=lambda a: (p.print_help(sys.stderr), 2)[1])
 
     def common(sp):
-        sp.add_argument("-o", "--output", default="analysis-out", help="output directory (default: analysis-out)")
+        add_out(sp, "analysis-out")
+        sp.add_argument("--json", action="store_true",
+                        help="print the tables as one JSON document on stdout instead of rich tables")
 
     e = sub.add_parser("equilibrium", help="solve (8)-(9) and integrate (3)-(4) on a test network")
-    e.add_argument("--network", default="fig2", choices=["fig1", "fig2", "two_paths", "shared", "khalili"])
-    e.add_argument("--algorithm", default="balia", help="e.g. lia, balia, ewtcp(a=1), generalized(eta=0.5,beta=0.2)")
-    e.add_argument("--t-end", type=float, default=60.0, help="integration time in seconds")
+    e.add_argument("--network", default="fig2", choices=["fig1", "fig2", "two_paths", "shared", "khalili"],
+                   help="seed 004's Fig. 1 or Fig. 2, or a cross-validation network (default fig2)")
+    e.add_argument("--algorithm", default="balia", type=_algorithm,
+                   help="fluid-model algorithm with optional parameters, e.g. lia, balia, ewtcp(a=1), "
+                   "generalized(eta=0.5,beta=0.2) (default balia)")
+    e.add_argument("--t-end", type=positive_float, default=60.0, metavar="S",
+                   help="integration time in seconds (default 60)")
     common(e)
-    e.set_defaults(func=_equilibrium)
+    e.set_defaults(func=_command(_equilibrium))
 
     c = sub.add_parser("conditions", help="regenerate Table I of seed 004 over random operating points")
-    c.add_argument("--points", type=int, default=500)
-    c.add_argument("--seed", type=int, default=0)
+    c.add_argument("--points", type=at_least(1), default=500, metavar="N",
+                   help="random operating points per RTT setting (default 500)")
+    c.add_argument("--seed", type=int, default=0, help="seed of the random points (default 0)")
     c.add_argument("--c1", action="store_true", help="also check C1 (slower)")
     common(c)
-    c.set_defaults(func=_conditions)
+    c.set_defaults(func=_command(_conditions))
 
     f = sub.add_parser("friendliness", help="MP vs SP throughput in seed 004 Fig. 1 and Fig. 2")
     common(f)
-    f.set_defaults(func=_friendliness)
+    f.set_defaults(func=_command(_friendliness))
 
     g = sub.add_parser("game", help="normalized equilibrium of the RSF rent-seeking game (seed 001)")
-    g.add_argument("--connections", type=int, default=1)
-    g.add_argument("--paths", type=int, default=2)
-    g.add_argument("--p-hat", type=float, default=0.1)
-    g.add_argument("--z", type=float, nargs="*", help="player weights (default all 1)")
-    g.add_argument("--capacity", type=float, nargs="+", default=[1.0],
-                   help="B (one value, constraint (7)/(12)) or K path capacities (16)")
-    g.add_argument("--starts", type=int, default=20, help="random starts for the uniqueness check")
+    g.add_argument("--connections", type=at_least(1), default=1, metavar="N",
+                   help="multipath connections N (default 1)")
+    g.add_argument("--paths", type=at_least(1), default=2, metavar="K",
+                   help="paths K per connection (default 2; N x K must be at least 2)")
+    g.add_argument("--p-hat", type=_nonnegative, default=0.1,
+                   help="the loss/price weight p-hat of the utility (6), >= 0 (default 0.1)")
+    g.add_argument("--z", type=_nonnegative, nargs="*", help="player weights, >= 0, one per player (default all 1)")
+    g.add_argument("--capacity", type=positive_float, nargs="+", default=[1.0],
+                   help="B (one value, constraint (7)/(12)) or K path capacities (16) (default 1)")
+    g.add_argument("--starts", type=at_least(1), default=20, metavar="N",
+                   help="random starts for the uniqueness check (default 20)")
     g.add_argument("--mode", default="subflow", choices=["subflow", "connection"],
-                   help="players: subflows (6) or connections (15)")
-    g.add_argument("--dynamics-starts", type=int, default=6,
-                   help="random starts of the projected flow and best-response dynamics")
-    g.add_argument("--t-end", type=float, default=100.0, help="horizon of the projected flow")
+                   help="players: subflows (6) or connections (15) (default subflow)")
+    g.add_argument("--dynamics-starts", type=at_least(1), default=6, metavar="N",
+                   help="random starts of the projected flow and best-response dynamics (default 6)")
+    g.add_argument("--t-end", type=positive_float, default=100.0, metavar="T",
+                   help="horizon of the projected flow (default 100)")
     g.add_argument("--br-order", default="sequential", choices=["sequential", "simultaneous"],
                    help="best response: players in turn (Gauss-Seidel) or all at once (Jacobi)")
-    g.add_argument("--seed", type=int, default=0, help="seed of the random starts")
+    g.add_argument("--seed", type=int, default=0, help="seed of the random starts (default 0)")
     common(g)
-    g.set_defaults(func=_game)
+    g.set_defaults(func=_command(_game))
 
     x = sub.add_parser("crossval", help="fluid equilibrium vs packet-level simulator")
-    x.add_argument("--duration", type=float, default=100.0)
-    x.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
+    x.add_argument("--duration", type=positive_float, default=100.0, metavar="S",
+                   help="simulated seconds per run (default 100)")
+    x.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3], help="simulator seeds (default 1 2 3)")
     x.add_argument("--fluid-only", action="store_true", help="only the fluid predictions")
     common(x)
-    x.set_defaults(func=_crossval)
+    x.set_defaults(func=_command(_crossval))

@@ -8,25 +8,47 @@ import os
 import sys
 from pathlib import Path
 
-from rich.console import Console
-from rich.table import Table
-
 from pathpool.kernel import loader
 
-_console = Console()
+
+class _LazyConsole:
+    """rich's Console, imported when something is printed (not when the parser is built)."""
+
+    def __getattr__(self, name: str):
+        from rich.console import Console
+
+        console = Console()
+        globals()["_console"] = console
+        return getattr(console, name)
+
+
+def Table(*args, **kwargs):
+    from rich.table import Table as RichTable
+
+    return RichTable(*args, **kwargs)
+
+
+_console = _LazyConsole()
 _TB_STATE = Path("/run/pathpool/testbed.json")
+
+
+def _path_spec(text: str) -> str:
+    """argparse type of ``--path``: checked when parsed, so a bad one is one line and exit 2."""
+    try:
+        rate, delay, loss = (float(x) for x in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected RATE_MBPS,DELAY_MS,LOSS e.g. 10,20,0.01") from None
+    if not (rate > 0 and delay >= 0 and 0 <= loss < 1):
+        raise argparse.ArgumentTypeError(f"{text!r}: need RATE_MBPS > 0, DELAY_MS >= 0, 0 <= LOSS < 1")
+    return text
 
 
 def _paths(specs: list[str]):
     from pathpool.kernel.testbed import PathSpec
 
     out = []
-    for k, s in enumerate(specs):
-        try:
-            rate, delay, loss = (float(x) for x in s.split(","))
-        except ValueError:
-            raise SystemExit(f"--path {s!r} (path {k}): expected RATE_MBPS,DELAY_MS,LOSS "
-                             f"e.g. 10,20,0.01") from None
+    for s in specs:
+        rate, delay, loss = (float(x) for x in s.split(","))
         out.append(PathSpec(rate_mbps=rate, delay_ms=delay, loss=loss))
     return out
 
@@ -102,9 +124,6 @@ def _tb_up(a: argparse.Namespace) -> int:
 
     from pathpool.kernel.testbed import Testbed, holder_pidfile
 
-    if a.hold <= 0:
-        raise SystemExit("--hold SECONDS must be > 0: the test bed always tears itself down")
-
     def _stop(signum, _frame):
         raise SystemExit(128 + signum)
 
@@ -145,13 +164,9 @@ def run_linux_command(a: argparse.Namespace) -> int:
 
     Exit codes as the simulator's: 2 bad or unsupported scenario, 1 the run failed.
     """
-    from pathpool.errors import ScenarioError
+    from pathpool.errors import ScenarioError, fail
     from pathpool.kernel.mapping import map_scenario
     from pathpool.kernel.run import run_linux
-
-    def fail(msg: str, code: int) -> int:
-        sys.stderr.write(msg.rstrip("\n") + "\n")
-        return code
 
     if not a.max_duration > 0:
         return fail(f"--max-duration {a.max_duration}: must be > 0 seconds", 2)
@@ -186,10 +201,10 @@ def run_linux_command(a: argparse.Namespace) -> int:
 
 
 def register(subparsers) -> None:
-    from pathpool import compare
+    """Add ``pathpool kernel`` and ``pathpool testbed``."""
+    from pathpool.cliutil import add_out, positive_float
 
-    compare.register(subparsers)
-    k = subparsers.add_parser("kernel", help="load/unload the BPF congestion controls (root)")
+    k = subparsers.add_parser("kernel")
     ks = k.add_subparsers(dest="kernel_cmd", required=True)
     p = ks.add_parser("load", help="build and register pp_* algorithms until `unload`")
     p.add_argument("algorithms", nargs="*", help=f"default: all of {', '.join(loader.ALGORITHMS)}")
@@ -205,15 +220,15 @@ def register(subparsers) -> None:
     p = ks.add_parser("unload", help="unregister everything pathpool loaded")
     p.set_defaults(func=_unload)
     p = ks.add_parser("status", help="what is registered")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=_status)
 
-    t = subparsers.add_parser("testbed", help="namespace test bed with emulated paths (root)")
+    t = subparsers.add_parser("testbed")
     ts = t.add_subparsers(dest="testbed_cmd", required=True)
     for name, fn, hlp in (("up", _tb_up, "build it and hold it for --hold seconds"),
                           ("run", _tb_run, "build it, run one transfer, write results, tear down")):
         p = ts.add_parser(name, help=hlp)
-        p.add_argument("--path", action="append", metavar="RATE_MBPS,DELAY_MS,LOSS",
+        p.add_argument("--path", action="append", metavar="RATE_MBPS,DELAY_MS,LOSS", type=_path_spec,
                        help="one per path (default: 10,10,0 and 10,20,0)")
         p.add_argument("--shared", action="store_true", help="all paths through one bottleneck")
         p.add_argument("--delayed-acks", action="store_true",
@@ -221,12 +236,15 @@ def register(subparsers) -> None:
                             "segment, the simulator's default)")
         p.add_argument("--prefix", default="pp-", help="namespace name prefix")
         p.set_defaults(func=fn)
-    ts.choices["up"].add_argument("--hold", type=float, default=60.0)
+    ts.choices["up"].add_argument("--hold", type=positive_float, default=60.0, metavar="S",
+                                  help="seconds to keep it up before tearing it down, > 0: the test bed "
+                                  "always tears itself down (default 60)")
     r = ts.choices["run"]
-    r.add_argument("--cc", default="pp_lia")
-    r.add_argument("--duration", type=float, default=4.0)
+    r.add_argument("--cc", default="pp_lia", help="congestion control of the MPTCP flow (default pp_lia)")
+    r.add_argument("--duration", type=positive_float, default=4.0, metavar="S",
+                   help="transfer time, seconds (default 4)")
     r.add_argument("--with-tcp", action="store_true", help="add a single-path TCP flow on path 0")
-    r.add_argument("-o", "--output", default="results/testbed")
+    add_out(r, "results/testbed")
     p = ts.add_parser("down", help="end the test bed (its holder, forwarders, namespaces)")
-    p.add_argument("--prefix", default="pp-")
+    p.add_argument("--prefix", default="pp-", help="namespace name prefix of the test bed to end (default pp-)")
     p.set_defaults(func=_tb_down)

@@ -43,8 +43,9 @@ ALGORITHM_MAP: dict[str, str] = {
     "reno": "pp_reno", "lia": "pp_lia", "olia": "pp_olia", "balia": "pp_balia",
     "rsf-db": "pp_rsfdb", "rsf-lb": "pp_rsflb", "cubic": "cubic",
 }
-#: Test-bed paths (pp_* couple up to 4 subflows; one veth pair and delay forwarder per path).
-MAX_PATHS = 4
+#: Test-bed paths (pp_* couple up to 8 subflows, Linux MPTCP's limit; one veth pair and delay
+#: forwarders per path).
+MAX_PATHS = 8
 #: Concurrent flows (each is one sender process on a 2-core CI machine).
 MAX_FLOWS = 8
 #: Bytes per packet on the wire in the simulator (1448 payload + 52 header).
@@ -224,7 +225,7 @@ def map_scenario(scenario: Any, max_duration_s: float = 10.0) -> TestbedPlan:
         ps = list(fl["paths"])
         if len(ps) > MAX_PATHS:
             raise unsupported(f"flows[{i}].paths", f"{len(ps)} subflows", f"at most {MAX_PATHS} paths "
-                              "per MPTCP flow (pp_* couple up to 4 subflows)")
+                              "per MPTCP flow (pp_* couple up to 8 subflows)")
         if len(set(ps)) != len(ps):
             raise unsupported(f"flows[{i}].paths", "a path listed twice (two subflows over one route)",
                               "distinct paths")

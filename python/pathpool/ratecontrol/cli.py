@@ -8,7 +8,8 @@ import re
 import sys
 from pathlib import Path
 
-import numpy as np
+from pathpool.cliutil import add_out, at_least, finite_float, positive_float, scenario_arg
+from pathpool.errors import EXIT_BAD_INPUT, fail
 
 _TIME = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*(ms|s)?\s*$")
 
@@ -41,6 +42,7 @@ def parse_path(text: str) -> tuple[float, float, float]:
 
 
 def _cmd_rates(args: argparse.Namespace) -> int:
+    import numpy as np
     from rich.console import Console
     from rich.table import Table
 
@@ -91,8 +93,7 @@ def _cmd_stream(args: argparse.Namespace) -> int:
     try:
         cfg = load_config(args.config)
     except ConfigError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+        return fail(f"error: {e}", EXIT_BAD_INPUT)
     over = {}
     if args.duration is not None:
         over["duration"] = args.duration
@@ -105,7 +106,7 @@ def _cmd_stream(args: argparse.Namespace) -> int:
     if args.block_length is not None:
         over["block_length"] = args.block_length
     res = run_stream(cfg, seed=args.seed, **over)
-    out = Path(args.out)
+    out = Path(args.output)
     atomic_write_csv(out / "intervals.csv", res.intervals)
     atomic_write_csv(out / "paths.csv", res.paths)
     files = plot_stream(res, out)
@@ -158,9 +159,8 @@ def _cmd_packetsim(args: argparse.Namespace) -> int:
         res = run_rate_flow(args.scenario, controller=args.controller, interval=args.interval, seed=args.seed,
                             flow=args.flow, loss_measure=args.loss_measure)
     except (PathpoolError, ValueError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
-    out = Path(args.out)
+        return fail(f"error: {e}", EXIT_BAD_INPUT)
+    out = Path(args.output)
     files = res.results.write(out / "sim")
     atomic_write_csv(out / "intervals.csv", res.intervals)
     atomic_write_csv(out / "paths.csv", res.paths)
@@ -194,44 +194,57 @@ def _cmd_packetsim(args: argparse.Namespace) -> int:
     return 0
 
 
+def _fraction(text: str) -> float:
+    v = finite_float(text)
+    if not 0 <= v < 1:
+        raise argparse.ArgumentTypeError(f"must lie in [0, 1), got {text}")
+    return v
+
+
 def register(subparsers) -> None:
     """Add ``pathpool ratecontrol {rates,stream,packetsim}``."""
-    rc = subparsers.add_parser("ratecontrol", help="TCP-friendly rate control for non-TCP multipath flows (seed 003)")
+    rc = subparsers.add_parser("ratecontrol")
     sub = rc.add_subparsers(dest="rc_command", metavar="SUBCOMMAND")
-    rc.set_defaults(func=lambda a: (rc.print_help(), 2)[1])
+    rc.set_defaults(func=lambda a: (rc.print_help(sys.stderr), 2)[1])
 
     r = sub.add_parser("rates", help="MPTCP equation rates, TCP rates and the optimised allocation for given paths")
     r.add_argument("--path", action="append", type=parse_path, required=True, metavar="LOSS,RTT[,STD]",
                    help="a path: loss rate and mean RTT (and RTT std, default = mean as for exponential RTTs), e.g. 0.1,20ms")
     r.add_argument("--deadline", type=lambda s: parse_time(s, "--deadline"), default=0.3, help="deadline (default 300ms)")
-    r.add_argument("--probe", type=float, default=0.05, help="probing fraction of the total rate (default 0.05)")
-    r.add_argument("--bound", choices=("chebyshev", "cantelli"), default="chebyshev")
-    r.add_argument("--tcp-formula", choices=("sqrt2", "sqrt3/2"), default="sqrt2")
+    r.add_argument("--probe", type=_fraction, default=0.05,
+                   help="probing fraction of the total rate, in [0, 1) (default 0.05)")
+    r.add_argument("--bound", choices=("chebyshev", "cantelli"), default="chebyshev",
+                   help="tail bound on P(late) used by the optimisation (default chebyshev)")
+    r.add_argument("--tcp-formula", choices=("sqrt2", "sqrt3/2"), default="sqrt2",
+                   help="x^TCP = 1/(RTT sqrt(2p)) or sqrt(3/2)/(RTT sqrt(p)) (default sqrt2)")
     r.add_argument("--json", action="store_true", help="print JSON instead of a table")
     r.set_defaults(func=_cmd_rates)
 
     s = sub.add_parser("stream", help="run seed 003's streaming experiment (Figure 1) and compare with its numbers")
-    s.add_argument("--config", default=None, help="scenario TOML (default scenarios/pluntke2011/fig1_stream.toml)")
-    s.add_argument("--out", default="results/ratecontrol/stream", help="output directory")
-    s.add_argument("--seed", type=int, default=None)
-    s.add_argument("--duration", type=float, default=None, help="seconds (switch moves to the middle unless --switch-at)")
-    s.add_argument("--switch-at", type=float, default=None)
-    s.add_argument("--block-length", type=int, default=None, help="FEC block length n")
+    s.add_argument("--config", default=None, type=scenario_arg,
+                   help="scenario TOML or shipped name (default: the shipped pluntke2011/fig1_stream)")
+    add_out(s, "results/ratecontrol/stream")
+    s.add_argument("--seed", type=int, default=None, help="seed (default: the config's)")
+    s.add_argument("--duration", type=positive_float, default=None,
+                   help="seconds (switch moves to the middle unless --switch-at)")
+    s.add_argument("--switch-at", type=positive_float, default=None,
+                   help="time of the path switch, seconds (default: the config's)")
+    s.add_argument("--block-length", type=at_least(1), default=None, help="FEC block length n")
     s.add_argument("--sweep", action="store_true",
                    help="also run block length x FEC loss model x delay model and write sensitivity.csv")
     s.set_defaults(func=_cmd_stream)
 
     k = sub.add_parser("packetsim", help="drive a simulator scenario's rate flow with seed 003's controllers; "
                                          "measure its TCP-friendliness beside real TCP flows")
-    k.add_argument("scenario", help="simulator scenario with a kind = \"rate\" flow, e.g. "
+    k.add_argument("scenario", type=scenario_arg, help="simulator scenario with a kind = \"rate\" flow, e.g. "
                                     "scenarios/pluntke2011/friendliness_shared_bottleneck.toml")
     k.add_argument("--controller", choices=("mptcp", "optimised", "fixed"), default=None,
                    help="default: the flow's controller field")
     k.add_argument("--loss-measure", choices=("packets", "events"), default="packets",
                    help="loss rate the equations use: lost packets/sent (seed 003) or TFRC loss events/sent (RFC 5348)")
     k.add_argument("--seed", type=int, default=None, help="default: the scenario's first seed")
-    k.add_argument("--interval", type=float, default=None, help="control interval, s (default: the flow's feedback_interval)")
+    k.add_argument("--interval", type=positive_float, default=None, help="control interval, s (default: the flow's feedback_interval)")
     k.add_argument("--flow", default=None, help="the rate flow, if the scenario has several")
-    k.add_argument("--warmup", type=float, default=20.0, help="seconds left out of the friendliness averages (default 20)")
-    k.add_argument("--out", default="results/ratecontrol/packetsim", help="output directory")
+    k.add_argument("--warmup", type=finite_float, default=20.0, help="seconds left out of the friendliness averages (default 20)")
+    add_out(k, "results/ratecontrol/packetsim")
     k.set_defaults(func=_cmd_packetsim)

@@ -48,7 +48,9 @@ FEC_LOSS_MODELS = ("measured", "chebyshev")
 
 
 def _scenario_dir() -> Path:
-    return Path(__file__).resolve().parents[3] / "scenarios" / "pluntke2011"
+    from pathpool.data import scenarios_dir
+
+    return scenarios_dir() / "pluntke2011"
 
 
 def default_config_path() -> Path:

@@ -7,14 +7,31 @@
     outcome.comparison   # paper | ours (mean, 95% CI) | verdict, one row per published number
 """
 
-from pathpool.reproduce.experiments import (
-    Experiment,
-    Options,
-    build_jobs,
-    load_experiment,
-    load_experiments,
-)
-from pathpool.reproduce.runner import Outcome, reproduce
-from pathpool.reproduce.verdict import TOLERANCE
+from typing import TYPE_CHECKING
+
+from pathpool._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from pathpool.reproduce.experiments import (
+        Experiment,
+        Options,
+        build_jobs,
+        load_experiment,
+        load_experiments,
+    )
+    from pathpool.reproduce.runner import Outcome, reproduce
+    from pathpool.reproduce.verdict import TOLERANCE
+
+# Imported on first use, so that `pathpool --help` and the CLI parsers stay light.
+__getattr__, __dir__ = lazy_exports(__name__, {
+    'Experiment': 'pathpool.reproduce.experiments',
+    'Options': 'pathpool.reproduce.experiments',
+    'build_jobs': 'pathpool.reproduce.experiments',
+    'load_experiment': 'pathpool.reproduce.experiments',
+    'load_experiments': 'pathpool.reproduce.experiments',
+    'Outcome': 'pathpool.reproduce.runner',
+    'reproduce': 'pathpool.reproduce.runner',
+    'TOLERANCE': 'pathpool.reproduce.verdict',
+})
 
 __all__ = ["TOLERANCE", "Experiment", "Options", "Outcome", "build_jobs", "load_experiment", "load_experiments", "reproduce"]

@@ -5,30 +5,42 @@ from __future__ import annotations
 import argparse
 import time
 
-from pathpool.procpool import jobs_arg
-
 __all__ = ["register"]
 
 
+def _default_out(paper: str) -> str:
+    # `reproduce all` writes the report the repository commits; one paper alone must not
+    # replace it with a partial one, so it gets a folder of its own.
+    return "report" if paper == "all" else f"report-{paper}"
+
+
 def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add ``pathpool reproduce``."""
+    from pathpool.cliutil import add_out, at_least, positive_float
+    from pathpool.procpool import jobs_arg
+
     p = subparsers.add_parser(
         "reproduce",
-        help="run the seed papers' experiments and write a report beside the published numbers",
         description=(
-            "Run the published experiments of the seed papers in the simulator (scenarios/rsf2020, "
-            "scenarios/balia2016, scenarios/khalili) and write OUT/index.html, OUT/README.md, OUT/results/ "
+            "Run the published experiments of the seed papers in the simulator (the shipped scenarios "
+            "rsf2020, balia2016, khalili) and write OUT/index.html, OUT/README.md, OUT/results/ "
             "and OUT/figures/. Runs are cached under OUT/cache/ and reused unless --force."
         ),
     )
     p.add_argument("paper", nargs="?", default="all", choices=["rsf", "balia", "khalili", "all"],
                    help="which paper's experiments (default: all)")
-    p.add_argument("--seeds", type=int, default=10, help="seeds per configuration, 1..N (default 10)")
-    p.add_argument("--out", default="report", help="output folder (default report/)")
-    p.add_argument("--jobs", type=jobs_arg, default=None,
+    p.add_argument("--seeds", type=at_least(1), default=10, metavar="N",
+                   help="seeds per configuration, 1..N (default 10)")
+    add_out(p, None, "output folder (default: report/ for all, report-PAPER/ for one paper, so that a "
+            "single paper never overwrites the all-papers report)")
+    p.add_argument("-j", "--jobs", type=jobs_arg, default=None, metavar="N",
                    help="local worker processes, at least 1 (default: one per core)")
     p.add_argument("--dask", default=None, metavar="ADDRESS|local",
                    help="run on a Dask cluster: a scheduler address (tcp://host:8786) or 'local' to start one")
     p.add_argument("--force", action="store_true", help="recompute runs already in the cache")
+    p.add_argument("--time-scale", type=positive_float, default=1.0, metavar="F",
+                   help="multiply every duration and measurement window by F (default 1); for quick looks "
+                   "only: with F != 1 the numbers are not the papers' experiments")
     p.add_argument("--delay-reading", choices=["rtt", "one-way"], default="rtt",
                    help="RSF: NetEm delay on the data direction only (RTT = delay, default) or both ways (RTT = 2 x delay)")
     p.add_argument("--buffer-reading", choices=["netem", "bdp"], default="netem",
@@ -42,41 +54,31 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def _main(args: argparse.Namespace) -> int:
     from rich.console import Console
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeElapsedColumn,
-        TimeRemainingColumn,
-    )
     from rich.table import Table
 
-    from pathpool.reproduce.experiments import Options
+    from pathpool.cliutil import fail, progress
+    from pathpool.reproduce.experiments import PAPERS, Options, load_experiments, scenario_root
     from pathpool.reproduce.runner import reproduce
 
-    console = Console(stderr=True)
-    if args.seeds < 1:
-        console.print("[red]--seeds must be >= 1[/red]")
-        return 2
     try:
         options = Options(delay_reading=args.delay_reading, buffer_reading=args.buffer_reading,
-                          balia_reading=args.balia_reading, khalili_reading=args.khalili_reading)
+                          balia_reading=args.balia_reading, khalili_reading=args.khalili_reading,
+                          time_scale=args.time_scale)
     except ValueError as e:
-        console.print(f"[red]{e}[/red]")
-        return 2
+        return fail(f"pathpool reproduce: {e}")
+    papers = list(PAPERS) if args.paper == "all" else [args.paper]
+    try:
+        found = load_experiments(papers)
+    except (OSError, ValueError) as e:
+        return fail(f"pathpool reproduce: cannot read the experiments: {e}")
+    if not found:
+        return fail(f"pathpool reproduce {args.paper}: no experiment found under {scenario_root()} "
+                    f"({', '.join(PAPERS[p] for p in papers)}): nothing to run")
+    out_dir = args.output or _default_out(args.paper)
     t0 = time.perf_counter()
-    # Not on a pipe or file: there a transient bar only leaves a stray blank line.
-    with Progress(TextColumn("[bold]reproduce {task.description}"), BarColumn(), MofNCompleteColumn(),
-                  TimeElapsedColumn(), TimeRemainingColumn(), console=console, transient=True,
-                  disable=not console.is_terminal) as bar:
-        task = bar.add_task(args.paper, total=None)
-
-        def progress(done: int, total: int) -> None:
-            bar.update(task, completed=done, total=total)
-
-        outcome = reproduce([args.paper], seeds=args.seeds, out=args.out, workers=args.jobs, dask=args.dask,
-                            force=args.force, options=options, progress=progress)
+    with progress(f"reproduce {args.paper}: runs") as tick:
+        outcome = reproduce([args.paper], seeds=args.seeds, out=out_dir, workers=args.jobs, dask=args.dask,
+                            force=args.force, options=options, progress=tick)
     wall = time.perf_counter() - t0
     out = Console()
     counts = outcome.comparison[outcome.comparison["paper"].notna()]["verdict"].value_counts() if len(outcome.comparison) else {}

@@ -59,8 +59,10 @@ SINGLE_PATH = "tcp"
 
 
 def scenario_root() -> Path:
-    """The repository's ``scenarios/`` folder (this package lives in ``python/pathpool/reproduce``)."""
-    return Path(__file__).resolve().parents[3] / "scenarios"
+    """The shipped ``scenarios/`` folder (package data, the repository's ``scenarios/``)."""
+    from pathpool.data import scenarios_dir
+
+    return scenarios_dir()
 
 
 @dataclasses.dataclass(frozen=True)

@@ -8,49 +8,28 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
-from pathpool.errors import EXIT_BAD_INPUT, OutputError, ScenarioError, SimulationError
-from pathpool.errors import EXIT_FAILED as EXIT_SIM_FAILED
-from pathpool.errors import fail as _fail
-from pathpool.procpool import jobs_arg
+from pathpool.cliutil import (
+    EXIT_BAD_INPUT,
+    EXIT_FAILED,
+    add_out,
+    fail,
+    positive_float,
+    positive_int,
+    scenario_arg,
+    seeds_arg,
+)
+from pathpool.errors import OutputError, ScenarioError, SimulationError
 
-__all__ = ["register", "seeds_arg"]
+__all__ = ["load_with_overrides", "register", "seeds_arg"]
 
-BENCH_SCENARIO = Path("scenarios") / "bench" / "bench.toml"
+EXIT_SIM_FAILED = EXIT_FAILED
 
-
-def seeds_arg(text: str) -> list[int]:
-    """argparse type of a ``--seeds`` list like ``1,2,5-8``.
-
-    Examples
-    --------
-    >>> seeds_arg("1,3-4")
-    [1, 3, 4]
-    """
-    from pathpool.sim.runner import parse_seeds
-
-    try:
-        seeds = parse_seeds(text)
-    except ValueError as e:
-        raise argparse.ArgumentTypeError(str(e)) from None
-    if not seeds:
-        raise argparse.ArgumentTypeError("no seeds given")
-    return seeds
-
-
-def _positive_int(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {v}")
-    return v
+BENCH_SCENARIO = "bench/bench"
 
 
 def _console(stderr: bool = False):
@@ -94,34 +73,64 @@ def _summary_table(summary: dict[str, Any]):
 # -- run ---------------------------------------------------------------------------------------
 
 
+def load_with_overrides(path: str, overrides: list[str] | None):
+    """Load and validate a scenario with ``--set FIELD=VALUE`` overrides applied before validation.
+
+    The overrides go to :func:`pathpool.load_scenario` unchanged: Rust applies the dotted paths and
+    validates once, so an override is checked exactly as the file's own value would be.
+    """
+    from pathpool.sim.scenario import load_scenario
+
+    if not overrides:
+        return load_scenario(path)
+    try:
+        return load_scenario(path, overrides=list(overrides))
+    except TypeError as e:
+        if "overrides" not in str(e):
+            raise
+        raise ScenarioError(
+            "--set needs scenario overrides in pathpool.load_scenario, which this build lacks",
+            origin=str(path), field="--set",
+        ) from None
+
+
 def _cmd_run(args: argparse.Namespace) -> int:
     if args.backend == "linux":
         from pathpool.kernel.cli import run_linux_command
 
+        unsupported = [opt for opt, used in (("--set", args.set), ("--json", args.json)) if used]
+        if unsupported:
+            return fail(f"pathpool run --backend linux: {', '.join(unsupported)} not supported (allowed with "
+                        "--backend sim)")
         return run_linux_command(args)
     from pathpool.atomic import check_replaceable, directory_lock
     from pathpool.sim.results import is_result_set
     from pathpool.sim.runner import run
-    from pathpool.sim.scenario import load_scenario
 
     try:
-        scenario = load_scenario(args.scenario)
+        scenario = load_with_overrides(args.scenario, args.set)
         out = Path(args.output) if args.output else Path("results") / scenario.name
         # The output place is checked, and locked against a second writer, before the run rather
         # than after minutes of simulation.
         check_replaceable(out, is_result_set)
         with directory_lock(out):
-            show_bar = not args.no_progress and sys.stderr.isatty()
+            # A bar on a terminal only: the runner's progress feed is a multiprocessing queue, and
+            # the resource-tracker process it starts would be one more process for Ctrl-C to
+            # catch half-started; `sweep` and `reproduce` print plain lines off a terminal.
+            show_bar = not (args.no_progress or args.json) and sys.stderr.isatty()
             results = run(scenario, seeds=args.seeds, progress=show_bar, jobs=args.jobs)
             try:
                 files = results.write(out)
             except OSError as e:
-                return _fail(f"{out}: cannot write results: {e}", EXIT_SIM_FAILED)
+                return fail(f"{out}: cannot write results: {e}", EXIT_SIM_FAILED)
     except (ScenarioError, OutputError) as e:
-        return _fail(str(e), EXIT_BAD_INPUT)
+        return fail(str(e), EXIT_BAD_INPUT)
     except SimulationError as e:
-        return _fail(f"{args.scenario}: simulation failed: {e}", EXIT_SIM_FAILED)
-    if not args.quiet:
+        return fail(f"{args.scenario}: simulation failed: {e}", EXIT_SIM_FAILED)
+    if args.json:
+        sys.stdout.write(json.dumps({"out": str(out), "files": [str(f) for f in files], **results.summary},
+                                    indent=2, default=str) + "\n")
+    elif not args.quiet:
         summary = results.summary
         console = _console()
         console.print(_summary_table(summary))
@@ -181,7 +190,7 @@ def _cmd_validate(args: argparse.Namespace) -> int:
         try:
             sc = load_scenario(path)
         except ScenarioError as e:
-            _fail(str(e), EXIT_BAD_INPUT)
+            fail(str(e), EXIT_BAD_INPUT)
             code = EXIT_BAD_INPUT
             continue
         seeds = ",".join(str(s) for s in sc.seeds)
@@ -192,30 +201,19 @@ def _cmd_validate(args: argparse.Namespace) -> int:
 # -- bench -------------------------------------------------------------------------------------
 
 
-def _bench_default() -> Path | None:
-    import pathpool
-
-    here = Path.cwd() / BENCH_SCENARIO
-    repo = Path(pathpool.__file__).resolve().parents[2] / BENCH_SCENARIO
-    for candidate in (here, repo):
-        if candidate.is_file():
-            return candidate
-    return None
-
-
 def _cmd_bench(args: argparse.Namespace) -> int:
+    import statistics
+
     from rich.table import Table
 
     from pathpool import _core
     from pathpool.sim.scenario import load_scenario
 
-    path = args.scenario or _bench_default()
-    if path is None:
-        return _fail(f"no benchmark scenario: {BENCH_SCENARIO} not found here or in the source tree", EXIT_BAD_INPUT)
+    path = args.scenario or scenario_arg(BENCH_SCENARIO)
     try:
         sc = load_scenario(path)
     except ScenarioError as e:
-        return _fail(str(e), EXIT_BAD_INPUT)
+        return fail(str(e), EXIT_BAD_INPUT)
     seed = args.seed if args.seed is not None else sc.seeds[0]
     rows = []
     for r in range(args.repeat):
@@ -223,7 +221,7 @@ def _cmd_bench(args: argparse.Namespace) -> int:
         try:
             raw = _core.run_scenario(sc.text, sc.origin, seed)
         except SimulationError as e:
-            return _fail(f"{path}: simulation failed: {e}", EXIT_SIM_FAILED)
+            return fail(f"{path}: simulation failed: {e}", EXIT_SIM_FAILED)
         outer = time.perf_counter() - t0
         st = raw["stats"]
         # RunStats.wall_s times the simulation alone (no conversion to Python objects).
@@ -272,45 +270,54 @@ def _cmd_bench(args: argparse.Namespace) -> int:
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    """Add ``run``, ``algorithms``, ``validate`` and ``bench`` to the ``pathpool`` command."""
+    """Add ``run``, ``validate``, ``algorithms`` and ``bench`` to the ``pathpool`` command."""
+    from pathpool.procpool import jobs_arg
+
     p = subparsers.add_parser(
         "run",
-        help="run a scenario for each seed and write tidy results",
         description="Run SCENARIO for each seed and write flows/subflows/links/series (Parquet and CSV), "
         "scenario.toml, summary.json and timing.json to DIR, each file atomically.",
     )
-    p.add_argument("scenario", metavar="SCENARIO", help="scenario TOML file")
-    p.add_argument("-o", "--output", metavar="DIR", help="results directory (default: results/<scenario name>)")
+    p.add_argument("scenario", metavar="SCENARIO", type=scenario_arg,
+                   help="scenario TOML file, or a shipped one by name (`pathpool scenarios list`)")
+    add_out(p, None, "results directory (default: results/<scenario name>)")
+    p.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
+                   help="override one scenario field before validation, as a dotted path with TOML value "
+                   "or unit string, e.g. links.bottleneck_a.rate=20Mbps; repeatable")
     p.add_argument("--seeds", type=seeds_arg, metavar="LIST", help="seeds, e.g. 1,2,5-8 (default: the scenario's seeds)")
     p.add_argument(
         "-j", "--jobs", type=jobs_arg, default=None, metavar="N",
         help="worker processes (default: one per core, at most one per seed); results do not depend on it",
     )
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar or progress lines")
     p.add_argument("-q", "--quiet", action="store_true", help="no summary table")
+    p.add_argument("--json", action="store_true",
+                   help="print the run's summary (summary.json plus the files written) as JSON on stdout")
     p.add_argument(
         "--backend", choices=("sim", "linux"), default="sim",
         help="sim: the packet-level simulator (default); linux: the real kernel on a namespace test bed "
         "(root; see python/pathpool/kernel/README.md)",
     )
     p.add_argument(
-        "--max-duration", type=float, default=10.0, metavar="S",
+        "--max-duration", type=positive_float, default=10.0, metavar="S",
         help="linux backend: cap on the run's real time, seconds (default 10)",
     )
     p.set_defaults(func=_cmd_run)
 
-    p = subparsers.add_parser("algorithms", help="list congestion-control algorithms, parameters and sources")
+    p = subparsers.add_parser("validate")
+    p.add_argument("scenarios", metavar="SCENARIO", nargs="+", type=scenario_arg,
+                   help="scenario TOML files or shipped names")
+    p.set_defaults(func=_cmd_validate)
+
+    p = subparsers.add_parser("algorithms")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument("-v", "--verbose", action="store_true", help="also print each formula and parameter doc")
     p.set_defaults(func=_cmd_algorithms)
 
-    p = subparsers.add_parser("validate", help="check scenario files without running them")
-    p.add_argument("scenarios", metavar="SCENARIO", nargs="+", help="scenario TOML files")
-    p.set_defaults(func=_cmd_validate)
-
-    p = subparsers.add_parser("bench", help="measure simulated data packets per wall-clock second")
-    p.add_argument("scenario", metavar="SCENARIO", nargs="?", help=f"scenario TOML file (default: {BENCH_SCENARIO})")
-    p.add_argument("--repeat", type=_positive_int, default=1, metavar="N", help="runs (default 1)")
+    p = subparsers.add_parser("bench")
+    p.add_argument("scenario", metavar="SCENARIO", nargs="?", type=scenario_arg,
+                   help=f"scenario TOML file or shipped name (default: the shipped {BENCH_SCENARIO})")
+    p.add_argument("--repeat", type=positive_int, default=1, metavar="N", help="runs (default 1)")
     p.add_argument("--seed", type=int, default=None, help="seed (default: the scenario's first)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=_cmd_bench)

@@ -70,7 +70,7 @@ def parse_seeds(text: str, max_seeds: int | None = MAX_SEEDS) -> list[int]:
 
 def _check_seeds(seeds: Iterable[int], origin: str) -> tuple[int, ...]:
     out: list[int] = []
-    seen: set[int] = set()
+    seen: set[int] = set()  # a list's `in` made 10^5 seeds take minutes (issue 14)
     for item in seeds:
         try:
             s = operator.index(item)  # int, numpy integer; not float or str
@@ -82,7 +82,7 @@ def _check_seeds(seeds: Iterable[int], origin: str) -> tuple[int, ...]:
             )
         if s in seen:
             raise ScenarioError(f"seed {s} is listed twice", origin=origin, field="seeds", allowed="distinct integers")
-        seen.add(s)
+        seen.add(int(s))
         out.append(int(s))
     if not out:
         raise ScenarioError("no seeds to run", origin=origin, field="seeds", allowed="at least one integer")
@@ -219,6 +219,10 @@ def run(
     sc = load_scenario(scenario)
     seed_tuple = _check_seeds(sc.seeds if seeds is None else seeds, sc.origin)
     n_jobs = check_jobs(jobs, len(seed_tuple))
+    if n_jobs > 1:
+        from pathpool._mainguard import safe_workers
+
+        n_jobs = safe_workers(n_jobs)
     start = time.perf_counter()
     bar = _Progress(progress, sc, len(seed_tuple))
     try:

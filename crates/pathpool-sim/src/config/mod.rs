@@ -88,7 +88,7 @@ impl std::error::Error for ConfigError {}
 pub enum FlowKind {
     Tcp,
     Mptcp,
-    /// A paced, rate-based multipath sender (no window, no retransmission): `crate::sim::rate`.
+    /// A paced, rate-based multipath sender (no window, no retransmission): `crate::rate`.
     Rate,
 }
 

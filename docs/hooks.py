@@ -1,0 +1,56 @@
+"""mkdocs hook: pages whose content has one source elsewhere are filled in at build time.
+
+``{{ include PATH }}`` inserts a repository file (SCENARIOS.md, the kernel README), with its
+relative links turned into plain paths (they point into the repository, not the site);
+``{{ cli_reference }}`` renders every ``pathpool`` command's ``--help`` from the argparse parsers;
+``{{ notebook PATH }}`` renders a notebook's markdown and code cells.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+_LINK = re.compile(r"\[([^\]]+)\]\((?!https?:|mailto:|#)([^)]+)\)")
+
+
+def _include(rel: str) -> str:
+    text = (ROOT / rel).read_text(encoding="utf-8")
+    return _LINK.sub(lambda m: f"{m.group(1)} (`{m.group(2)}`)", text)
+
+
+def _cli_reference() -> str:
+    from pathpool.cli import COMMANDS, build_parser
+
+    parts = []
+    for name in COMMANDS:
+        top = build_parser(name)
+        sub = next(a for a in top._actions if isinstance(a, argparse._SubParsersAction))
+        stack = [(f"pathpool {name}", sub.choices[name])]
+        while stack:
+            title, p = stack.pop(0)
+            p.prog = title
+            depth = title.count(" ") + 1
+            parts.append(f"{'#' * depth} `{title}`\n\n```text\n{p.format_help().rstrip()}\n```\n")
+            for a in p._actions:
+                if isinstance(a, argparse._SubParsersAction):
+                    stack.extend((f"{title} {n}", c) for n, c in a.choices.items())
+    return "\n".join(parts)
+
+
+def _notebook(rel: str) -> str:
+    nb = json.loads((ROOT / rel).read_text(encoding="utf-8"))
+    out = []
+    for cell in nb["cells"]:
+        src = "".join(cell["source"])
+        out.append(src if cell["cell_type"] == "markdown" else f"```python\n{src}\n```")
+    return "\n\n".join(out)
+
+
+def on_page_markdown(markdown: str, **_kw) -> str:
+    markdown = re.sub(r"\{\{ include (\S+) \}\}", lambda m: _include(m.group(1)), markdown)
+    markdown = re.sub(r"\{\{ notebook (\S+) \}\}", lambda m: _notebook(m.group(1)), markdown)
+    return markdown.replace("{{ cli_reference }}", _cli_reference())
