@@ -29,7 +29,8 @@ def test_every_scenario_file_validates_for_every_algorithm_and_point(experiments
         for alg in e.algorithms:
             for x in e.xs():
                 for o in (Options(), Options(delay_reading="one-way", buffer_reading="bdp",
-                                             balia_reading="single-bottleneck", khalili_reading="uncapped")):
+                                             balia_reading="single-bottleneck", khalili_reading="uncapped",
+                                             ack_reading="seeds")):
                     sc = e.scenario(alg, x, o)
                     assert "reproduce" not in sc
                     pathpool.load_scenario(sc)  # raises ScenarioError naming the field if invalid
@@ -123,3 +124,32 @@ def test_build_jobs_covers_all(experiments):
     jobs = build_jobs(experiments, [1])
     assert len(jobs) == sum(len(e.algorithms) * len(e.xs()) for e in experiments)
     assert not any(math.isnan(j.tags["x"]) for j in jobs if j.tags["experiment"] == "rsf/fig2")
+
+
+def _counting_by_flow(sc):
+    return {f["name"]: (f.get("delayed_ack", False), f.get("counting")) for f in sc["flows"]}
+
+
+def test_ack_readings_set_delayed_acks_and_counting_per_paper(experiments):
+    by_key = {e.key: e for e in experiments}
+    s2 = by_key["rsf/table2_s2"]
+    # Today's reading leaves the files alone: an ACK per segment, counting irrelevant.
+    assert all(v == (False, None) for v in _counting_by_flow(s2.scenario("lia")).values())
+    # linux: delayed ACKs and per-segment counting for every flow.
+    assert set(_counting_by_flow(s2.scenario("lia", options=Options(ack_reading="linux"))).values()) == {(True, "bytes")}
+    # seeds, RSF test bed (v0.93 on Linux 4.9): LIA and RSF-DB per ACK, regular TCP per segment.
+    seeds = Options(ack_reading="seeds")
+    assert set(_counting_by_flow(s2.scenario("lia", options=seeds)).values()) == {(True, "acks")}
+    assert set(_counting_by_flow(s2.scenario("rsf-db", options=seeds)).values()) == {(True, "acks")}
+    assert set(_counting_by_flow(s2.scenario("tcp", options=seeds)).values()) == {(True, "bytes")}
+    rsf_bytes = Options(ack_reading="seeds-rsf-bytes")
+    assert set(_counting_by_flow(s2.scenario("rsf-db", options=rsf_bytes)).values()) == {(True, "bytes")}
+    assert set(_counting_by_flow(s2.scenario("lia", options=rsf_bytes)).values()) == {(True, "acks")}
+    # seeds, Balia's test bed (v0.88 on Linux 3.11): the single-path Reno users per ACK too.
+    t3 = by_key["balia/table3"].scenario("balia", options=seeds)
+    kinds = {f["name"]: f["kind"] for f in t3["flows"]}
+    counted = _counting_by_flow(t3)
+    assert {kinds[n] for n in counted} == {"tcp", "mptcp"}
+    assert set(counted.values()) == {(True, "acks")}
+    with pytest.raises(ValueError, match="ack_reading"):
+        Options(ack_reading="sometimes")

@@ -47,6 +47,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="RSF: NetEm's default 1000-packet queue (default) or one bandwidth-delay product")
     p.add_argument("--balia-reading", choices=["two-link", "single-bottleneck"], default="two-link",
                    help="Balia Tables III/V: two 2 Mbps links (default) or one 4 Mbps bottleneck for every path")
+    p.add_argument("--ack-reading", choices=["quickack", "linux", "seeds", "seeds-rsf-bytes"], default="quickack",
+                   help="quickack: an ACK per segment (default); linux: delayed ACKs, every flow per acknowledged "
+                   "segment; seeds: delayed ACKs, multipath per ACK as the seeds' kernels, TCP as their Linux "
+                   "(4.9 per segment for RSF, 3.11 per ACK for Balia/Khalili), RSF per ACK; seeds-rsf-bytes: "
+                   "the same with RSF per segment")
     p.add_argument("--khalili-reading", choices=["capped", "uncapped"], default="capped",
                    help="Khalili: type-1 users behind a shared 10 Mbps access (default) or not")
     p.set_defaults(func=_main)
@@ -63,6 +68,7 @@ def _main(args: argparse.Namespace) -> int:
     try:
         options = Options(delay_reading=args.delay_reading, buffer_reading=args.buffer_reading,
                           balia_reading=args.balia_reading, khalili_reading=args.khalili_reading,
+                          ack_reading=args.ack_reading,
                           time_scale=args.time_scale)
     except ValueError as e:
         return fail(f"pathpool reproduce: {e}")

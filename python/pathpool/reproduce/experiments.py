@@ -65,6 +65,19 @@ def scenario_root() -> Path:
     return scenarios_dir()
 
 
+#: ``--ack-reading`` values and what each means (the report prints the chosen one).
+ACK_READINGS: dict[str, str] = {
+    "quickack": "an ACK per segment",
+    "linux": "delayed ACKs, every flow counts acknowledged segments",
+    "seeds": "delayed ACKs, multipath one step per ACK (v0.95), TCP per segment on Linux 4.9 (RSF) and per ACK on "
+             "Linux 3.11 (Balia, Khalili), RSF per ACK",
+    "seeds-rsf-bytes": "as seeds, RSF per acknowledged segment",
+}
+
+#: Algorithms the RSF paper introduced; the ``seeds`` readings count them separately.
+_RSF_ALGORITHMS = ("rsf-db", "rsf-lb")
+
+
 @dataclasses.dataclass(frozen=True)
 class Options:
     """Readings of parameters the papers leave out, and scaling for quick runs.
@@ -82,6 +95,17 @@ class Options:
     khalili_reading : {"capped", "uncapped"}
         Khalili's scenario: type-1 users behind a shared 10 Mbps access (default; the slides'
         numbers need it) or with link 1 and link 2 only.
+    ack_reading : {"quickack", "linux", "seeds", "seeds-rsf-bytes"}
+        How receivers acknowledge and how windows count what an ACK covers (see
+        :data:`ACK_READINGS`). ``quickack`` (default): an ACK per segment, so counting does not
+        matter. ``linux``: delayed ACKs (Linux's default), every flow grows per acknowledged
+        segment (Linux >= 4.0 ``tcp_cong_avoid_ai(tp, w, acked)``, RFC 6356). ``seeds``: delayed
+        ACKs, multipath algorithms one step per ACK as the seeds' out-of-tree MPTCP kernels
+        (v0.88-v0.95 ``mptcp_ccc_cong_avoid``); single-path TCP per acknowledged segment in the
+        RSF test bed (Linux 4.9) and one step per ACK in Balia's and Khalili's (Linux 3.11,
+        before the stretch-ACK counting of Linux 4.0); RSF-DB/LB per ACK.
+        ``seeds-rsf-bytes``: as ``seeds`` but RSF-DB/LB per acknowledged segment (the paper
+        does not say how they counted).
     time_scale : float
         Multiplies durations, start/stop times and measurement windows (tests use < 1).
     size_scale : float
@@ -92,6 +116,7 @@ class Options:
     buffer_reading: str = "netem"
     balia_reading: str = "two-link"
     khalili_reading: str = "capped"
+    ack_reading: str = "quickack"
     time_scale: float = 1.0
     size_scale: float = 1.0
 
@@ -101,6 +126,7 @@ class Options:
             "buffer_reading": ("netem", "bdp"),
             "balia_reading": ("two-link", "single-bottleneck"),
             "khalili_reading": ("capped", "uncapped"),
+            "ack_reading": tuple(ACK_READINGS),
         }
         for name, values in allowed.items():
             if getattr(self, name) not in values:
@@ -255,6 +281,7 @@ def _apply_readings(sc: dict, paper: str, o: Options) -> None:
         sc["links"] = [ln for ln in sc["links"] if ln["name"] != "access"]
         for p in sc["paths"]:
             p["links"] = [n for n in p["links"] if n != "access"]
+    _apply_ack_reading(sc, paper, o.ack_reading)
     if o.time_scale != 1.0:
         sc["duration"] = parse_seconds(sc["duration"]) * o.time_scale
         for fl in sc["flows"]:
@@ -265,6 +292,28 @@ def _apply_readings(sc: dict, paper: str, o: Options) -> None:
         for fl in sc["flows"]:
             if "size" in fl:
                 fl["size"] = max(DEFAULTS["mss"], int(parse_bytes(fl["size"]) * o.size_scale))
+
+
+def _counting(flow: dict, paper: str, reading: str) -> str:
+    """``bytes`` or ``acks`` for one flow under a ``seeds*`` reading (see :class:`Options`)."""
+    algorithm = flow.get("algorithm", "reno")
+    if flow.get("kind", "tcp") == "tcp" and algorithm in ("reno", "cubic"):
+        # Regular TCP: Linux 4.9 (RSF's v0.93 test bed) counts segments; Linux 3.11 (Balia's
+        # v0.88) still took one step per ACK.
+        return "bytes" if paper == "rsf" else "acks"
+    if algorithm in _RSF_ALGORITHMS:
+        return "bytes" if reading == "seeds-rsf-bytes" else "acks"
+    return "acks"
+
+
+def _apply_ack_reading(sc: dict, paper: str, reading: str) -> None:
+    if reading == "quickack":
+        return  # the scenario files' own setting: the simulator's default, an ACK per segment
+    for fl in sc["flows"]:
+        if fl.get("kind") == "rate":
+            continue
+        fl["delayed_ack"] = True
+        fl["counting"] = "bytes" if reading == "linux" else _counting(fl, paper, reading)
 
 
 def load_experiment(path: str | Path) -> Experiment:

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from pathpool.atomic import atomic_write_text
-from pathpool.reproduce.experiments import parse_rate, parse_seconds
+from pathpool.reproduce.experiments import ACK_READINGS, parse_rate, parse_seconds
 from pathpool.reproduce.figures import draw_all
 from pathpool.reproduce.verdict import TOLERANCE
 
@@ -204,7 +204,8 @@ def write_report(outcome) -> None:
     figs = draw_all(outcome)
     o = outcome.options
     readings = (f"delay reading `{o.delay_reading}`, buffer reading `{o.buffer_reading}`, Balia network "
-                f"`{o.balia_reading}`, Khalili access `{o.khalili_reading}`"
+                f"`{o.balia_reading}`, Khalili access `{o.khalili_reading}`, ACK reading `{o.ack_reading}` "
+                f"({ACK_READINGS[o.ack_reading]})"
                 + (f", time scale {o.time_scale:g}, size scale {o.size_scale:g}" if (o.time_scale, o.size_scale) != (1, 1) else ""))
     head = (f"Seeds: {len(outcome.seeds)} ({outcome.seeds[0]}..{outcome.seeds[-1]}); jobs: {outcome.timing['jobs']}; "
             f"simulation wall time {outcome.timing['simulate_s']:.0f} s. Readings: {readings}. "
