@@ -39,7 +39,7 @@ EXIT_SIGINT = 130
 EXIT_SIGTERM = 143
 
 
-def fail(message: str, code: int) -> int:
+def fail(message: str, code: int = EXIT_BAD_INPUT) -> int:
     """Print ``message`` as one line on stderr and return ``code`` (for ``return fail(...)``).
 
     A plain write, not rich: the message must reach the terminal verbatim (brackets included).
@@ -49,7 +49,7 @@ def fail(message: str, code: int) -> int:
     >>> fail("x.toml: duration: must be > 0", EXIT_BAD_INPUT)  # doctest: +SKIP
     2
     """
-    sys.stderr.write(message.rstrip("\n") + "\n")
+    sys.stderr.write(" ".join(str(message).split("\n")).rstrip() + "\n")
     return code
 
 

@@ -66,6 +66,30 @@ def _load(a: argparse.Namespace) -> int:
     return 0
 
 
+def _bench(a: argparse.Namespace) -> int:
+    from pathpool.kernel.bench import run_bench
+
+    try:
+        r = run_bench(a.duration, rate_mbps=a.rate_mbps, counting=a.counting)
+    except loader.KernelError as e:
+        _console.print(f"[red]{e}[/red]")
+        return 1
+    if a.json:
+        json.dump(r, sys.stdout, indent=1)
+        print()
+        return 0
+    t = Table(title=f"BPF callback cost, {r['duration_s']:g} s of traffic, counting "
+                    f"{r['counting']}\n{r['machine']}")
+    for c in ("algorithm", "callback", "calls", "ns/call", f"x {loader.YARDSTICK}"):
+        t.add_column(c)
+    for row in r["rows"]:
+        ns, ratio = row["ns_per_call"], row["ratio"]
+        t.add_row(row["algorithm"], row["callback"], str(row["calls"]),
+                  "-" if ns is None else f"{ns:.0f}", "-" if ratio is None else f"{ratio:.2f}")
+    _console.print(t)
+    return 0
+
+
 def _unload(_a: argparse.Namespace) -> int:
     try:
         gone = loader.unload()
@@ -221,6 +245,13 @@ def register(subparsers) -> None:
                    help="congestion-avoidance steps per acknowledged segment (default, RFC 6356 "
                         "and Linux) or per ACK (v0.95)")
     p.set_defaults(func=_load)
+    p = ks.add_parser("bench", help="ns per callback of every pp_* vs a minimal BPF Reno (root)")
+    p.add_argument("--duration", type=positive_float, default=10.0, help="traffic seconds (default 10)")
+    p.add_argument("--rate-mbps", type=positive_float, default=50.0, help="each path's rate (default 50)")
+    p.add_argument("--counting", choices=loader.COUNTINGS, default="bytes",
+                   help="congestion-avoidance steps per acknowledged segment or per ACK (default bytes)")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(func=_bench)
     p = ks.add_parser("unload", help="unregister everything pathpool loaded")
     p.set_defaults(func=_unload)
     p = ks.add_parser("status", help="what is registered")

@@ -199,10 +199,6 @@ def run(
     sc = load_scenario(scenario)
     seed_tuple = _check_seeds(sc.seeds if seeds is None else seeds, sc.origin)
     n_jobs = check_jobs(jobs, len(seed_tuple))
-    if n_jobs > 1:
-        from pathpool._mainguard import safe_workers
-
-        n_jobs = safe_workers(n_jobs)
     start = time.perf_counter()
     bar = _Progress(progress, sc, len(seed_tuple))
     try:
