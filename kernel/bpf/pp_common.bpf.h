@@ -53,6 +53,10 @@ __u64 pp_g_lia_ratio(struct pp_vset *s, int i);
 #error "define PP_ALGO before including pp_common.bpf.h"
 #endif
 
+/* Only LIA, OLIA and BALIA read their siblings. The others (Reno, RSF-DB, RSF-LB: every rule
+ * is the subflow's own) keep no connection state: no map lookup, no slot writes per ACK. */
+#define PP_COUPLED (PP_ALGO == PP_ALGO_LIA || PP_ALGO == PP_ALGO_OLIA || PP_ALGO == PP_ALGO_BALIA)
+
 char _license[] SEC("license") = "GPL";
 
 /* libbpf 1.1 has no bpf_core_cast(); declare the kfunc ourselves. */
@@ -70,13 +74,15 @@ volatile struct pp_tunables pp_tun = PP_TUNABLES_DEFAULT;
 #define TCP_CA_Recovery_ 3
 #define TCP_CA_Loss_ 4
 
+/* One cache line per slot: each subflow writes its own slot on every ACK, and subflows run on
+ * different CPUs; sharing a line would make every ACK a cache-line transfer. */
 struct pp_slot {
 	__u64 sk;        /* owner socket pointer; 0 = free */
 	__u64 w;         /* q16 window (ssthresh while in recovery) */
 	__u32 rtt_us;    /* srtt */
 	__u32 active;
 	__u64 lr;        /* OLIA l_r, bytes */
-};
+} __attribute__((aligned(64)));
 
 struct pp_conn_state {
 	struct pp_slot s[PP_MAX_SF];
@@ -105,6 +111,13 @@ struct pp_ca {
 };
 
 _Static_assert(sizeof(struct pp_ca) <= 104, "pp_ca must fit in icsk_ca_priv");
+_Static_assert((PP_MAX_SF & (PP_MAX_SF - 1)) == 0, "slot masks need a power of two");
+
+/* A new connection's state (pp_lia_init's values), from .rodata: a copy on the stack would
+ * not fit the 512-byte BPF stack with 8 cache-line slots. */
+static const struct pp_conn_state pp_conn_template = {
+	.lia = { .ratio_q32 = (pp_u64)PP_INC_ONE, .forced = 1, .recomputations = 0 },
+};
 
 static __always_inline struct inet_connection_sock *pp_csk(struct sock *sk)
 {
@@ -142,7 +155,7 @@ static __always_inline struct pp_conn_state *pp_state(struct pp_ca *ca)
 {
 	__u64 key = ca->conn;
 
-	if (!key)
+	if (!PP_COUPLED || !key)
 		return 0;
 	return bpf_map_lookup_elem(&pp_conns, &key);
 }
@@ -170,6 +183,15 @@ static __always_inline void pp_publish(struct sock *sk, struct pp_ca *ca, struct
 	st->s[k].rtt_us = tp->srtt_us >> 3;
 	st->s[k].lr = pp_olia_marks_l(&ca->marks);
 	st->s[k].active = 1;
+}
+
+/* This subflow's own view, as pp_publish would write it (fresher than its slot). */
+static __always_inline void pp_own_view(struct sock *sk, struct pp_ca *ca, struct pp_sf_view *v)
+{
+	v->w = pp_own_window(sk, ca);
+	v->rtt_us = pp_tp(sk)->srtt_us >> 3;
+	v->lr = pp_olia_marks_l(&ca->marks);
+	v->active = 1;
 }
 
 /* Copy the connection's slots into a view array. */
@@ -239,7 +261,7 @@ SEC("struct_ops/pp_init")
 void BPF_PROG(pp_init, struct sock *sk)
 {
 	struct pp_ca *ca = pp_ca(sk);
-	struct pp_conn_state *st, zero = {};
+	struct pp_conn_state *st;
 	__u64 key;
 	int k;
 
@@ -250,13 +272,14 @@ void BPF_PROG(pp_init, struct sock *sk)
 	ca->last_rtt_us = 0;
 	ca->conn = 0;
 	pp_loss_est_init(&ca->lest, pp_tp(sk)->delivered, pp_tp(sk)->lost);
+	if (!PP_COUPLED)
+		return;
 	key = pp_conn_of(sk);
 	if (!key)
 		return;
 	st = bpf_map_lookup_elem(&pp_conns, &key);
 	if (!st) {
-		pp_lia_init(&zero.lia);
-		bpf_map_update_elem(&pp_conns, &key, &zero, BPF_NOEXIST);
+		bpf_map_update_elem(&pp_conns, &key, (void *)&pp_conn_template, BPF_NOEXIST);
 		st = bpf_map_lookup_elem(&pp_conns, &key);
 		if (!st)
 			return;   /* map full: this subflow runs uncoupled Reno */
@@ -420,7 +443,22 @@ static __always_inline __s64 pp_algo_inc(struct sock *sk, struct pp_ca *ca, stru
 
 	if (!st || ca->slot >= PP_MAX_SF)
 		return pp_reno_inc(w);
+#if PP_ALGO == PP_ALGO_LIA
+	if (!st->lia.forced) {
+		/* pp_lia_ca_inc without a forced recomputation needs only the stored ratio and
+		 * whether a sibling takes part: no copy of the slots (the per-ACK common case). */
+		int k, n = 0;
+
+		PP_UNROLL
+		for (k = 0; k < PP_MAX_SF; k++)
+			n += k == (int)ca->slot || (st->s[k].sk && st->s[k].active);
+		w = pp_own_window(sk, ca);
+		return n > 1 ? pp_lia_inc(st->lia.ratio_q32, w) : pp_reno_inc(w);
+	}
+#endif
 	pp_views(st, vs.v);
+	/* The own slot from the socket itself: the slot is written once, after the step. */
+	pp_own_view(sk, ca, &vs.v[ca->slot & (PP_MAX_SF - 1)]);
 #if PP_ALGO == PP_ALGO_LIA
 	return pp_lia_ca_inc(&st->lia, &vs, ca->slot);
 #elif PP_ALGO == PP_ALGO_OLIA
@@ -469,7 +507,6 @@ void BPF_PROG(pp_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
 	} else {
 		credit = pp_ca_credit(acked, 0, 0, pp_counting_acks != 0);
 	}
-	pp_publish(sk, ca, st);
 	inc = pp_algo_inc(sk, ca, st);
 	cwnd = tp->snd_cwnd;
 	{

@@ -52,9 +52,9 @@ typedef unsigned long long pp_u64;
 typedef long long pp_s64;
 typedef unsigned int pp_u32;
 
-/* Subflows coupled per connection. 4 keeps the BPF verifier within its budget (each slot may be
- * active or not, and the verifier explores the combinations); further subflows run Reno. */
-#define PP_MAX_SF 4
+/* Subflows coupled per connection: 8, Linux MPTCP's own maximum (`ip mptcp limits`); further
+ * subflows run Reno. A power of two (slot indexes are masked for the verifier). */
+#define PP_MAX_SF 8
 #define PP_W_SHIFT 16
 #define PP_W_ONE (1ULL << PP_W_SHIFT)
 #define PP_INC_SHIFT 32
@@ -74,6 +74,11 @@ struct pp_sf_view {
 	pp_u32 rtt_us;     /* smoothed RTT; 0 = no sample yet (left out of rate sums) */
 	pp_u32 active;     /* 0 = slot unused / subflow closed */
 	pp_u64 lr;         /* OLIA: max(l1r, l2r) in bytes (bytes between losses) */
+};
+
+/* All slots of a connection, as the BPF global functions take them. */
+struct pp_vset {
+	struct pp_sf_view v[PP_MAX_SF];
 };
 
 PP_INLINE pp_u32 pp_clamp_rtt(pp_u32 rtt_us)
@@ -319,50 +324,91 @@ PP_INLINE int pp_olia_counted(const struct pp_sf_view *v, int k, int i)
 	return pp_participates(v, k, i) && v[k].rtt_us;
 }
 
+/* What OLIA's two passes over the slots collect. */
+struct pp_olia_acc {
+	pp_u64 w_max;     /* largest whole-segment window among the counted paths */
+	pp_u64 best_l;    /* l_r / rtt_r^2 maximum: its l ... */
+	pp_u64 n;         /* paths taking part */
+	pp_u64 n_m;       /* |M| */
+	pp_u64 n_bm;      /* |B \ M| */
+	pp_u32 best_rtt;  /* ... and its rtt */
+	pp_u32 any;
+};
+
+/*
+ * One slot of each pass, as a global BPF function: the verifier checks the body once with an
+ * unknown slot instead of walking every combination of the data-dependent branches of 8
+ * slots, which exceeds its 1M-instruction budget. vs holds PP_MAX_SF views.
+ */
+PP_SUBPROG int pp_olia_scan_max(const struct pp_vset *vs, int nsf, int k, int i,
+				struct pp_olia_acc *a)
+{
+	const struct pp_sf_view *v;
+	pp_u64 w;
+
+	if (!vs || !a || k < 0 || k >= PP_MAX_SF || k >= nsf || i < 0 || i >= PP_MAX_SF)
+		return 0;
+	v = vs->v;
+	if (!pp_participates(v, k, i))
+		return 0;
+	a->n++;
+	if (!v[k].rtt_us)
+		return 0;
+	/* M compares whole segments, as v0.95 does with snd_cwnd (and pathpool-cc). */
+	w = pp_clamp_w(v[k].w) >> PP_W_SHIFT;
+	if (w > a->w_max)
+		a->w_max = w;
+	if (!a->any || pp_olia_cmp(v[k].lr, v[k].rtt_us, a->best_l, a->best_rtt) >= 0) {
+		a->best_l = v[k].lr;
+		a->best_rtt = v[k].rtt_us;
+	}
+	a->any = 1;
+	return 0;
+}
+
+PP_SUBPROG int pp_olia_scan_sets(const struct pp_vset *vs, int nsf, int k, int i,
+				 struct pp_olia_acc *a)
+{
+	const struct pp_sf_view *v;
+	int m;
+
+	if (!vs || !a || k < 0 || k >= PP_MAX_SF || k >= nsf || i < 0 || i >= PP_MAX_SF)
+		return 0;
+	v = vs->v;
+	if (!pp_olia_counted(v, k, i))
+		return 0;
+	m = (pp_clamp_w(v[k].w) >> PP_W_SHIFT) == a->w_max;
+	a->n_m += m;
+	a->n_bm += !m && pp_olia_cmp(v[k].lr, v[k].rtt_us, a->best_l, a->best_rtt) == 0;
+	return 0;
+}
+
+/* v holds PP_MAX_SF views (the first nsf in use). */
 PP_INLINE pp_s64 pp_olia_inc(const struct pp_sf_view *v, int nsf, int i)
 {
+	const struct pp_vset *vs = (const struct pp_vset *)v;
+	struct pp_olia_acc a = { 0, 0, 0, 0, 0, 1, 0 };
 	struct pp_norm o;
-	pp_u64 w_max = 0, best_l = 0, first, a_mag, w_i;
-	pp_u32 best_rtt = 1;
-	pp_u64 n = 0, n_m = 0, n_bm = 0;
-	int k, i_in_m, i_in_bm, any = 0;
+	pp_u64 w_max, best_l, first, a_mag, w_i, n, n_m, n_bm;
+	pp_u32 best_rtt;
+	int k, i_in_m, i_in_bm;
 
 	if (!v[i].rtt_us)
 		return pp_reno_inc(v[i].w);   /* no RTT on this path yet: Reno */
 	pp_normalise(v, nsf, i, &o);
-	PP_UNROLL
-	for (k = 0; k < PP_MAX_SF; k++) {
-		pp_u64 w;
-
-		if (k >= nsf)
-			break;
-		if (!pp_participates(v, k, i))
-			continue;
-		n++;
-		if (!v[k].rtt_us)
-			continue;
-		/* M compares whole segments, as v0.95 does with snd_cwnd (and pathpool-cc). */
-		w = pp_clamp_w(v[k].w) >> PP_W_SHIFT;
-		w_max = w > w_max ? w : w_max;
-		if (!any || pp_olia_cmp(v[k].lr, v[k].rtt_us, best_l, best_rtt) >= 0) {
-			best_l = v[k].lr;
-			best_rtt = v[k].rtt_us;
-		}
-		any = 1;
-	}
 	/* Counts only (no per-path bitmasks): fewer distinct constants for the BPF verifier. */
 	PP_UNROLL
-	for (k = 0; k < PP_MAX_SF; k++) {
-		int m;
-
-		if (k >= nsf)
-			break;
-		if (!pp_olia_counted(v, k, i))
-			continue;
-		m = (pp_clamp_w(v[k].w) >> PP_W_SHIFT) == w_max;
-		n_m += m;
-		n_bm += !m && pp_olia_cmp(v[k].lr, v[k].rtt_us, best_l, best_rtt) == 0;
-	}
+	for (k = 0; k < PP_MAX_SF; k++)
+		pp_olia_scan_max(vs, nsf, k, i, &a);
+	PP_UNROLL
+	for (k = 0; k < PP_MAX_SF; k++)
+		pp_olia_scan_sets(vs, nsf, k, i, &a);
+	w_max = a.w_max;
+	best_l = a.best_l;
+	best_rtt = a.best_rtt;
+	n = a.n;
+	n_m = a.n_m;
+	n_bm = a.n_bm;
 	w_i = pp_clamp_w(v[i].w);
 	i_in_m = (w_i >> PP_W_SHIFT) == w_max;
 	i_in_bm = !i_in_m && pp_olia_cmp(v[i].lr, v[i].rtt_us, best_l, best_rtt) == 0;
@@ -833,10 +879,6 @@ PP_INLINE pp_u64 pp_window_q16(pp_u32 cwnd, pp_u64 frac)
 
 /* ------------------------------------------------ LIA's connection state (v0.95) ---------- */
 
-/* All slots of a connection, as the BPF global functions take them. */
-struct pp_vset {
-	struct pp_sf_view v[PP_MAX_SF];
-};
 
 /* LIA's ratio of a view set; the BPF objects route it through a global function (verifier). */
 #ifndef PP_LIA_RATIO_OF
@@ -854,6 +896,7 @@ struct pp_lia_state {
 	pp_u32 recomputations;
 };
 
+/* Keep in step with pp_conn_template (kernel/bpf/pp_common.bpf.h), the BPF side's copy. */
 PP_INLINE void pp_lia_init(struct pp_lia_state *s)
 {
 	s->ratio_q32 = (pp_u64)PP_INC_ONE;   /* "infinite": the min gives Reno's 1/w */

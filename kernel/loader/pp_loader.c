@@ -13,6 +13,7 @@
  *
  * Protocol on stdout (read by python/pathpool/kernel/loader.py), one line each:
  *   registered NAME        one per algorithm
+ *   prog NAME SEC ID       its programs' ids (for bpf_stats: `pathpool kernel bench`)
  *   error NAME STAGE: MSG  on failure (the libbpf/verifier log follows on stderr)
  *   READY                  all registered; the loader now waits for SIGTERM/SIGINT/SIGHUP
  * With --check it unregisters and exits 0 right after READY.
@@ -136,6 +137,18 @@ static int load_one(const char *path, const struct pp_tunables *tun)
 		fail(l->name, "register", err);
 	}
 	printf("registered %s\n", l->name);
+	{
+		struct bpf_program *prog;
+
+		bpf_object__for_each_program(prog, l->obj) {
+			struct bpf_prog_info info;
+			__u32 len = sizeof(info);
+
+			memset(&info, 0, sizeof(info));
+			if (!bpf_obj_get_info_by_fd(bpf_program__fd(prog), &info, &len))
+				printf("prog %s %s %u\n", l->name, bpf_program__name(prog), info.id);
+		}
+	}
 	fflush(stdout);
 	return 0;
 }

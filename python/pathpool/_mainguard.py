@@ -70,11 +70,12 @@ def safe_workers(n: int) -> int:
         return n
     import warnings
 
+    # stacklevel: past this function and the runner, to the user's call
     warnings.warn(
-        f"pathpool is called at {where}, outside `if __name__ == \"__main__\":`; worker processes "
+        f"pathpool.run is called at {where}, outside `if __name__ == \"__main__\":`; worker processes "
         f"would re-run the script, so the runs go one after another in this process. Put the call "
         f"under that guard to use {n} processes.",
         RuntimeWarning,
-        stacklevel=4,
+        stacklevel=3,
     )
     return 1

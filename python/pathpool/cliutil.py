@@ -13,8 +13,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-# One definition of the exit codes and of the one-line error, in pathpool.errors.
-from pathpool.errors import EXIT_BAD_INPUT, EXIT_FAILED, fail
+from pathpool import errors
+from pathpool.errors import EXIT_BAD_INPUT, EXIT_FAILED
 
 __all__ = [
     "EXIT_BAD_INPUT",
@@ -29,6 +29,11 @@ __all__ = [
     "scenario_arg",
     "seeds_arg",
 ]
+
+
+def fail(message: str, code: int = EXIT_BAD_INPUT) -> int:
+    """:func:`pathpool.errors.fail` with bad input (exit 2) as the default, the message kept on one line."""
+    return errors.fail(" ".join(str(message).splitlines()), code)
 
 
 def at_least(low: int) -> Callable[[str], int]:

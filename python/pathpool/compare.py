@@ -23,7 +23,6 @@ import argparse
 import json
 import math
 import os
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -43,12 +42,10 @@ COLUMNS = ["level", "flow", "subflow", "path", "metric", "unit", "sim_mean", "si
 
 
 def _ci95(x: np.ndarray) -> float:
-    from scipy import stats
+    """Half-width of the 95 % t-interval of the finite values of ``x`` (NaN with fewer than 2)."""
+    from pathpool.stats import t_half_width
 
-    x = x[np.isfinite(x)]
-    if x.size < 2:
-        return math.nan
-    return float(stats.t.ppf(0.975, x.size - 1) * x.std(ddof=1) / math.sqrt(x.size))
+    return t_half_width(x[np.isfinite(x)])
 
 
 def _per_run(flows: pd.DataFrame, subflows: pd.DataFrame) -> pd.DataFrame:
@@ -234,11 +231,7 @@ def command(a: argparse.Namespace) -> int:
     """Run ``pathpool compare`` with parsed arguments (parser: :mod:`pathpool.compare_cli`); exit status."""
     from rich.console import Console
 
-    from pathpool.errors import ScenarioError
-
-    def fail(msg: str, code: int) -> int:
-        sys.stderr.write(msg.rstrip("\n") + "\n")
-        return code
+    from pathpool.errors import ScenarioError, fail
 
     console = Console(highlight=False)
     out = Path(a.output)
@@ -253,8 +246,6 @@ def command(a: argparse.Namespace) -> int:
     else:
         if not a.scenario:
             return fail("give SCENARIO, or --sim DIR and --linux DIR", 2)
-        import tomllib
-
         from pathpool.kernel.loader import KernelError
         from pathpool.kernel.mapping import map_scenario
         from pathpool.kernel.run import run_linux
@@ -266,10 +257,8 @@ def command(a: argparse.Namespace) -> int:
             plan = map_scenario(sc, max_duration_s=a.max_duration)
         except ScenarioError as e:
             return fail(str(e), 2)
-        # Same duration on both sides (the test bed's is capped).
-        doc = tomllib.loads(sc.text)
-        doc["duration"] = plan.duration_s
-        sim_sc = load_scenario(doc)
+        # Same duration on both sides (the test bed's is capped): an override, as --set does.
+        sim_sc = load_scenario(sc, overrides=[f"duration={plan.duration_s!r}"])
         console.print(f"[dim]simulator: {plan.duration_s:g} s x {len(a.seeds or sc.seeds)} seeds[/dim]")
         sim_res = run(sim_sc, seeds=a.seeds)
         sim_res.write(out / "sim")

@@ -63,16 +63,10 @@ def check_jobs(jobs: int | None, n_tasks: int) -> int:
     (1, 3)
     """
     if jobs is None:
-        n = default_jobs(n_tasks)
-    elif isinstance(jobs, bool) or int(jobs) != jobs or jobs < 1:
+        return default_jobs(n_tasks)
+    if isinstance(jobs, bool) or int(jobs) != jobs or jobs < 1:
         raise ValueError(f"jobs must be an integer >= 1 (or None for one per core), got {jobs!r}")
-    else:
-        n = max(1, min(int(jobs), n_tasks))
-    if n == 1:
-        return n
-    from pathpool._mainguard import safe_workers
-
-    return safe_workers(n)
+    return max(1, min(int(jobs), n_tasks))
 
 
 def jobs_arg(text: str) -> int:

@@ -151,6 +151,10 @@ def _executor_map(
                 cluster.close()
         return
     n = check_jobs(workers, len(jobs))
+    if n > 1:
+        from pathpool._mainguard import safe_workers
+
+        n = safe_workers(n)
     if n == 1:
         for i, job in enumerate(jobs):
             yield i, run_job(job)

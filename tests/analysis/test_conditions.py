@@ -73,3 +73,27 @@ def test_responsiveness_identity_and_stability():
         assert r["abscissa"] < 0
         assert r["identity_error"] < 1e-8
         assert r["lower_bound"] <= r["eigenvalues"].real.min() + 1e-12
+
+
+@pytest.mark.parametrize("ratio", [1.01, 1.2, 1.4, 1.49, 1.51, 1.6, 2.0, 5.0, 50.0])
+def test_balia_c2_two_paths_fails_exactly_within_factor_1_5(ratio):
+    # Two paths: alpha = max x / x_r is 1 and `ratio`; the decrease (w/2) min(alpha, 1.5) is
+    # uncapped iff ratio < 1.5, and that is exactly where C2 fails (equal RTTs).
+    tau = np.full(2, 0.1)
+    rep = check_conditions("balia", np.array([100.0 * ratio, 100.0]), tau)
+    assert rep.C2 is (ratio >= 1.5)
+
+
+def test_balia_c2_three_paths_is_not_the_two_path_rule():
+    tau = np.full(3, 0.05)
+    rng = np.random.default_rng(3)
+    # Fails wherever the two largest rates are within a factor 1.5, whatever the third ...
+    for _ in range(30):
+        top = np.exp(rng.uniform(np.log(10), np.log(2000)))
+        x = np.array([top, top / rng.uniform(1.0, 1.49), top * np.exp(rng.uniform(-8, 0))])
+        assert check_conditions("balia", x, tau).C2 is False
+    # ... holds at most points where they are not ...
+    assert check_conditions("balia", np.array([300.0, 100.0, 50.0]), tau).C2 is True
+    # ... but also fails at some of those: the largest 1.6 times the middle one, the smallest
+    # 73 times below it (found in a 3000-point draw; 26 of 2373 such points fail).
+    assert check_conditions("balia", np.array([1.6 * 700.0, 700.0, 700.0 / 73.5]), tau).C2 is False

@@ -292,3 +292,32 @@ def test_split_capacity_best_response_stops_at_a_non_normalized_equilibrium():
     assert np.all(br.lam.sum(axis=1) <= 1.0 + 1e-12)
     np.testing.assert_allclose(br.lam[-1], [0.7, 0.3], atol=1e-12)
     np.testing.assert_allclose(game.solve((1.0, 2.0), 1.0).lam.ravel(), [11 / 30, 19 / 30], atol=1e-9)
+
+
+def test_closed_form_with_a_binding_lower_bound():
+    # Issue 14: z = (1, 2, 3, 4), p_hat = 0, B = 1 gave lambda_1 = -0.44. Player 1 sits at the
+    # bound; the others share B - lb with mu = (2 B + lb) / (B^2 (1/2 + 1/3 + 1/4)):
+    # lambda_i = 1 - mu / z_i = 1 - (2 + lb) / (13/12 z_i).
+    game = RentSeekingGame(1, 4, p_hat=0.0)
+    lb = 1e-9
+    lam = game.closed_form_single((1, 2, 3, 4), 1.0)
+    mu = (2 + lb) * 12 / 13
+    np.testing.assert_allclose(lam, [lb, 1 - mu / 2, 1 - mu / 3, 1 - mu / 4], rtol=1e-12)
+    assert lam.min() >= lb and lam.sum() == pytest.approx(1.0)
+    sol = game.solve((1, 2, 3, 4), 1.0)
+    np.testing.assert_allclose(sol.lam.ravel(), lam, atol=1e-9)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_closed_form_agrees_with_extragradient_on_random_weights(seed):
+    rng = np.random.default_rng(seed)
+    K = int(rng.integers(2, 6))
+    z = rng.uniform(0.2, 5.0, K)
+    p_hat = float(rng.choice([0.0, 0.05]))
+    game = RentSeekingGame(1, K, p_hat=p_hat)
+    lb = 1e-3
+    lam = game.closed_form_single(z, 1.0, lb=lb)
+    sol = game.solve(z, 1.0, lb=lb)
+    assert sol.kkt_residual < 1e-8
+    assert lam.min() >= lb - 1e-15
+    np.testing.assert_allclose(sol.lam.ravel(), lam, atol=1e-8)

@@ -116,12 +116,12 @@ def test_unsupported_flow_fields(flow, field, allowed):
     assert e.field == field and allowed in e.allowed, str(e)
 
 
-def test_more_than_four_subflows_is_refused():
-    links = [{"name": f"l{k}", "rate": "10Mbps"} for k in range(5)]
-    paths = [{"name": f"p{k}", "links": [f"l{k}"]} for k in range(5)]
+def test_more_than_eight_subflows_is_refused():
+    links = [{"name": f"l{k}", "rate": "10Mbps"} for k in range(9)]
+    paths = [{"name": f"p{k}", "links": [f"l{k}"]} for k in range(9)]
     e = _err(_scenario(links=links, paths=paths,
-                       flows=[{"name": "m", "kind": "mptcp", "paths": [f"p{k}" for k in range(5)]}]))
-    assert e.field == "flows[0].paths" and "at most 4" in e.allowed
+                       flows=[{"name": "m", "kind": "mptcp", "paths": [f"p{k}" for k in range(9)]}]))
+    assert e.field == "flows[0].paths" and "at most 8" in e.allowed
 
 
 def test_global_tunables_must_agree_and_slow_access_link_is_refused():

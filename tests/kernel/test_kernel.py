@@ -6,12 +6,14 @@ is missing. Total run time about 2 minutes (3 s transfers at 10 Mbit/s, one 30 s
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
 import statistics
 import subprocess
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -165,7 +167,7 @@ def kernel_env():
     loader.build()
     dmesg_before = _dmesg()
     yield
-    for prefix in ("ppt-", "ppu-", "ppd-"):
+    for prefix in ("ppt-", "ppu-", "ppd-", "ppe-"):
         assert wait_gone(prefix), f"a test-bed namespace {prefix}* was left behind"
     new = _dmesg()[len(dmesg_before):]
     bad = [line for line in new if any(w in line for w in ("WARNING", "BUG", "Call Trace",
@@ -303,3 +305,44 @@ def test_delay_emulator_within_1ms(kernel_env):
             # the Python prober on a loaded 2-core machine, never early.
             assert abs(med - want) < 1.0
             assert min(owd) >= want - 0.01
+
+
+def _conn_slots(prog_id: int) -> list[list[dict]]:
+    """The slots of every connection in the pp_conns map used by program ``prog_id``."""
+    prog = json.loads(subprocess.run(["bpftool", "prog", "show", "id", str(prog_id), "-j"],
+                                     capture_output=True, text=True, check=True).stdout)
+    out = []
+    for mid in prog.get("map_ids", []):
+        info = json.loads(subprocess.run(["bpftool", "map", "show", "id", str(mid), "-j"],
+                                         capture_output=True, text=True, check=True).stdout)
+        if info.get("name") != "pp_conns":
+            continue
+        dump = json.loads(subprocess.run(["bpftool", "map", "dump", "id", str(mid), "-j"],
+                                         capture_output=True, text=True, check=True).stdout)
+        out += [e["formatted"]["value"]["s"] for e in dump]
+    return out
+
+
+@pytest.mark.parametrize("cc", ["pp_lia", "pp_olia", "pp_balia"])
+def test_eight_subflows_are_all_coupled_and_carry_traffic(loaded, cc):
+    """Linux MPTCP's maximum of 8 subflows (`ip mptcp limits`): one connection over 8 paths
+    holds 8 slots of its connection state (all coupled, none left to run Reno), and every
+    subflow carries data."""
+    paths = [PathSpec(4.0, 0.0, queue_pkts=30) for _ in range(8)]
+    flows = [FlowSpec("m", "mptcp", cc, 0)]
+    with Testbed(paths, prefix="ppe-") as tb, ThreadPoolExecutor(1) as pool:
+        fut = pool.submit(tb.run_flows, flows, 4.0)
+        slots: list[list[dict]] = []
+        deadline = time.monotonic() + 3.5
+        while time.monotonic() < deadline and not any(
+                sum(1 for s in conn if s["sk"]) == 8 for conn in slots):
+            time.sleep(0.2)
+            slots = _conn_slots(loaded.prog_ids[cc]["pp_cong_avoid"])
+        raw = fut.result()
+        _, subs = records(tb, raw, flows)
+    assert any(sum(1 for s in conn if s["sk"] and s["active"]) == 8 for conn in slots), slots
+    acked = {s["path"]: s["acked_bytes"] for s in subs}
+    assert len(acked) == 8, subs
+    # Each path (4 Mbit/s, 4 s) carried at least 10% of what it can.
+    assert min(acked.values()) > 0.1 * 4e6 / 8 * 4, acked
+    assert wait_gone("ppe-")

@@ -22,6 +22,7 @@ import threading
 import time
 from pathlib import Path
 
+import numpy as np
 import pathpool
 import psutil
 import pytest
@@ -315,3 +316,50 @@ def test_json_of_timing_names_its_manifest(tmp_path, tiny_dict):
     import hashlib
 
     assert timing["manifest_sha256"] == hashlib.sha256((tmp_path / "r" / "manifest.json").read_bytes()).hexdigest()
+
+
+def test_sigterm_stops_reproduce_with_its_pool(tmp_path):
+    proc = _start("reproduce", "rsf", "--seeds", "2", "--jobs", "2", "--out", tmp_path / "rep", cwd=tmp_path)
+    try:
+        _wait_for(lambda: len(_workers(proc)) >= 2)
+        workers = _workers(proc)
+        time.sleep(1.0)
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=STOP_BOUND_S)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 143, err
+    assert err == "pathpool: terminated (SIGTERM); stopped\n"
+    _, alive = psutil.wait_procs(workers, timeout=STOP_BOUND_S)
+    assert not alive
+
+
+def test_seed_check_is_linear():
+    # 2 * 10^5 seeds: a quadratic duplicate check would make 2 * 10^10 comparisons (minutes);
+    # the last one repeats the first and must still be found.
+    from pathpool.errors import ScenarioError
+    from pathpool.sim.runner import _check_seeds
+
+    seeds = list(range(200_000))
+    assert _check_seeds(seeds, "<test>") == tuple(seeds)
+    with pytest.raises(ScenarioError, match="seed 0 is listed twice"):
+        _check_seeds([*seeds, 0], "<test>")
+
+
+def test_sliced_run_equals_one_uninterrupted_run(tiny_dict):
+    # run_scenario advances in wall-time-sized slices of simulated time (to look for signals);
+    # Simulation.finish() runs to the end in one call. Every table must be the same.
+    import tomli_w
+    from pathpool import _core
+
+    text = tomli_w.dumps({**tiny_dict, "duration": "20s"})
+    for seed in (1, 2):
+        sliced = _core.run_scenario(text, "<t>", seed, lambda f: None)
+        whole = _core.Simulation(text, "<t>", seed).finish()
+        for name in ("flows", "subflows", "links", "series"):
+            np.testing.assert_equal(sliced[name], whole[name])  # NaN equals NaN here
+        assert sliced["series"]["value"] == whole["series"]["value"]  # (dtype, bytes): exact
+        assert {k: v for k, v in sliced["stats"].items() if k != "wall_s"} == {
+            k: v for k, v in whole["stats"].items() if k != "wall_s"
+        }

@@ -164,3 +164,156 @@ def test_cli_rejects_bad_seed_list(tiny_path, tmp_path, cli):
     r = cli("run", tiny_path, "-o", tmp_path / "out", "--seeds", "1,two")
     assert r.code == 2
     assert "bad seed 'two'" in r.err
+
+
+# --- the bad-input corpus (issue 14): one small file per mistake, tests/bad_scenarios/ ---------
+
+CORPUS = Path(__file__).resolve().parents[1] / "bad_scenarios"
+CORPUS_FILES = sorted(CORPUS.glob("*.toml"))
+
+
+def _expected(path: Path) -> list[str]:
+    first = path.read_text(encoding="utf-8").splitlines()[0]
+    assert first.startswith("# expect: "), f"{path.name}: first line must be '# expect: ...'"
+    return [part.strip() for part in first.removeprefix("# expect: ").split("|")]
+
+
+def test_corpus_is_there():
+    assert len(CORPUS_FILES) >= 30
+
+
+@pytest.mark.parametrize("path", CORPUS_FILES, ids=[p.stem for p in CORPUS_FILES])
+def test_bad_input_corpus(path):
+    with pytest.raises(ScenarioError) as info:
+        pathpool.load_scenario(path)
+    text = str(info.value)
+    assert "\n" not in text
+    for part in _expected(path):
+        assert part in text, f"{path.name}: {part!r} not in {text!r}"
+
+
+def test_cli_refuses_corpus_file_with_exit_2(cli):
+    r = cli("validate", str(CORPUS / "name_dotdot.toml"))
+    assert r.code == 2
+    assert "name_dotdot.toml:2:8: name: " in r.err and "Traceback" not in r.err
+
+
+@pytest.mark.parametrize(
+    "value, kind",
+    [(None, "NoneType"), (b"10Mbps", "bytes"), ({1, 2}, "set"), (object(), "object")],
+    ids=["none", "bytes", "set", "object"],
+)
+def test_dict_values_that_are_not_toml_name_the_field(tiny_dict, value, kind):
+    tiny_dict["links"][1]["rate"] = value
+    with pytest.raises(ScenarioError) as info:
+        pathpool.load_scenario(tiny_dict)
+    e = info.value
+    assert e.field == "links[1].rate"
+    assert kind in e.message
+
+
+def test_dict_huge_integer_gives_a_located_error_not_serde(tiny_dict):
+    tiny_dict["duration"] = 10**30
+    with pytest.raises(ScenarioError) as info:
+        pathpool.load_scenario(tiny_dict)
+    e = info.value
+    assert e.field == "duration"
+    assert "serde" not in str(e) and "untagged" not in str(e)
+
+
+def test_large_runs_can_be_allowed():
+    path = CORPUS / "events_too_many.toml"
+    sc = pathpool.load_scenario(path, allow_large=True)
+    assert sc.duration_s == 1e6
+
+
+# --- overrides (--set) -------------------------------------------------------------------------
+
+
+def test_overrides_apply_before_validation(tiny_path, tmp_path):
+    sc = pathpool.load_scenario(tiny_path, overrides=["links.lb.rate=20Mbps", "duration=3", "flows.0.start=1s"])
+    links = {ln["name"]: ln for ln in sc.spec["links"]}
+    assert links["lb"]["rate_bps"] == 20e6
+    assert sc.duration_s == 3.0
+    assert sc.spec["flows"][0]["start_s"] == 1.0
+    # The text a run uses is the overridden one, and validates to the same scenario.
+    again = pathpool.load_scenario(_as_file(tmp_path, sc.text))
+    assert again.spec["links"] == sc.spec["links"] and again.duration_s == 3.0
+
+
+def _as_file(d: Path, text: str) -> Path:
+    p = d / "rendered.toml"
+    p.write_text(text, encoding="utf-8")
+    return p
+
+
+@pytest.mark.parametrize(
+    "override, field, part",
+    [
+        ("links.lb.rate=20MBps", "links[1].rate", "unknown rate unit"),
+        ("links.nope.rate=20Mbps", "links", "no element \"nope\""),
+        ("duration", "", "FIELD=VALUE"),
+        ("flows.0.kind=udp", "flows[0].kind", "unknown flow kind"),
+        ("duration=1e30s", "duration", "longer than the largest allowed"),
+    ],
+)
+def test_override_errors_name_the_override(tiny_path, override, field, part):
+    with pytest.raises(ScenarioError) as info:
+        pathpool.load_scenario(tiny_path, overrides=[override])
+    e = info.value
+    assert e.origin == f"{tiny_path}: --set {override}"
+    assert e.line is None and (e.field or "") == field and part in e.message
+    assert str(e).startswith(f"{tiny_path}: --set {override}: ")
+
+
+def test_error_outside_overrides_keeps_its_file_line(tmp_path, good):
+    text = good.replace('algorithm = "lia"', 'algorithm = "lai"')
+    path = _write(tmp_path, text)
+    with pytest.raises(ScenarioError) as info:
+        pathpool.load_scenario(path, overrides=["duration=5"])
+    assert info.value.line == _line_of(text, '"lai"') and info.value.origin == str(path)
+
+
+# --- the validated scenario handed over by Rust -------------------------------------------------
+
+
+def test_spec_has_si_units_and_defaults(tiny_path):
+    sc = pathpool.load_scenario(tiny_path)
+    spec = sc.spec
+    assert spec["name"] == sc.name and spec["duration_s"] == sc.duration_s
+    for ln in spec["links"]:
+        assert isinstance(ln["rate_bps"], int) and isinstance(ln["delay_s"], float)
+        assert (ln["buffer_packets"] is None) != (ln["buffer_bytes"] is None)
+    f = spec["flows"][0]
+    defaults = pathpool.sim.scenario.DEFAULTS
+    assert f["mss"] == defaults["mss"] == 1448
+    assert f["rcv_buffer_bytes"] == defaults["rcv_buffer_bytes"]
+    assert f["send_jitter_s"] == defaults["send_jitter_s"] == 0.0005
+    assert [x["index"] for x in spec["flows"]] == list(range(len(spec["flows"])))
+
+
+def test_reproduce_table_is_passed_through_untyped(tmp_path):
+    from pathpool.reproduce.experiments import scenario_root
+
+    path = scenario_root() / "rsf2020" / "fig4_bandwidth.toml"
+    sc = pathpool.load_scenario(path)
+    assert sc.extensions["reproduce"]["paper"] == "rsf"
+    assert "[reproduce]" not in sc.text and "reproduce" not in pathpool.load_scenario(_as_file(tmp_path, sc.text)).extensions
+
+
+def test_huge_seed_ranges_are_refused_before_expansion():
+    from pathpool.sim.runner import MAX_SEEDS, parse_seeds
+
+    with pytest.raises(ValueError, match=f"100000000 seeds given; at most {MAX_SEEDS}"):
+        parse_seeds("1-100000000")
+    assert len(parse_seeds("1-200000", max_seeds=None)) == 200000
+    assert parse_seeds("3,1-2") == [3, 1, 2]
+
+
+def test_many_distinct_seeds_are_accepted_and_one_repeat_refused(tiny_dict):
+    from pathpool.sim.runner import _check_seeds
+
+    seeds = list(range(100000))
+    assert _check_seeds(seeds, "<x>") == tuple(seeds)
+    with pytest.raises(ScenarioError, match="seed 99998 is listed twice"):
+        _check_seeds([*seeds[:-1], 99998], "<x>")

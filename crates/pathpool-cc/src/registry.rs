@@ -42,6 +42,8 @@ pub struct AlgorithmInfo {
     pub params: &'static [ParamInfo],
     /// True if subflows are coupled (the algorithm reads its siblings).
     pub coupled: bool,
+    /// Builds the controller from validated parameters.
+    pub(crate) build: Builder,
 }
 
 /// Why an algorithm could not be built.
@@ -128,13 +130,13 @@ pub fn build_with_counting(
         });
     };
     check_known(&CATALOG[k], params)?;
-    BUILDERS[k](params, n_subflows, counting)
+    (CATALOG[k].build)(params, n_subflows, counting)
 }
 
-type Builder = fn(&Params, usize, Counting) -> Result<Box<dyn Controller>, CcError>;
+pub(crate) type Builder = fn(&Params, usize, Counting) -> Result<Box<dyn Controller>, CcError>;
 
-// `CATALOG[k]` is built by `BUILDERS[k]`; a test checks every built controller reports the
-// catalogue name of its slot.
+// One table: each entry carries its own builder (a test checks every built controller reports
+// the name of the entry that built it).
 static CATALOG: [AlgorithmInfo; 12] = [
     algos::reno::INFO,
     algos::cubic::INFO,
@@ -148,21 +150,6 @@ static CATALOG: [AlgorithmInfo; 12] = [
     algos::generalized::INFO,
     algos::rsf::DB_INFO,
     algos::rsf::LB_INFO,
-];
-
-static BUILDERS: [Builder; 12] = [
-    algos::reno::build,
-    algos::cubic::build,
-    algos::wischik::build_ewtcp,
-    algos::wischik::build_coupled,
-    algos::wischik::build_semicoupled,
-    algos::wischik::build_max,
-    algos::lia::build,
-    algos::olia::build,
-    algos::balia::build,
-    algos::generalized::build,
-    algos::rsf::build_db,
-    algos::rsf::build_lb,
 ];
 
 /// Rejects any parameter the algorithm does not declare.

@@ -19,9 +19,11 @@ use std::time::{Duration, Instant};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
 
+use pathpool_sim::config::{Limits, Options};
 use pathpool_sim::output::{FlowRecord, LinkRecord, RunOutput, RunStats, Series, SubflowRecord};
 use pathpool_sim::{ConfigError, Scenario};
 
+mod rules;
 mod stepper;
 
 /// The Python exception classes live in `pathpool.errors` (so they have docstrings, pickle
@@ -306,21 +308,280 @@ fn algorithms(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
     Ok(out)
 }
 
+/// A TOML value as the plain Python value tomllib would give (datetimes as their TOML text).
+fn toml_to_py<'py>(py: Python<'py>, v: &toml::Value) -> PyResult<Bound<'py, PyAny>> {
+    Ok(match v {
+        toml::Value::String(s) => s.into_pyobject(py)?.into_any(),
+        toml::Value::Integer(i) => i.into_pyobject(py)?.into_any(),
+        toml::Value::Float(f) => f.into_pyobject(py)?.into_any(),
+        toml::Value::Boolean(b) => b.into_pyobject(py)?.to_owned().into_any(),
+        toml::Value::Datetime(d) => d.to_string().into_pyobject(py)?.into_any(),
+        toml::Value::Array(a) => {
+            let l = PyList::empty(py);
+            for x in a {
+                l.append(toml_to_py(py, x)?)?;
+            }
+            l.into_any()
+        }
+        toml::Value::Table(t) => {
+            let d = PyDict::new(py);
+            for (k, x) in t {
+                d.set_item(k, toml_to_py(py, x)?)?;
+            }
+            d.into_any()
+        }
+    })
+}
+
+fn secs(ns: u64) -> f64 {
+    ns as f64 / 1e9
+}
+
+/// The validated scenario as plain Python data: SI units (seconds, bit/s, bytes), defaults
+/// filled, names instead of indices, `count` expanded. `pathpool.sim.scenario` documents it.
+fn spec_dict<'py>(py: Python<'py>, sc: &Scenario) -> PyResult<Bound<'py, PyDict>> {
+    use pathpool_sim::config::{AckRoute, App, Scheduler};
+    use pathpool_sim::link::Buffer;
+    let d = PyDict::new(py);
+    d.set_item("name", &sc.name)?;
+    d.set_item("description", &sc.description)?;
+    d.set_item("duration_s", secs(sc.duration))?;
+    d.set_item("seeds", sc.seeds.clone())?;
+    d.set_item("metrics_interval_s", secs(sc.sample_interval))?;
+    let links = PyList::empty(py);
+    for l in &sc.links {
+        let x = PyDict::new(py);
+        x.set_item("name", &l.name)?;
+        x.set_item("rate_bps", l.rate_bps)?;
+        x.set_item("delay_s", secs(l.delay))?;
+        let (packets, bytes) = match l.buffer {
+            Buffer::Packets(n) => (Some(n), None),
+            Buffer::Bytes(b) => (None, Some(b)),
+        };
+        x.set_item("buffer_packets", packets)?;
+        x.set_item("buffer_bytes", bytes)?;
+        x.set_item("loss", l.loss)?;
+        let gilbert = match &l.gilbert {
+            None => None,
+            Some(g) => {
+                let gd = PyDict::new(py);
+                gd.set_item("p", g.p)?;
+                gd.set_item("r", g.r)?;
+                gd.set_item("loss_good", g.loss_good)?;
+                gd.set_item("loss_bad", g.loss_bad)?;
+                Some(gd)
+            }
+        };
+        x.set_item("gilbert", gilbert)?;
+        let reorder = match &l.reorder {
+            None => None,
+            Some(r) => {
+                let rd = PyDict::new(py);
+                rd.set_item("probability", r.probability)?;
+                rd.set_item("extra_delay_s", secs(r.extra_delay))?;
+                Some(rd)
+            }
+        };
+        x.set_item("reorder", reorder)?;
+        links.append(x)?;
+    }
+    d.set_item("links", links)?;
+    let link_name = |i: &usize| sc.links[*i].name.clone();
+    let paths = PyList::empty(py);
+    for p in &sc.paths {
+        let x = PyDict::new(py);
+        x.set_item("name", &p.name)?;
+        x.set_item("links", p.links.iter().map(link_name).collect::<Vec<_>>())?;
+        match &p.ack {
+            AckRoute::Delay(t) => {
+                x.set_item("ack_links", None::<Vec<String>>)?;
+                x.set_item("ack_delay_s", Some(secs(*t)))?;
+            }
+            AckRoute::Links(v) => {
+                x.set_item(
+                    "ack_links",
+                    Some(v.iter().map(link_name).collect::<Vec<_>>()),
+                )?;
+                x.set_item("ack_delay_s", None::<f64>)?;
+            }
+        }
+        paths.append(x)?;
+    }
+    d.set_item("paths", paths)?;
+    let flows = PyList::empty(py);
+    for (f, &index) in sc.flows.iter().zip(&sc.flow_origin) {
+        let x = PyDict::new(py);
+        x.set_item("name", &f.name)?;
+        x.set_item("index", index)?;
+        x.set_item("written", sc.flow_fields[index].clone())?;
+        x.set_item("kind", f.kind.as_str())?;
+        x.set_item(
+            "paths",
+            f.paths
+                .iter()
+                .map(|&p| sc.paths[p].name.clone())
+                .collect::<Vec<_>>(),
+        )?;
+        x.set_item("algorithm", &f.algorithm)?;
+        let params = PyDict::new(py);
+        for (k, v) in f.params.iter() {
+            match v {
+                pathpool_cc::ParamValue::Number(n) => params.set_item(k, *n)?,
+                pathpool_cc::ParamValue::Bool(b) => params.set_item(k, *b)?,
+                pathpool_cc::ParamValue::Text(t) => params.set_item(k, t)?,
+            }
+        }
+        x.set_item("params", params)?;
+        x.set_item("counting", f.counting.name())?;
+        x.set_item(
+            "scheduler",
+            match f.scheduler {
+                Scheduler::MinRtt => "minrtt",
+                Scheduler::RoundRobin => "roundrobin",
+            },
+        )?;
+        let (app, size) = match f.app {
+            App::Bulk => ("bulk", None),
+            App::File(b) => ("file", Some(b)),
+        };
+        x.set_item("app", app)?;
+        x.set_item("size_bytes", size)?;
+        x.set_item("start_s", secs(f.start))?;
+        x.set_item("stop_s", f.stop.map(secs))?;
+        x.set_item("start_jitter_s", secs(f.start_jitter))?;
+        x.set_item("send_jitter_s", secs(f.send_jitter))?;
+        x.set_item("mss", f.mss)?;
+        x.set_item("rcv_buffer_bytes", f.rcv_buffer)?;
+        x.set_item("delayed_ack", f.delayed_ack)?;
+        let rate = match &f.rate {
+            None => None,
+            Some(r) => {
+                let rd = PyDict::new(py);
+                rd.set_item("rates_pps", r.rates.clone())?;
+                rd.set_item("block_length", r.block_length)?;
+                rd.set_item("source_per_block", r.source_per_block)?;
+                rd.set_item("deadline_s", secs(r.deadline))?;
+                rd.set_item("feedback_interval_s", secs(r.feedback_interval))?;
+                rd.set_item("controller", &r.controller)?;
+                Some(rd)
+            }
+        };
+        x.set_item("rate", rate)?;
+        flows.append(x)?;
+    }
+    d.set_item("flows", flows)?;
+    Ok(d)
+}
+
+#[allow(clippy::result_large_err)] // ConfigError is the simulator's; it only crosses here
+fn checked_scenario(
+    text: &str,
+    origin: &str,
+    options: &Options,
+    allow_large: bool,
+) -> Result<Scenario, ConfigError> {
+    let sc = Scenario::from_toml_str_with(text, origin, options)?;
+    if !allow_large {
+        sc.check_limits(&Limits::default())?;
+    }
+    Ok(sc)
+}
+
 /// Validate a scenario (TOML text) without running it.
 ///
-/// Returns {"name", "origin", "seeds", "duration_s"}; raises `pathpool.ScenarioError`.
+/// `overrides`: `FIELD=VALUE` strings applied before validation (`--set`); `extensions`:
+/// top-level tables that belong to the caller, handed back untyped; `rate_controllers`: the
+/// labels a rate flow's `controller` may carry (None: any); `allow_large`: skip the run-cost
+/// limits. Returns {"name", "origin", "seeds", "duration_s", "text" (the TOML a run uses),
+/// "spec" (the whole validated scenario, SI units), "extensions", "estimate" (events,
+/// memory_bytes and series_rows of one seed, the numbers the limits compare)}; raises
+/// `pathpool.ScenarioError`.
 #[pyfunction]
+#[allow(clippy::result_large_err)] // the closure's ConfigError, as in `parse`
+#[pyo3(signature = (text, origin, overrides=None, extensions=None, rate_controllers=None, allow_large=false))]
 fn validate_scenario<'py>(
     py: Python<'py>,
     text: &str,
     origin: &str,
+    overrides: Option<Vec<String>>,
+    extensions: Option<Vec<String>>,
+    rate_controllers: Option<Vec<String>>,
+    allow_large: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let sc = parse(py, text, origin)?;
+    let options = Options {
+        overrides: overrides.unwrap_or_default(),
+        extensions: extensions.unwrap_or_default(),
+        rate_controllers,
+    };
+    let owned_text = text.to_string();
+    let owned_origin = origin.to_string();
+    let checked = guarded(py, move || {
+        checked_scenario(&owned_text, &owned_origin, &options, allow_large)
+    })?;
+    let sc = checked.map_err(|e| scenario_error(py, &e))?;
     let d = PyDict::new(py);
     d.set_item("name", sc.name())?;
     d.set_item("origin", origin)?;
     d.set_item("seeds", sc.seeds().to_vec())?;
     d.set_item("duration_s", sc.duration_s())?;
+    d.set_item("text", &sc.text)?;
+    d.set_item("spec", spec_dict(py, &sc)?)?;
+    let ext = PyDict::new(py);
+    for (k, v) in &sc.extensions {
+        ext.set_item(k, toml_to_py(py, v)?)?;
+    }
+    d.set_item("extensions", ext)?;
+    let est = sc.estimate();
+    let ed = PyDict::new(py);
+    ed.set_item("events", est.events)?;
+    ed.set_item("memory_bytes", est.memory_bytes)?;
+    ed.set_item("series_rows", est.series_rows)?;
+    d.set_item("estimate", ed)?;
+    Ok(d)
+}
+
+/// Convert one quantity as written in a scenario to SI (`kind`: "time" -> seconds, "rate" ->
+/// bit/s, "size" -> bytes, "probability"), with the simulator's own unit rules; raises
+/// ValueError naming the allowed units.
+#[pyfunction]
+fn quantity(kind: &str, value: &Bound<'_, PyAny>) -> PyResult<f64> {
+    use pathpool_sim::units;
+    if value.is_instance_of::<pyo3::types::PyBool>() {
+        return Err(pyo3::exceptions::PyValueError::new_err(format!(
+            "{value} is not a {kind}"
+        )));
+    }
+    if let Ok(x) = value.extract::<f64>() {
+        return Ok(x);
+    }
+    let text: String = value
+        .extract()
+        .map_err(|_| pyo3::exceptions::PyValueError::new_err(format!("{value} is not a {kind}")))?;
+    let r = match kind {
+        "time" => units::seconds(&text),
+        "rate" => units::rate_bps(&text),
+        "size" => units::bytes(&text),
+        "probability" => units::fraction(&text),
+        _ => Err(format!(
+            "unknown quantity kind {kind:?} (allowed: time, rate, size, probability)"
+        )),
+    };
+    r.map_err(pyo3::exceptions::PyValueError::new_err)
+}
+
+/// The simulator's defaults for omitted fields, in SI units, and its count limits.
+#[pyfunction]
+fn defaults(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
+    use pathpool_sim::config as c;
+    let d = PyDict::new(py);
+    d.set_item("mss", c::DEFAULT_MSS)?;
+    d.set_item("rcv_buffer_bytes", c::DEFAULT_RCV_BUFFER)?;
+    d.set_item("buffer_packets", c::DEFAULT_BUFFER_PACKETS)?;
+    d.set_item("send_jitter_s", secs(c::DEFAULT_SEND_JITTER))?;
+    d.set_item("deadline_s", secs(c::DEFAULT_DEADLINE))?;
+    d.set_item("feedback_interval_s", secs(c::DEFAULT_FEEDBACK_INTERVAL))?;
+    d.set_item("max_seeds", c::MAX_SEEDS)?;
+    d.set_item("max_flows", c::MAX_FLOWS)?;
     Ok(d)
 }
 
@@ -426,7 +687,10 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(algorithms, m)?)?;
     m.add_function(wrap_pyfunction!(validate_scenario, m)?)?;
     m.add_function(wrap_pyfunction!(run_scenario, m)?)?;
+    m.add_function(wrap_pyfunction!(quantity, m)?)?;
+    m.add_function(wrap_pyfunction!(defaults, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_for_test, m)?)?;
+    m.add_function(wrap_pyfunction!(rules::window_rules, m)?)?;
     m.add_class::<stepper::Simulation>()?;
     Ok(())
 }

@@ -27,15 +27,16 @@ pub enum Ev {
     Rto(u32, u16),
     /// The delayed-ACK timer of (connection, subflow) may have expired.
     DelAck(u32, u16),
-    /// A connection's application starts.
+    /// An endpoint's application starts (a connection or a rate flow).
     Start(u32),
-    /// A connection's application stops offering new data.
+    /// An endpoint's application stops offering new data.
     Stop(u32),
     /// Take one sample of every time series.
     Sample,
-    /// Rate flow `.0`: pacing timer of path `.1`, or its start, stop or receiver report
-    /// (`crate::sim::rate::CODE_*`).
-    Rate(u32, u16),
+    /// A rate flow's receiver sends a report.
+    Report(u32),
+    /// The pacing timer of (rate flow, path).
+    Pace(u32, u16),
 }
 
 /// What a heap entry stands for: an event, or the head of a lane.

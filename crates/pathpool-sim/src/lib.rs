@@ -14,18 +14,21 @@ pub mod event;
 pub mod link;
 pub mod metrics;
 pub mod mptcp;
+mod net;
 pub mod output;
 pub mod packet;
+mod rate;
 pub mod rng;
 mod sim;
 pub mod tcp;
 pub mod time;
+mod transport;
 pub mod units;
 
 pub use config::{ConfigError, Scenario};
 pub use metrics::jain_index;
 pub use output::{FlowRecord, LinkRecord, RunOutput, RunStats, Series, SubflowRecord};
-pub use sim::rate::{PathCounters, RateFeedback, RateInfo};
+pub use rate::{PathCounters, RateFeedback, RateInfo};
 pub use sim::SimError;
 
 /// Run one seed of a scenario.

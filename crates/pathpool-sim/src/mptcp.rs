@@ -166,6 +166,10 @@ pub struct Conn {
     pub ack_packets: u64,
     /// Delivered bytes at the previous sample (for the goodput time series).
     pub sampled_delivered: u64,
+    /// Byte counts when the application stopped (`stop`), for its rates: `(delivered, per
+    /// subflow (acked, wire))`. Data sent before `stop` keeps arriving after it; counting
+    /// it over `stop - start` would report more than the path can carry.
+    pub at_stop: Option<(u64, Vec<(u64, u64)>)>,
 }
 
 impl Conn {

@@ -17,11 +17,14 @@ pub struct FlowRecord {
     pub start_s: f64,
     /// When the flow stopped sending (its stop time, completion, or the end of the run).
     pub end_s: f64,
-    /// Bytes delivered in order to the receiving application, each byte once.
+    /// Bytes delivered in order to the receiving application by `end_s`, each byte once. For
+    /// a flow with `stop` that is the bytes delivered by its stop time: data sent before it
+    /// that arrives later is not counted (it would make the goodput of a short flow exceed
+    /// its path's capacity).
     pub delivered_bytes: u64,
-    /// `delivered_bytes * 8 / (end_s - start_s)`.
+    /// `delivered_bytes * 8 / (end_s - start_s)`: the goodput over the flow's active interval.
     pub goodput_bps: f64,
-    /// Bytes put on the wire by the sender, retransmissions included, per second.
+    /// Bytes put on the wire by the sender by `end_s`, retransmissions included, per second.
     pub throughput_bps: f64,
     pub sent_packets: u64,
     pub retransmitted_packets: u64,
@@ -56,7 +59,8 @@ pub struct SubflowRecord {
     pub subflow: u32,
     /// Name of the path (route) the subflow uses.
     pub path: String,
-    /// Distinct data bytes this subflow got acknowledged (its share of the goodput).
+    /// Distinct data bytes this subflow got acknowledged by the flow's `end_s` (its share of
+    /// the goodput).
     pub acked_bytes: u64,
     pub goodput_bps: f64,
     pub throughput_bps: f64,

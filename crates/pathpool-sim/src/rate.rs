@@ -63,23 +63,19 @@
 
 use std::collections::VecDeque;
 
-use super::{Route, World, NO_EVENT};
 use crate::config::{FlowSpec, Scenario};
 use crate::event::Ev;
+use crate::event::EventQueue;
+use crate::net::{Net, Path, Route, NO_EVENT};
+use crate::output::Series;
 use crate::output::{FlowRecord, RunOutput, SubflowRecord};
 use crate::packet::{Packet, ACK_BYTES, HEADER_BYTES};
 use crate::rng::Stream;
 use crate::sim::SimError;
+use crate::sim::{Endpoint, World};
 use crate::time::{secs, serialisation, Nanos, NS_PER_SEC};
 use crate::Simulation;
 
-/// Marks `Packet::conn` of a rate flow's packets (the rest is the index into the rate flows).
-pub(crate) const RATE_FLAG: u32 = 1 << 31;
-/// Event codes of `Ev::Rate(flow, code)` besides a path index (pacing timer of that path).
-pub(crate) const CODE_START: u16 = u16::MAX;
-pub(crate) const CODE_STOP: u16 = u16::MAX - 1;
-pub(crate) const CODE_REPORT: u16 = u16::MAX - 2;
-/// Most paths a rate flow may have (the codes above must stay free).
 pub const MAX_RATE_PATHS: usize = 1024;
 
 /// Per-path counters of the receiver, as in `pathpool.ratecontrol.stream.Feedback`.
@@ -428,6 +424,7 @@ impl RateFlow {
         seed: u64,
         links: &[crate::link::Link],
         routes: &[Route],
+        paths: &[Path],
     ) -> Result<RateFlow, SimError> {
         let spec = f.rate.as_ref().ok_or_else(|| SimError {
             message: format!("flow {:?}: kind rate without rate settings", f.name),
@@ -447,7 +444,7 @@ impl RateFlow {
         } else {
             0
         };
-        let ack_route: Vec<u32> = f.paths.iter().map(|&p| (2 * p + 1) as u32).collect();
+        let ack_route: Vec<u32> = f.paths.iter().map(|&p| paths[p].ack).collect();
         let report_bytes = ACK_BYTES + 32 * k as u32;
         let delays: Vec<Nanos> = ack_route
             .iter()
@@ -459,7 +456,7 @@ impl RateFlow {
             controller: spec.controller.clone(),
             driven: false,
             path_names: f.paths.iter().map(|&p| sc.paths[p].name.clone()).collect(),
-            data_route: f.paths.iter().map(|&p| (2 * p) as u32).collect(),
+            data_route: f.paths.iter().map(|&p| paths[p].data).collect(),
             ack_route,
             report_path,
             report_delay: delays[report_path],
@@ -511,7 +508,7 @@ impl RateFlow {
     }
 
     /// Schedule path `r`'s next packet `1/x_r` after its last one (at once if that is past).
-    fn schedule(&mut self, q: &mut crate::event::EventQueue, f: u32, r: usize, now: Nanos) {
+    fn schedule(&mut self, q: &mut EventQueue, f: u32, r: usize, now: Nanos) {
         let tx = &mut self.tx[r];
         if tx.rate <= 0.0 || !self.open {
             tx.event = NO_EVENT;
@@ -526,97 +523,98 @@ impl RateFlow {
         let at = (next.round() as Nanos).max(now);
         if tx.event != at {
             tx.event = at;
-            q.push(at, Ev::Rate(f, r as u16));
+            q.push(at, Ev::Pace(f, r as u16));
         }
     }
 }
 
-impl World {
-    /// Handle `Ev::Rate(f, code)`: a pacing timer, the start, the stop, or a receiver report.
-    pub(super) fn rate_event(&mut self, f: u32, code: u16) {
-        let now = self.now;
-        let fl = &mut self.rate_flows[f as usize];
-        match code {
-            CODE_START => {
-                fl.started = true;
-                fl.open = fl.stop.is_none_or(|s| s > now);
-                for r in 0..fl.tx.len() {
-                    fl.schedule(&mut self.q, f, r, now);
-                }
-                let first = now + fl.interval;
-                if first <= self.end {
-                    self.q.push(first, Ev::Rate(f, CODE_REPORT));
-                }
-            }
-            CODE_STOP => fl.open = false,
-            CODE_REPORT => {
-                fl.rx.settle(now);
-                let report = Report {
-                    id: fl.next_report_id,
-                    made_at: now,
-                    paths: fl.rx.counters.clone(),
-                    decoded_source: fl.rx.decoded_source,
-                };
-                fl.next_report_id += 1;
-                fl.reports_sent += 1;
-                let n_paths = fl.tx.len() as u32;
-                let pkt = Packet {
-                    conn: RATE_FLAG | f,
-                    sub: fl.report_path as u16,
-                    is_ack: true,
-                    route: fl.ack_route[fl.report_path],
-                    wire: ACK_BYTES + 32 * n_paths,
-                    seq: report.id,
-                    ts: now,
-                    ..Packet::default()
-                };
-                fl.pending.push_back(report);
-                let next = now + fl.interval;
-                if next <= self.end {
-                    self.q.push(next, Ev::Rate(f, CODE_REPORT));
-                }
-                self.ack_packets += 1;
-                self.inject(pkt);
-            }
-            r => self.rate_send(f, r as usize),
+impl RateFlow {
+    /// The flow starts (`e` is its endpoint index): its pacers and its receiver's reports.
+    pub(crate) fn on_start(&mut self, net: &mut Net, e: u32) {
+        let now = net.now;
+        self.started = true;
+        self.open = self.stop.is_none_or(|s| s > now);
+        for r in 0..self.tx.len() {
+            self.schedule(&mut net.q, e, r, now);
+        }
+        let first = now + self.interval;
+        if first <= net.end {
+            net.q.push(first, Ev::Report(e));
+        }
+    }
+
+    pub(crate) fn on_stop(&mut self) {
+        self.open = false;
+    }
+
+    /// The receiver sends a report of its per-path counters to the sender.
+    pub(crate) fn on_report(&mut self, net: &mut Net, e: u32) {
+        let now = net.now;
+        self.rx.settle(now);
+        let report = Report {
+            id: self.next_report_id,
+            made_at: now,
+            paths: self.rx.counters.clone(),
+            decoded_source: self.rx.decoded_source,
+        };
+        self.next_report_id += 1;
+        self.reports_sent += 1;
+        let n_paths = self.tx.len() as u32;
+        let pkt = Packet {
+            conn: e,
+            sub: self.report_path as u16,
+            is_ack: true,
+            route: self.ack_route[self.report_path],
+            wire: ACK_BYTES + 32 * n_paths,
+            seq: report.id,
+            ts: now,
+            ..Packet::default()
+        };
+        self.pending.push_back(report);
+        let next = now + self.interval;
+        if next <= net.end {
+            net.q.push(next, Ev::Report(e));
+        }
+        net.ack_packets += 1;
+        if let Some(p) = net.inject(pkt) {
+            self.on_drop(&p);
         }
     }
 
     /// Pacing timer of path `r`: send the next packet of the stream on it.
-    fn rate_send(&mut self, f: u32, r: usize) {
-        let now = self.now;
-        let fl = &mut self.rate_flows[f as usize];
-        if fl.tx[r].event != now {
+    pub(crate) fn on_pace(&mut self, net: &mut Net, e: u32, r: usize) {
+        let now = net.now;
+        if self.tx[r].event != now {
             return; // superseded by a rate change
         }
-        fl.tx[r].event = NO_EVENT;
-        fl.tx[r].last_slot = fl.tx[r].next_slot;
-        if !fl.open {
+        self.tx[r].event = NO_EVENT;
+        self.tx[r].last_slot = self.tx[r].next_slot;
+        if !self.open {
             return;
         }
-        if fl.index == 0 {
-            fl.k = fl.k_next;
+        if self.index == 0 {
+            self.k = self.k_next;
         }
-        let (block, index, k, n) = (fl.block, fl.index, fl.k, fl.n);
+        let (block, index, k, n) = (self.block, self.index, self.k, self.n);
         if index < k {
-            fl.source_sent += 1;
+            self.source_sent += 1;
         }
-        fl.index += 1;
-        if fl.index == n {
-            fl.index = 0;
-            fl.block += 1;
+        self.index += 1;
+        if self.index == n {
+            self.index = 0;
+            self.block += 1;
         }
-        let wire = fl.payload + HEADER_BYTES;
-        let tx = &mut fl.tx[r];
+        let wire = self.payload + HEADER_BYTES;
+        let tx = &mut self.tx[r];
         let pkt = Packet {
-            conn: RATE_FLAG | f,
+            conn: e,
             sub: r as u16,
             is_ack: false,
-            route: fl.data_route[r],
+            route: self.data_route[r],
             wire,
             seq: tx.seq,
             dsn: block,
-            len: fl.payload,
+            len: self.payload,
             tag: u64::from(index) | u64::from(k) << 16 | u64::from(n) << 32,
             ts: now,
             ..Packet::default()
@@ -624,87 +622,65 @@ impl World {
         tx.seq += 1;
         tx.sent += 1;
         tx.wire_bytes += u64::from(wire);
-        self.data_packets += 1;
-        fl.schedule(&mut self.q, f, r, now);
-        if fl.send_jitter > 0 {
-            let d = (fl.rng.uniform() * fl.send_jitter as f64) as Nanos;
-            let tx = &mut fl.tx[r];
+        net.data_packets += 1;
+        self.schedule(&mut net.q, e, r, now);
+        if self.send_jitter > 0 {
+            let d = (self.rng.uniform() * self.send_jitter as f64) as Nanos;
+            let tx = &mut self.tx[r];
             let at = (now + d).max(tx.tx_clock);
             tx.tx_clock = at;
-            let pid = self.pool.alloc(pkt);
-            self.q.push(at, Ev::Arrive(pid));
-        } else {
-            self.inject(pkt);
+            let pid = net.pool.alloc(pkt);
+            net.q.push(at, Ev::Arrive(pid));
+        } else if let Some(p) = net.inject(pkt) {
+            self.on_drop(&p);
         }
     }
 
-    /// Delay a reply sent now over `route` would take: queue backlog + serialisation of an ACK +
-    /// propagation on each link, or the route's fixed delay.
-    fn return_delay(&mut self, route: u32) -> Nanos {
-        let now = self.now;
-        let rt = &self.routes[route as usize];
-        let mut d = rt.delay;
-        for &l in &rt.links {
-            let link = &mut self.links[l as usize];
-            let backlog = link.queue_bytes(now);
-            d += link.delay
-                + serialisation(ACK_BYTES, link.rate_bps)
-                + serialisation(backlog.min(u64::from(u32::MAX)) as u32, link.rate_bps);
-        }
-        d
-    }
-
-    /// A rate flow's packet reached its endpoint: data at the receiver, a report at the sender.
-    pub(super) fn rate_endpoint(&mut self, p: &Packet) {
-        let f = (p.conn & !RATE_FLAG) as usize;
+    /// One of the flow's packets reached its endpoint: data at the receiver, a report at the
+    /// sender.
+    pub(crate) fn on_packet(&mut self, net: &mut Net, p: &Packet) {
         if p.is_ack {
-            let fl = &mut self.rate_flows[f];
-            while fl.pending.front().is_some_and(|r| r.id < p.seq) {
-                fl.pending.pop_front();
+            while self.pending.front().is_some_and(|r| r.id < p.seq) {
+                self.pending.pop_front();
             }
-            if fl.pending.front().is_some_and(|r| r.id == p.seq) {
-                fl.delivered = fl.pending.pop_front().expect("checked");
-                fl.delivered_count += 1;
+            if self.pending.front().is_some_and(|r| r.id == p.seq) {
+                self.delivered = self.pending.pop_front().expect("checked");
+                self.delivered_count += 1;
             }
             return;
         }
         let r = p.sub as usize;
-        let extra = self.return_delay(self.rate_flows[f].ack_route[r]);
-        let now = self.now;
+        let extra = net.return_delay(self.ack_route[r]);
+        let now = net.now;
         let index = (p.tag & 0xffff) as u32;
         let k = ((p.tag >> 16) & 0xffff) as u32;
-        self.rate_flows[f]
-            .rx
+        self.rx
             .on_packet(r, p.seq, p.dsn, index, k, p.len, p.ts, now, extra);
     }
 
-    /// A rate flow's packet was dropped in the network.
-    pub(super) fn rate_drop(&mut self, p: &Packet) {
-        let fl = &mut self.rate_flows[(p.conn & !RATE_FLAG) as usize];
+    /// One of the flow's packets was dropped in the network.
+    pub(crate) fn on_drop(&mut self, p: &Packet) {
         if p.is_ack {
-            fl.reports_dropped += 1;
+            self.reports_dropped += 1;
         } else {
-            fl.tx[p.sub as usize].dropped += 1;
-            fl.dropped_packets += 1;
+            self.tx[p.sub as usize].dropped += 1;
+            self.dropped_packets += 1;
         }
     }
 
-    /// One time-series sample of every started rate flow (`dt` = the sampling interval, s):
+    /// One time-series sample of the flow if started (`dt` = the sampling interval, s):
     /// flow `goodput_bps` = source bytes decoded since the previous sample (blocks are decided
     /// once their deadline has passed, so this lags the sending by up to the deadline); per path
     /// (`"flow/r"`) `rate_pps` = the sending rate now in force and `throughput_bps` = bytes put on
     /// the wire since the previous sample.
-    pub(super) fn rate_sample(&mut self, t: f64, dt: f64) {
-        let now = self.now;
-        for fl in self.rate_flows.iter_mut() {
-            if !fl.started {
-                continue;
-            }
+    pub(crate) fn sample(&mut self, now: Nanos, t: f64, dt: f64, series: &mut Series, seed: u64) {
+        let fl = self;
+        if fl.started {
             // As at a report: blocks whose every packet would now be late are decided.
             fl.rx.settle(now);
             let delivered = fl.rx.decoded_source * u64::from(fl.payload);
-            self.series.push(
-                self.seed,
+            series.push(
+                seed,
                 t,
                 "flow",
                 &fl.name,
@@ -714,12 +690,11 @@ impl World {
             fl.sampled_delivered = delivered;
             for (r, tx) in fl.tx.iter_mut().enumerate() {
                 let id = format!("{}/{}", fl.name, r);
-                self.series
-                    .push(self.seed, t, "subflow", &id, "rate_pps", tx.rate);
+                series.push(seed, t, "subflow", &id, "rate_pps", tx.rate);
                 let bytes = tx.wire_bytes - tx.sampled_wire_bytes;
                 tx.sampled_wire_bytes = tx.wire_bytes;
-                self.series.push(
-                    self.seed,
+                series.push(
+                    seed,
                     t,
                     "subflow",
                     &id,
@@ -730,10 +705,10 @@ impl World {
         }
     }
 
-    /// Append the rate flows' rows to the output.
-    pub(super) fn rate_records(&mut self, out: &mut RunOutput) {
-        let end = self.end;
-        for fl in self.rate_flows.iter_mut() {
+    /// Append the flow's rows to the output.
+    pub(crate) fn records(&mut self, out: &mut RunOutput, seed: u64, end: Nanos) {
+        {
+            let fl = self;
             fl.rx.settle_all();
             let start = fl.start.min(end);
             let end_t = fl.stop.map_or(end, |s| s.min(end).max(start));
@@ -749,7 +724,7 @@ impl World {
             let received: u64 = fl.rx.counters.iter().map(|c| c.arrived).sum();
             let delivered = fl.rx.decoded_source * u64::from(fl.payload);
             out.flows.push(FlowRecord {
-                seed: self.seed,
+                seed,
                 flow: fl.name.clone(),
                 kind: "rate".to_string(),
                 algorithm: if fl.driven {
@@ -780,7 +755,7 @@ impl World {
             for (r, t) in fl.tx.iter().enumerate() {
                 let c = &fl.rx.counters[r];
                 out.subflows.push(SubflowRecord {
-                    seed: self.seed,
+                    seed,
                     flow: fl.name.clone(),
                     subflow: r as u32,
                     path: fl.path_names[r].clone(),
@@ -807,34 +782,54 @@ impl World {
             }
         }
     }
+}
 
-    fn rate_index(&self, flow: &str) -> Result<usize, SimError> {
-        self.rate_flows.iter().position(|f| f.name == flow).ok_or_else(|| {
-            let names: Vec<&str> = self.rate_flows.iter().map(|f| f.name.as_str()).collect();
-            SimError {
-                message: if names.is_empty() {
-                    format!("no rate flow named {flow:?}: this scenario has no flow of kind \"rate\"")
-                } else {
-                    format!("no rate flow named {flow:?} (rate flows: {})", names.join(", "))
-                },
-            }
-        })
+impl World {
+    /// The rate flows, in scenario order, with their endpoint indices.
+    fn rate_flows(&self) -> impl Iterator<Item = (u32, &RateFlow)> {
+        self.endpoints
+            .iter()
+            .enumerate()
+            .filter_map(|(e, ep)| match ep {
+                Endpoint::Rate(r) => Some((e as u32, r)),
+                Endpoint::Conn(_) => None,
+            })
+    }
+
+    /// The endpoint index of rate flow `flow`.
+    fn rate_index(&self, flow: &str) -> Result<u32, SimError> {
+        self.rate_flows()
+            .find(|(_, f)| f.name == flow)
+            .map(|(e, _)| e)
+            .ok_or_else(|| {
+                let names: Vec<&str> = self.rate_flows().map(|(_, f)| f.name.as_str()).collect();
+                SimError {
+                    message: if names.is_empty() {
+                        format!("no rate flow named {flow:?}: this scenario has no flow of kind \"rate\"")
+                    } else {
+                        format!("no rate flow named {flow:?} (rate flows: {})", names.join(", "))
+                    },
+                }
+            })
     }
 }
 
 /// Schedule the start and stop of every rate flow.
-pub(super) fn schedule_rate_flows(
+/// Schedule the start and stop of every rate flow; their endpoint indices start at `first`.
+pub(crate) fn schedule_rate_flows(
     flows: &[RateFlow],
-    q: &mut crate::event::EventQueue,
+    first: usize,
+    q: &mut EventQueue,
     end: Nanos,
 ) {
     for (f, fl) in flows.iter().enumerate() {
+        let e = (first + f) as u32;
         if fl.start <= end {
-            q.push(fl.start, Ev::Rate(f as u32, CODE_START));
+            q.push(fl.start, Ev::Start(e));
         }
         if let Some(s) = fl.stop {
             if s.max(fl.start) <= end {
-                q.push(s.max(fl.start), Ev::Rate(f as u32, CODE_STOP));
+                q.push(s.max(fl.start), Ev::Stop(e));
             }
         }
     }
@@ -845,8 +840,8 @@ impl Simulation {
     /// call (per-path counters, as `pathpool.ratecontrol.stream.Feedback`), plus the sender's
     /// own counts over the same calls.
     pub fn rate_feedback(&mut self, flow: &str) -> Result<RateFeedback, SimError> {
-        let f = self.world.rate_index(flow)?;
-        let fl = &mut self.world.rate_flows[f];
+        let e = self.world.rate_index(flow)?;
+        let fl = self.world.rate(e);
         let paths = fl
             .delivered
             .paths
@@ -889,9 +884,11 @@ impl Simulation {
         rates: &[f64],
         source_per_block: u32,
     ) -> Result<(), SimError> {
-        let f = self.world.rate_index(flow)?;
-        let now = self.world.now;
-        let fl = &mut self.world.rate_flows[f];
+        let e = self.world.rate_index(flow)?;
+        let now = self.world.net.now;
+        let Endpoint::Rate(fl) = &mut self.world.endpoints[e as usize] else {
+            unreachable!("rate_index names a rate flow")
+        };
         if rates.len() != fl.tx.len() {
             return Err(SimError {
                 message: format!(
@@ -927,7 +924,7 @@ impl Simulation {
             }
             fl.tx[r].rate = x;
             if fl.started {
-                fl.schedule(&mut self.world.q, f as u32, r, now);
+                fl.schedule(&mut self.world.net.q, e, r, now);
             }
         }
         Ok(())
@@ -935,7 +932,10 @@ impl Simulation {
 
     /// Static facts about rate flow `flow`.
     pub fn rate_info(&self, flow: &str) -> Result<RateInfo, SimError> {
-        let fl = &self.world.rate_flows[self.world.rate_index(flow)?];
+        let e = self.world.rate_index(flow)?;
+        let Endpoint::Rate(fl) = &self.world.endpoints[e as usize] else {
+            unreachable!("rate_index names a rate flow")
+        };
         Ok(RateInfo {
             paths: fl.path_names.clone(),
             start_s: secs(fl.start),
@@ -953,9 +953,8 @@ impl Simulation {
     /// Names of the scenario's rate flows, in scenario order.
     pub fn rate_flows(&self) -> Vec<String> {
         self.world
-            .rate_flows
-            .iter()
-            .map(|f| f.name.clone())
+            .rate_flows()
+            .map(|(_, f)| f.name.clone())
             .collect()
     }
 }
@@ -1064,7 +1063,7 @@ mod tests {
         let sc = Scenario::from_toml_str(TWO_PATHS, "<test>").unwrap();
         let mut s = Simulation::new(&sc, 3).unwrap();
         s.run_until(sc.duration);
-        let fl = &s.world.rate_flows[0];
+        let fl = s.world.rate_flows().next().expect("a rate flow").1;
         let mut trailing = [0u64; 2];
         for r in 0..2 {
             // Everything was sent by 8 s and has arrived or been dropped by 10 s.
@@ -1301,7 +1300,7 @@ mod tests {
             }
             decoded += fb.decoded_source;
         }
-        let fl = &s.world.rate_flows[0];
+        let fl = s.world.rate_flows().next().expect("a rate flow").1;
         let last = &fl.delivered;
         assert_eq!(last.made_at, 9 * NS_PER_SEC); // the 10 s report is made at the end, never arrives
         for r in 0..2 {
@@ -1344,11 +1343,18 @@ mod tests {
         assert_eq!(e.field, "flows[0].rates[0]");
         let e = err("rates = [137.3]", "rates = [0]");
         assert!(e.message.contains("all rates are 0"));
-        let e = err("send_jitter = 0", "send_jitter = 0\ncontroller = \"pid\"");
+        // Controller labels belong to the caller (Python's pathpool.ratecontrol), which lists them.
+        let text = ONE_PATH.replace("send_jitter = 0", "send_jitter = 0\ncontroller = \"pid\"");
+        let labels = crate::config::Options {
+            rate_controllers: Some(vec!["fixed".into(), "mptcp".into()]),
+            ..Default::default()
+        };
+        let e = Scenario::from_toml_str_with(&text, "<test>", &labels).unwrap_err();
         assert_eq!(
             (e.field.as_str(), e.allowed.as_deref()),
-            ("flows[0].controller", Some("fixed, mptcp, optimised"))
+            ("flows[0].controller", Some("fixed, mptcp"))
         );
+        assert!(Scenario::from_toml_str(&text, "<test>").is_ok());
         let e = err(
             "send_jitter = 0",
             "send_jitter = 0\nblock_length = 4\nsource_per_block = 5",

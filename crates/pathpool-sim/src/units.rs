@@ -20,17 +20,20 @@ fn split(s: &str) -> Result<(f64, &str), String> {
     Ok((v, unit.trim()))
 }
 
-/// `"10Mbps"`, `"1.5 Gbps"`, `"64kbps"`, `"1000bps"` (decimal prefixes) -> bits per second.
+/// `"10Mbps"`, `"1.5 Gbps"`, `"64kbps"`, `"1000bps"`, `"10Mbit/s"` (decimal prefixes) -> bits per
+/// second. Case matters: a capital `B` would mean bytes (`"10MBps"` is 80 Mbit/s to some
+/// tools), and `tc` reads `mbps` as megabytes per second, so both are refused, not guessed.
 pub fn rate_bps(s: &str) -> Result<f64, String> {
     let (v, u) = split(s)?;
-    let m = match u.to_ascii_lowercase().as_str() {
+    let m = match u {
         "" | "bps" | "bit/s" => 1.0,
-        "kbps" | "kbit/s" | "kbit" => 1e3,
-        "mbps" | "mbit/s" | "mbit" => 1e6,
-        "gbps" | "gbit/s" | "gbit" => 1e9,
+        "kbps" | "Kbps" | "kbit/s" => 1e3,
+        "Mbps" | "Mbit/s" => 1e6,
+        "Gbps" | "Gbit/s" => 1e9,
+        "Tbps" | "Tbit/s" => 1e12,
         _ => {
             return Err(format!(
-                "unknown rate unit {u:?} in {s:?} (use bps, Kbps, Mbps, Gbps)"
+                "unknown rate unit {u:?} in {s:?} (bits per second: bps, kbps, Mbps, Gbps, Tbps or bit/s, kbit/s, Mbit/s, Gbit/s, Tbit/s; case matters)"
             ))
         }
     };
@@ -102,6 +105,14 @@ mod tests {
         assert_eq!(bytes("4MiB").unwrap(), 4194304.0);
         assert_eq!(fraction("2%").unwrap(), 0.02);
         assert!(rate_bps("10Mbs").is_err());
+        assert_eq!(rate_bps("10Mbit/s").unwrap(), 10e6);
+        assert_eq!(rate_bps("64Kbps").unwrap(), 64e3);
+        // Bytes per second and tc's lower-case forms are not guessed at.
+        for bad in ["10MBps", "10mbps", "10MBPS", "10mbit", "1gbps", "10 MB/s"] {
+            assert!(rate_bps(bad).is_err(), "{bad}");
+        }
+        assert!(seconds("10MS").is_err());
+        assert!(bytes("10mb").is_err());
         assert!(seconds("abc").is_err());
     }
 }

@@ -152,6 +152,126 @@ fn reorder_is_validated_with_field_names() {
     assert!(e.message.contains("reorders"), "{}", e.message);
 }
 
+#[allow(clippy::result_large_err)] // as in the library: built once per bad file
+fn with(text: &str, options: &pathpool_sim::config::Options) -> Result<Scenario, ConfigError> {
+    Scenario::from_toml_str_with(text, "ok.toml", options)
+}
+
+fn sets(list: &[&str]) -> pathpool_sim::config::Options {
+    pathpool_sim::config::Options {
+        overrides: list.iter().map(|s| s.to_string()).collect(),
+        ..Default::default()
+    }
+}
+
+#[test]
+fn overrides_assign_by_name_index_and_new_key() {
+    let sc = with(
+        GOOD,
+        &sets(&[
+            "links.l.rate=20Mbps",
+            "flows.0.algorithm=cubic",
+            "duration=3",
+            "metrics.interval=\"100ms\"",
+            "seeds=[7]",
+        ]),
+    )
+    .unwrap();
+    assert_eq!(sc.links[0].rate_bps, 20_000_000);
+    assert_eq!(sc.flows[0].algorithm, "cubic");
+    assert_eq!(sc.duration, 3_000_000_000);
+    assert_eq!(sc.sample_interval, 100_000_000);
+    assert_eq!(sc.seeds, vec![7]);
+    // The rendered text is what a run uses: it validates to the same scenario.
+    let again = Scenario::from_toml_str(&sc.text, "ok.toml").unwrap();
+    assert_eq!(
+        (again.links, again.flows, again.duration, again.seeds),
+        (sc.links, sc.flows, sc.duration, sc.seeds)
+    );
+}
+
+#[test]
+fn override_errors_name_the_override_not_a_line() {
+    let e = with(GOOD, &sets(&["duration=5", "links.l.rate=20MBps"])).unwrap_err();
+    assert_eq!(e.origin, "ok.toml: --set links.l.rate=20MBps");
+    assert_eq!((e.line, e.field.as_str()), (None, "links[0].rate"));
+    assert!(e
+        .to_string()
+        .starts_with("ok.toml: --set links.l.rate=20MBps: links[0].rate: "));
+    let e = with(GOOD, &sets(&["links.x.rate=1"])).unwrap_err();
+    assert!(e.message.contains("no element \"x\"") && e.allowed.unwrap().contains("l"));
+    let e = with(GOOD, &sets(&["duration.x=1"])).unwrap_err();
+    assert!(e.message.contains("not a table"), "{e}");
+    // An error elsewhere keeps its place in the file.
+    let bad = GOOD.replace("algorithm = \"reno\"", "algorithm = \"nope\"");
+    let e = with(&bad, &sets(&["duration=5"])).unwrap_err();
+    assert_eq!((e.origin.as_str(), e.line), ("ok.toml", Some(15)));
+}
+
+#[test]
+fn extension_tables_pass_through_untyped_and_others_are_errors() {
+    let text = format!("{GOOD}[reproduce]\npaper = \"rsf\"\nalgorithms = [\"lia\"]\n");
+    assert!(Scenario::from_toml_str(&text, "x.toml")
+        .unwrap_err()
+        .message
+        .contains("unknown field `reproduce`"));
+    let options = pathpool_sim::config::Options {
+        extensions: vec!["reproduce".into()],
+        ..Default::default()
+    };
+    let sc = with(&text, &options).unwrap();
+    assert_eq!(sc.extensions["reproduce"]["paper"].as_str(), Some("rsf"));
+    assert!(!sc.text.contains("reproduce"));
+}
+
+#[test]
+fn limits_refuse_huge_runs_and_can_be_raised() {
+    use pathpool_sim::config::Limits;
+    let sc = with(GOOD, &sets(&["duration=1e6", "links.l.rate=1Tbps"])).unwrap();
+    let e = sc.check_limits(&Limits::default()).unwrap_err();
+    assert!(e.message.contains("simulator events"), "{e}");
+    let raised = Limits {
+        max_events: f64::INFINITY,
+        ..Limits::default()
+    };
+    assert!(sc.check_limits(&raised).is_ok());
+    // Closed form of the model: 10 Mbit/s of 1500-byte packets for 2 s over a 1-link path with
+    // a delay return: 2 s * 833.33 pkt/s * (1 * 2 + 3) events.
+    let good = Scenario::from_toml_str(GOOD, "ok.toml").unwrap();
+    let est = good.estimate();
+    assert!(
+        (est.events - 2.0 * 10e6 / 12_000.0 * 5.0).abs() < 1e-6,
+        "{est:?}"
+    );
+    assert_eq!(est.series_rows, 0.0);
+    let e = with(GOOD, &sets(&["duration=1000", "metrics.interval=1us"]))
+        .unwrap()
+        .check_limits(&Limits::default())
+        .unwrap_err();
+    assert_eq!(e.field, "metrics.interval");
+}
+
+#[test]
+fn seeds_are_checked_in_linear_time() {
+    // 100000 distinct seeds (the documented maximum) validate quickly; one repeat is refused.
+    let many: Vec<String> = (0..100_000).map(|s| s.to_string()).collect();
+    let text = GOOD.replace("seeds = [1, 2]", &format!("seeds = [{}]", many.join(",")));
+    assert_eq!(
+        Scenario::from_toml_str(&text, "x").unwrap().seeds.len(),
+        100_000
+    );
+    let text = GOOD.replace(
+        "seeds = [1, 2]",
+        &format!("seeds = [{},5]", many[1..].join(",")),
+    );
+    assert!(err(&text).message.contains("seed 5 is listed twice"));
+    let text = GOOD.replace(
+        "seeds = [1, 2]",
+        &format!("seeds = [{},100000]", many.join(",")),
+    );
+    assert!(err(&text).message.contains("100001 seeds listed"));
+}
+
 #[test]
 fn counting_defaults_to_bytes_and_names_its_allowed_values() {
     use pathpool_cc::Counting;

@@ -430,26 +430,65 @@ class RentSeekingGame:
         return {"spread": spread, "solutions": sols, "max_kkt": float(max(kkts))}
 
     # --- closed forms ------------------------------------------------------------------------
-    def closed_form_single(self, z, B: float) -> np.ndarray:
+    def closed_form_single(self, z, B: float, lb: float | None = None) -> np.ndarray:
         """Normalized equilibrium of the one-connection subflow game under (7), in closed form.
 
         If ``p_hat >= (K-1)/(K B)`` the constraint is slack and the Nash equilibrium is
-        symmetric, ``lambda_i = (K-1)/(K^2 p_hat)``.  Otherwise ``Lambda = B`` and
-        ``lambda_i = B - B^2 (p_hat + mu / z_i)`` with
-        ``mu = ((K-1)/B - K p_hat) / sum_j (1/z_j)``.
+        symmetric, ``lambda_i = max((K-1)/(K^2 p_hat), lb)`` (below ``lb`` every player's
+        gradient is negative at ``lb``, so all sit there).  Otherwise ``Lambda = B``; with
+        the players ``S`` above their bound, ``lambda_i = B - B^2 (p_hat + mu / z_i)`` for ``i`` in
+        ``S``, ``lambda_i = lb`` elsewhere, and, from ``sum lambda = B``,
+        ``mu = ((|S|-1) B + (K-|S|) lb - |S| p_hat B^2) / (B^2 sum_{j in S} 1/z_j)``.
+        ``lambda_i`` grows with ``z_i``, so ``S`` is the ``|S|`` largest weights: players are
+        moved to the bound, smallest weight first, until every free one is at or above it (KKT
+        of the VI with the bound's multiplier ``nu_i = z_i (p_hat + mu/z_i) - (B - lb)/B^2 >= 0``).
+
+        Parameters
+        ----------
+        z : float or array_like
+            Player weights.
+        B : float
+            Capacity of (7).
+        lb : float, optional
+            Lower bound on every action, as in :meth:`solve` (default ``1e-9 * B``).
 
         Returns
         -------
         ndarray, shape (K,)
+
+        Raises
+        ------
+        ValueError
+            Not a one-connection subflow game, or no closed form: the shared constraint's
+            multiplier would be negative with some players at their bound (then use
+            :meth:`solve`).
+
+        Examples
+        --------
+        >>> RentSeekingGame(1, 4, p_hat=0.0).closed_form_single((1, 2, 3, 4), 1.0).round(4)
+        array([0.    , 0.0769, 0.3846, 0.5385])
         """
         if self.N != 1 or self.mode != "subflow":
             raise ValueError("closed form only for one connection, subflow players")
         K = self.K
+        lb = 1e-9 * B if lb is None else float(lb)
         z = np.broadcast_to(np.asarray(z, float), (K,))
-        if self.p_hat >= (K - 1) / (K * B):
-            return np.full(K, (K - 1) / (K**2 * self.p_hat))
-        mu = ((K - 1) / B - K * self.p_hat) / np.sum(1.0 / z)
-        return B - B**2 * (self.p_hat + mu / z)
+        p = self.p_hat
+        if p >= (K - 1) / (K * B):
+            return np.full(K, max((K - 1) / (K**2 * p), lb))
+        free = np.ones(K, bool)
+        while True:
+            m = int(free.sum())
+            mu = ((m - 1) * B + (K - m) * lb - m * p * B**2) / (B**2 * np.sum(1.0 / z[free]))
+            lam = np.where(free, B - B**2 * (p + mu / z), lb)
+            low = free & (lam < lb)
+            if not low.any():
+                break
+            # The smallest weight among the free players goes to its bound (lambda_i grows with z_i).
+            free[np.flatnonzero(free)[np.argmin(z[free])]] = False
+        if mu < 0:
+            raise ValueError(f"no closed form for z = {z.tolist()}, p_hat = {p}, B = {B}: use solve()")
+        return lam
 
     # --- dynamics ----------------------------------------------------------------------------
     def _groups(self, capacity) -> list[tuple[np.ndarray, float]]:

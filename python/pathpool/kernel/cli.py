@@ -188,13 +188,9 @@ def run_linux_command(a: argparse.Namespace) -> int:
 
     Exit codes as the simulator's: 2 bad or unsupported scenario, 1 the run failed.
     """
-    from pathpool.errors import ScenarioError
+    from pathpool.errors import ScenarioError, fail
     from pathpool.kernel.mapping import map_scenario
     from pathpool.kernel.run import run_linux
-
-    def fail(msg: str, code: int) -> int:
-        sys.stderr.write(msg.rstrip("\n") + "\n")
-        return code
 
     if not a.max_duration > 0:
         return fail(f"--max-duration {a.max_duration}: must be > 0 seconds", 2)

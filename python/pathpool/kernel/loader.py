@@ -22,6 +22,8 @@ import time
 from pathlib import Path
 
 ALGORITHMS: tuple[str, ...] = ("pp_reno", "pp_lia", "pp_olia", "pp_balia", "pp_rsfdb", "pp_rsflb")
+#: The minimal BPF Reno that `pathpool kernel bench` measures the others against.
+YARDSTICK = "pp_minreno"
 
 REPO = Path(__file__).resolve().parents[3]
 KERNEL_DIR = REPO / "kernel"
@@ -51,6 +53,8 @@ class LoadedAlgorithms:
 
     pid: int
     names: list[str]
+    #: ``{algorithm: {program name: BPF program id}}`` (what ``kernel.bpf_stats_enabled`` counts).
+    prog_ids: dict[str, dict[str, int]] = dataclasses.field(default_factory=dict)
 
 
 def object_path(name: str) -> Path:
@@ -99,8 +103,9 @@ def build(targets: tuple[str, ...] = ("runtime",)) -> None:
 
 
 def registered() -> list[str]:
-    """Names in ``tcp_available_congestion_control`` that are pathpool's."""
-    return [n for n in AVAILABLE.read_text().split() if n in ALGORITHMS]
+    """Names in ``tcp_available_congestion_control`` that are pathpool's (the bench's yardstick
+    included)."""
+    return [n for n in AVAILABLE.read_text().split() if n in ALGORITHMS or n == YARDSTICK]
 
 
 def _pid_alive(pid: int) -> bool:
@@ -162,7 +167,7 @@ def load(
     """
     if counting not in COUNTINGS:
         raise KernelError(f"counting = {counting!r}: allowed {', '.join(COUNTINGS)}")
-    unknown = [n for n in names if n not in ALGORITHMS]
+    unknown = [n for n in names if n not in ALGORITHMS and n != YARDSTICK]
     if unknown:
         raise KernelError(f"unknown algorithm(s) {unknown}; allowed: {', '.join(ALGORITHMS)}")
     reasons = check_environment(need_toolchain=rebuild)
@@ -204,6 +209,7 @@ def load(
                                 start_new_session=True)
     assert proc.stdout is not None
     got: list[str] = []
+    prog_ids: dict[str, dict[str, int]] = {}
     deadline = time.monotonic() + timeout_s
     error_line = None
     while time.monotonic() < deadline:
@@ -214,9 +220,12 @@ def load(
             PIDFILE.write_text(f"{proc.pid}\n")
             TUNABLES_FILE.write_text(json.dumps(tunables) + "\n")
             proc.stdout.close()
-            return LoadedAlgorithms(proc.pid, got)
+            return LoadedAlgorithms(proc.pid, got, prog_ids)
         if line.startswith("registered "):
             got.append(line.split()[1])
+        elif line.startswith("prog "):
+            _, algo, prog, pid_ = line.split()
+            prog_ids.setdefault(algo, {})[prog] = int(pid_)
         elif line.startswith("error "):
             error_line = line[len("error "):]
     if proc.poll() is None:

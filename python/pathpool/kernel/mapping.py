@@ -1,6 +1,7 @@
 """Mapping a simulator scenario onto the namespace test bed (``pathpool run --backend linux``).
 
-A pure function of the scenario text: :func:`map_scenario` returns a :class:`TestbedPlan`
+A pure function of the validated scenario (:attr:`pathpool.Scenario.spec`: SI units, defaults
+filled, ``count`` expanded; nothing is parsed here): :func:`map_scenario` returns a :class:`TestbedPlan`
 (the :class:`~pathpool.kernel.testbed.PathSpec` list, whether the paths share one bottleneck,
 one :class:`~pathpool.kernel.testbed.FlowSpec` per flow, the duration and the BPF tunables) or
 raises :class:`UnsupportedScenario`, a :class:`~pathpool.errors.ScenarioError` naming the
@@ -28,7 +29,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import tomllib
+from collections import Counter
 from typing import Any
 
 from pathpool.errors import ScenarioError
@@ -42,12 +43,15 @@ ALGORITHM_MAP: dict[str, str] = {
     "reno": "pp_reno", "lia": "pp_lia", "olia": "pp_olia", "balia": "pp_balia",
     "rsf-db": "pp_rsfdb", "rsf-lb": "pp_rsflb", "cubic": "cubic",
 }
-#: Test-bed paths (pp_* couple up to 4 subflows; one veth pair and delay forwarder per path).
-MAX_PATHS = 4
+#: Test-bed paths (pp_* couple up to 8 subflows, Linux MPTCP's limit; one veth pair and delay
+#: forwarders per path).
+MAX_PATHS = 8
 #: Concurrent flows (each is one sender process on a 2-core CI machine).
 MAX_FLOWS = 8
 #: Bytes per packet on the wire in the simulator (1448 payload + 52 header).
 WIRE_PACKET = 1500
+#: The veths' 1500-byte MTU less 52 header bytes: the only MSS the test bed can run (it happens
+#: to be the simulator's default, ``pathpool.sim.scenario.DEFAULTS["mss"]``).
 TESTBED_MSS = 1448
 
 
@@ -124,58 +128,11 @@ class TestbedPlan:
         }
 
 
-# -- quantities (the scenario was validated by the simulator's parser; these only convert) -------
-
-def _split(text: str) -> tuple[float, str]:
-    t = text.strip()
-    end = 0
-    while end < len(t) and (t[end].isdigit() or t[end] in ".+-eE"):
-        end += 1
-    while end > 0 and t[end - 1] in "eE+-":
-        end -= 1
-    return float(t[:end]), t[end:].strip()
-
-
-def _seconds(v: Any) -> float:
-    if isinstance(v, (int, float)):
-        return float(v)
-    x, u = _split(v)
-    return x * {"": 1.0, "s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9, "min": 60.0}[u]
-
-
-def _rate_bps(v: Any) -> float:
-    if isinstance(v, (int, float)):
-        return float(v)
-    x, u = _split(v)
-    u = u.lower()
-    for names, m in ((("", "bps", "bit/s"), 1.0), (("kbps", "kbit/s", "kbit"), 1e3),
-                     (("mbps", "mbit/s", "mbit"), 1e6), (("gbps", "gbit/s", "gbit"), 1e9)):
-        if u in names:
-            return x * m
-    raise ValueError(f"rate unit {u!r}")
-
-
-def _bytes(text: str) -> float:
-    x, u = _split(text)
-    return x * {"": 1.0, "B": 1.0, "KB": 1e3, "kB": 1e3, "MB": 1e6, "GB": 1e9, "KiB": 1024.0,
-                "MiB": 1024.0 ** 2, "GiB": 1024.0 ** 3}[u]
-
-
-def _probability(v: Any) -> float:
-    if isinstance(v, (int, float)):
-        return float(v)
-    x, u = _split(v)
-    return x / 100.0 if u == "%" else x
-
-
-def _buffer_pkts(v: Any) -> int:
-    if isinstance(v, int):
-        return v
-    t = str(v).strip()
-    for suffix in ("packets", "packet", "pkts", "pkt", "p"):
-        if t.endswith(suffix):
-            return int(t[: -len(suffix)].strip())
-    return max(1, round(_bytes(t) / WIRE_PACKET))
+def _buffer_pkts(link: dict[str, Any]) -> int:
+    """A link's buffer in packets (a size becomes 1500-byte packets, at least one)."""
+    if link["buffer_packets"] is not None:
+        return int(link["buffer_packets"])
+    return max(1, round(link["buffer_bytes"] / WIRE_PACKET))
 
 
 # -- the mapping ----------------------------------------------------------------------------------
@@ -205,53 +162,56 @@ def map_scenario(scenario: Any, max_duration_s: float = 10.0) -> TestbedPlan:
     if not (max_duration_s > 0 and math.isfinite(max_duration_s)):
         raise ValueError(f"max_duration_s = {max_duration_s}: must be a positive number of seconds")
     sc = load_scenario(scenario)
-    doc = tomllib.loads(sc.text)
+    spec = sc.spec
     origin = sc.origin
 
     def unsupported(field: str, message: str, allowed: str) -> UnsupportedScenario:
         return UnsupportedScenario(f"the Linux test bed cannot run this: {message}", origin=origin,
                                    field=field, allowed=allowed)
 
-    links = {ln["name"]: (i, ln) for i, ln in enumerate(doc["links"])}
-    paths = {p["name"]: (i, p) for i, p in enumerate(doc["paths"])}
+    links = {ln["name"]: (i, ln) for i, ln in enumerate(spec["links"])}
+    paths = {p["name"]: (i, p) for i, p in enumerate(spec["paths"])}
     notes: list[str] = []
     # The receiver's ACK policy is one route attribute for the whole test bed.
     delack: set[bool] = set()
 
-    # Flows: expand count, check what the test bed can do.
+    # Flows (count already expanded): check what the test bed can do.
     flows_raw: list[tuple[int, str, dict]] = []
-    for i, fl in enumerate(doc["flows"]):
+    copies = Counter(fl["index"] for fl in spec["flows"])
+    for fl in spec["flows"]:
+        i = fl["index"]
         f = f"flows[{i}]"
         kind = fl["kind"]
         if kind not in ("tcp", "mptcp"):
             raise unsupported(f"{f}.kind", f"kind = {kind!r}", "tcp, mptcp")
-        if fl.get("app", "bulk") != "bulk":
+        if fl["app"] != "bulk":
             raise unsupported(f"{f}.app", f"app = {fl['app']!r} (the test bed's sender is bulk, "
                               "timed by the run)", "bulk")
-        if _seconds(fl.get("start", 0)) != 0:
+        if fl["start_s"] != 0:
             raise unsupported(f"{f}.start", "flows start at different times (every test-bed flow "
                               "starts at 0)", "start = 0")
-        if "stop" in fl:
+        if fl["stop_s"] is not None:
             raise unsupported(f"{f}.stop", "a flow stops before the end of the run", "no stop")
-        if int(fl.get("mss", TESTBED_MSS)) != TESTBED_MSS:
+        if fl["mss"] != TESTBED_MSS:
             raise unsupported(f"{f}.mss", f"mss = {fl['mss']} (the veths have a 1500-byte MTU)",
                               str(TESTBED_MSS))
-        if fl.get("scheduler", "minrtt") != "minrtt":
+        if fl["scheduler"] != "minrtt":
             raise unsupported(f"{f}.scheduler", f"scheduler = {fl['scheduler']!r} (the kernel's "
                               "default MPTCP scheduler is used)", "minrtt")
-        algo = fl.get("algorithm", "reno")
+        algo = fl["algorithm"]
         if algo not in ALGORITHM_MAP:
             raise unsupported(f"{f}.algorithm", f"algorithm {algo!r} has no kernel version",
                               ", ".join(ALGORITHM_MAP))
-        if fl.get("start_jitter") or fl.get("send_jitter") or "rcv_buffer" in fl or fl.get("delayed_ack"):
-            notes.append(f"{f} ({fl['name']}): start_jitter, send_jitter, rcv_buffer and "
+        written = fl["written"]
+        if (fl["start_jitter_s"] or ("send_jitter" in written and fl["send_jitter_s"])
+                or "rcv_buffer" in written or fl["delayed_ack"]):
+            base = fl["name"].rsplit("-", 1)[0] if copies[i] > 1 else fl["name"]
+            notes.append(f"{f} ({base}): start_jitter, send_jitter, rcv_buffer and "
                          "delayed_ack are the kernel's own on the test bed")
-        if "delayed_ack" in fl:
+        # Only a written delayed_ack sets the test bed's ACK policy (absent: the kernel's own).
+        if "delayed_ack" in fl["written"]:
             delack.add(bool(fl["delayed_ack"]))
-        count = int(fl.get("count", 1))
-        names = [fl["name"]] if count == 1 else [f"{fl['name']}-{k}" for k in range(count)]
-        for n in names:
-            flows_raw.append((i, n, fl))
+        flows_raw.append((i, fl["name"], fl))
     if len(flows_raw) > MAX_FLOWS:
         raise unsupported("flows", f"{len(flows_raw)} flows (count included)",
                           f"at most {MAX_FLOWS} flows")
@@ -265,7 +225,7 @@ def map_scenario(scenario: Any, max_duration_s: float = 10.0) -> TestbedPlan:
         ps = list(fl["paths"])
         if len(ps) > MAX_PATHS:
             raise unsupported(f"flows[{i}].paths", f"{len(ps)} subflows", f"at most {MAX_PATHS} paths "
-                              "per MPTCP flow (pp_* couple up to 4 subflows)")
+                              "per MPTCP flow (pp_* couple up to 8 subflows)")
         if len(set(ps)) != len(ps):
             raise unsupported(f"flows[{i}].paths", "a path listed twice (two subflows over one route)",
                               "distinct paths")
@@ -278,7 +238,7 @@ def map_scenario(scenario: Any, max_duration_s: float = 10.0) -> TestbedPlan:
     order = list(mp_paths or [])
     for i, _n, fl in flows_raw:
         if fl["kind"] == "tcp":
-            p = fl["path"] if "path" in fl else fl["paths"][0]
+            p = fl["paths"][0]
             if p not in order:
                 order.append(p)
     if len(order) > MAX_PATHS:
@@ -305,11 +265,11 @@ def map_scenario(scenario: Any, max_duration_s: float = 10.0) -> TestbedPlan:
                                       "disjoint paths, or one link that every path crosses")
     if shared:
         # The slowest common link is the bottleneck; it must be every path's slowest.
-        bl = min(common, key=lambda n: (_rate_bps(links[n][1]["rate"]), n))
-        brate = _rate_bps(links[bl][1]["rate"])
+        bl = min(common, key=lambda n: (links[n][1]["rate_bps"], n))
+        brate = links[bl][1]["rate_bps"]
         for p in order:
             for ln in path_links(p):
-                r = _rate_bps(links[ln][1]["rate"])
+                r = links[ln][1]["rate_bps"]
                 if ln not in common and r < brate:
                     raise unsupported(f"links[{links[ln][0]}].rate",
                                       f"link {ln!r} of path {p!r} ({r / 1e6:g} Mbit/s) is slower than "
@@ -321,30 +281,30 @@ def map_scenario(scenario: Any, max_duration_s: float = 10.0) -> TestbedPlan:
     for p in order:
         pi, pd = paths[p]
         ls = path_links(p)
-        for ln in ls + list(pd.get("ack_links", [])):
+        ack_links = list(pd["ack_links"] or [])
+        for ln in ls + ack_links:
             li, ld = links[ln]
-            if "gilbert" in ld:
+            if ld["gilbert"] is not None:
                 raise unsupported(f"links[{li}].gilbert", f"Gilbert-Elliott loss on link {ln!r}",
                                   "Bernoulli loss (links[].loss) only")
-        for ln in pd.get("ack_links", []):
+        for ln in ack_links:
             li, ld = links[ln]
-            if _probability(ld.get("loss", 0)) > 0:
+            if ld["loss"] > 0:
                 raise unsupported(f"links[{li}].loss", f"loss on ACK link {ln!r} of path {p!r}",
                                   "loss on data links only")
-        bl = bl if shared else min(ls, key=lambda n: (_rate_bps(links[n][1]["rate"]), ls.index(n)))
+        bl = bl if shared else min(ls, key=lambda n: (links[n][1]["rate_bps"], ls.index(n)))
         bottlenecks.append(bl)
-        fwd = sum(_seconds(links[ln][1].get("delay", 0)) for ln in ls)
-        if "ack_delay" in pd:
-            rev = _seconds(pd["ack_delay"])
-        elif "ack_links" in pd:
-            rev = sum(_seconds(links[ln][1].get("delay", 0)) for ln in pd["ack_links"])
+        fwd = sum(links[ln][1]["delay_s"] for ln in ls)
+        if pd["ack_links"] is None:
+            # ack_delay as given, or the simulator's default: the forward delay again.
+            rev = pd["ack_delay_s"]
+        else:
+            rev = sum(links[ln][1]["delay_s"] for ln in ack_links)
             notes.append(f"path {p!r}: ACK links give only their delay (no rate limit or queue on "
                          "the test bed's return direction)")
-        else:
-            rev = fwd
         keep = 1.0
         for ln in ls:
-            keep *= 1.0 - _probability(links[ln][1].get("loss", 0))
+            keep *= 1.0 - links[ln][1]["loss"]
         loss = 1.0 - keep
         if loss >= 1.0:
             raise unsupported(f"paths[{pi}].links", f"path {p!r} loses every packet", "loss < 1")
@@ -352,11 +312,11 @@ def map_scenario(scenario: Any, max_duration_s: float = 10.0) -> TestbedPlan:
             raise unsupported(f"paths[{pi}].links", f"path {p!r} loss {loss:g} is below the test "
                               "bed's resolution", "loss 0 or >= 0.0001 (nftables numgen mod 10000)")
         specs.append(PathSpec(
-            rate_mbps=_rate_bps(links[bl][1]["rate"]) / 1e6,
+            rate_mbps=links[bl][1]["rate_bps"] / 1e6,
             delay_ms=fwd * 1e3,
             rev_delay_ms=rev * 1e3,
             loss=loss,
-            queue_pkts=_buffer_pkts(links[bl][1].get("buffer", 100)),
+            queue_pkts=_buffer_pkts(links[bl][1]),
         ))
         if shared and loss > 0:
             notes.append(f"path {p!r}: its links' loss is applied per path before the bottleneck")
@@ -376,8 +336,8 @@ def map_scenario(scenario: Any, max_duration_s: float = 10.0) -> TestbedPlan:
         tun_src[key] = field
 
     for i, name, fl in flows_raw:
-        algo = fl.get("algorithm", "reno")
-        params = dict(fl.get("params", {}))
+        algo = fl["algorithm"]
+        params = dict(fl["params"])
         f = f"flows[{i}].params"
         if algo == "lia" and params.get("alpha_every_ack", False):
             raise unsupported(f"{f}.alpha_every_ack", "alpha recomputed on every ACK (pp_lia "
@@ -387,7 +347,7 @@ def map_scenario(scenario: Any, max_duration_s: float = 10.0) -> TestbedPlan:
         elif algo == "balia":
             set_tun("balia_quantised", False, f"{f}.variant")
         if algo != "cubic":
-            set_tun("counting", fl.get("counting", "bytes"), f"flows[{i}].counting")
+            set_tun("counting", fl["counting"], f"flows[{i}].counting")
         if algo == "rsf-db":
             set_tun("d_ms", float(params.get("d", 0.1)) * 1e3, f"{f}.d")
         if algo == "rsf-lb":
@@ -397,7 +357,7 @@ def map_scenario(scenario: Any, max_duration_s: float = 10.0) -> TestbedPlan:
             flows.append(FlowSpec(name, "mptcp", ALGORITHM_MAP[algo], 0))
             fpaths[name] = list(fl["paths"])
         else:
-            p = fl["path"] if "path" in fl else fl["paths"][0]
+            p = fl["paths"][0]
             flows.append(FlowSpec(name, "tcp", ALGORITHM_MAP[algo], order.index(p)))
             fpaths[name] = [p]
         algos[name] = algo

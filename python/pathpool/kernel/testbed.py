@@ -128,8 +128,9 @@ class Testbed:
                  mptcp_paths: int | None = None, quickack: bool = True):
         if not paths:
             raise ValueError("a test bed needs at least one path")
-        if len(paths) > 4:
-            raise ValueError(f"{len(paths)} paths: at most 4 (pp_* couple up to 4 subflows)")
+        if len(paths) > 8:
+            raise ValueError(f"{len(paths)} paths: at most 8 (Linux MPTCP's subflow limit; pp_* "
+                             "couple up to 8)")
         for k, p in enumerate(paths):
             p.validate(f"paths[{k}]")
         self.paths = paths

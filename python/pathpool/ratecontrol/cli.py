@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from pathpool.cliutil import add_out, at_least, finite_float, positive_float, scenario_arg
+from pathpool.errors import EXIT_BAD_INPUT, fail
 
 _TIME = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*(ms|s)?\s*$")
 
@@ -92,8 +93,7 @@ def _cmd_stream(args: argparse.Namespace) -> int:
     try:
         cfg = load_config(args.config)
     except ConfigError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+        return fail(f"error: {e}", EXIT_BAD_INPUT)
     over = {}
     if args.duration is not None:
         over["duration"] = args.duration
@@ -159,8 +159,7 @@ def _cmd_packetsim(args: argparse.Namespace) -> int:
         res = run_rate_flow(args.scenario, controller=args.controller, interval=args.interval, seed=args.seed,
                             flow=args.flow, loss_measure=args.loss_measure)
     except (PathpoolError, ValueError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+        return fail(f"error: {e}", EXIT_BAD_INPUT)
     out = Path(args.output)
     files = res.results.write(out / "sim")
     atomic_write_csv(out / "intervals.csv", res.intervals)

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import math
 import time
-import tomllib
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -39,12 +38,13 @@ from pathpool.ratecontrol.stream import (
     _WindowEstimator,
 )
 from pathpool.sim.results import Results
-from pathpool.sim.scenario import ScenarioLike, load_scenario
+from pathpool.sim.scenario import RATE_CONTROLLERS, ScenarioLike, load_scenario
 
 __all__ = ["CONTROLLERS", "PacketSimResult", "friendliness", "run_rate_flow"]
 
 #: Controller names a rate flow may be driven by; ``"fixed"`` keeps the scenario's initial rates.
-CONTROLLERS = ("fixed", "mptcp", "optimised")
+#: The controllers a rate flow can be driven by: the labels the scenario validator accepts.
+CONTROLLERS = RATE_CONTROLLERS
 
 LOSS_MEASURES = ("packets", "events")
 
@@ -241,7 +241,8 @@ def run_rate_flow(
 
 
 def _scenario_tables(res: PacketSimResult) -> dict[str, Any]:
-    return tomllib.loads(res.results.scenario.text)
+    """The run's validated scenario (SI units, defaults filled, ``count`` expanded)."""
+    return res.results.scenario.spec
 
 
 def friendliness(res: PacketSimResult, warmup: float = 20.0, link: str | None = None) -> dict[str, Any]:
@@ -279,20 +280,16 @@ def friendliness(res: PacketSimResult, warmup: float = 20.0, link: str | None = 
     on the shared path, in time or not) and the sender's counts, over the same window.
     """
     sc = _scenario_tables(res)
-    paths = {p["name"]: p for p in sc.get("paths", [])}
-    flows = sc.get("flows", [])
+    paths = {p["name"]: p for p in sc["paths"]}
+    flows = sc["flows"]
     rate_spec = next(f for f in flows if f["name"] == res.flow)
     rate_paths = list(rate_spec["paths"])
     tcp_names: dict[str, list[str]] = {}
-    frame = res.results.flows
-    tcp_rows = frame[frame["kind"] == "tcp"]
     for f in flows:
-        if f.get("kind") != "tcp":
+        if f["kind"] != "tcp":
             continue
-        pth = f.get("path") or f["paths"][0]
-        members = [n for n in tcp_rows["flow"] if n == f["name"] or n.startswith(f"{f['name']}-")]
-        for l in paths[pth]["links"]:
-            tcp_names.setdefault(l, []).extend(members)
+        for l in paths[f["paths"][0]]["links"]:
+            tcp_names.setdefault(l, []).append(f["name"])
 
     lk = res.results.links
     link_rate = dict(zip(lk["link"], lk["rate_bps"]))
@@ -317,7 +314,7 @@ def friendliness(res: PacketSimResult, warmup: float = 20.0, link: str | None = 
         raise ValueError(f"no control step after warmup = {warmup} s")
     span = steps * res.interval
     sub = pf[pf.path_index.isin(r_shared)]
-    mss = int(rate_spec.get("mss", 1448))
+    mss = int(rate_spec["mss"])
     wire = (mss + 52) * 8
     arrived_pps = sub.arrived.sum() / span
     sent_pps = sub.sender_sent.sum() / span

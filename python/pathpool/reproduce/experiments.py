@@ -2,8 +2,9 @@
 
 Each published experiment is one TOML file under ``scenarios/rsf2020``, ``scenarios/balia2016`` or
 ``scenarios/khalili``. The file is a plain simulator scenario plus a top-level ``[reproduce]``
-table, which the simulator would reject (unknown fields are errors), so it is stripped here
-before any run. ``[reproduce]`` says which algorithms to run, on which flows, with which
+table, which belongs to Python: the simulator's validator takes it out and hands it back untyped
+(``pathpool.sim.scenario.EXTENSIONS``), so the base scenario is checked, with located errors,
+when the experiment is loaded. ``[reproduce]`` says which algorithms to run, on which flows, with which
 parameters, which metric to compute, which published CSV to compare with, and optionally one
 swept parameter::
 
@@ -29,12 +30,12 @@ from __future__ import annotations
 import copy
 import dataclasses
 import math
-import re
 import tomllib
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from pathpool.sim.scenario import DEFAULTS, load_scenario, quantity
 from pathpool.sweep import Job
 
 __all__ = [
@@ -108,38 +109,22 @@ class Options:
             raise ValueError("time_scale and size_scale must be > 0")
 
 
-# --- units (the simulator's forms; see crates/pathpool-sim/SCENARIOS.md) ----------------------
-
-_NUM = r"([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)"
-_TIME = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0, "min": 60.0}
-_SIZE = {"B": 1, "KB": 1e3, "MB": 1e6, "GB": 1e9, "KiB": 1024, "MiB": 1024**2, "GiB": 1024**3}
-_RATE = {"bps": 1, "kbps": 1e3, "Kbps": 1e3, "Mbps": 1e6, "Gbps": 1e9}
-
-
-def _parse(value: Any, units: dict[str, float], what: str) -> float:
-    if isinstance(value, bool):
-        raise ValueError(f"{value!r} is not a {what}")  # noqa: TRY004 (callers catch ValueError)
-    if isinstance(value, (int, float)):
-        return float(value)
-    m = re.fullmatch(_NUM + r"\s*([A-Za-z]+)", str(value).strip())
-    if not m or m.group(2) not in units:
-        raise ValueError(f"{value!r} is not a {what} (units: {', '.join(units)})")
-    return float(m.group(1)) * units[m.group(2)]
+# --- units: the simulator's own rules, through the bindings (crates/pathpool-sim/src/units.rs) ---
 
 
 def parse_seconds(value: Any) -> float:
     """``"150ms"`` -> 0.15; a plain number is seconds."""
-    return _parse(value, _TIME, "time")
+    return quantity("time", value)
 
 
 def parse_bytes(value: Any) -> float:
     """``"4MB"`` -> 4e6 (decimal prefixes; KiB/MiB binary); a plain number is bytes."""
-    return _parse(value, _SIZE, "size")
+    return quantity("size", value)
 
 
 def parse_rate(value: Any) -> float:
     """``"10Mbps"`` -> 1e7 bits/s; a plain number is bits/s."""
-    return _parse(value, _RATE, "rate")
+    return quantity("rate", value)
 
 
 def _set_path(d: Any, dotted: str, value: Any) -> None:
@@ -279,7 +264,7 @@ def _apply_readings(sc: dict, paper: str, o: Options) -> None:
     if o.size_scale != 1.0:
         for fl in sc["flows"]:
             if "size" in fl:
-                fl["size"] = max(1448, int(parse_bytes(fl["size"]) * o.size_scale))
+                fl["size"] = max(DEFAULTS["mss"], int(parse_bytes(fl["size"]) * o.size_scale))
 
 
 def load_experiment(path: str | Path) -> Experiment:
@@ -291,11 +276,15 @@ def load_experiment(path: str | Path) -> Experiment:
         If the file has no ``[reproduce]`` table or it lacks a required field (named).
     """
     path = Path(path)
-    with open(path, "rb") as fh:
-        data = tomllib.load(fh)
-    spec = data.pop("reproduce", None)
+    sc = load_scenario(path)
+    spec = sc.extensions.get("reproduce")
     if spec is None:
         raise ValueError(f"{path}: no [reproduce] table")
+    # The document the readings and sweeps edit, in the file's own key order (so the scenario
+    # text of each job, and the results' scenario.toml, do not depend on how Rust renders
+    # TOML); each job is validated again, whole, before it runs.
+    data = tomllib.loads(path.read_text(encoding="utf-8"))
+    data.pop("reproduce")
     for field in ("paper", "experiment", "metric", "algorithms"):
         if field not in spec:
             raise ValueError(f"{path}: reproduce.{field} is required")

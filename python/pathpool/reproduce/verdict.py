@@ -30,6 +30,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from pathpool.stats import t_interval
+
 __all__ = [
     "NOT",
     "ORDERING",
@@ -57,16 +59,9 @@ NOT = "not reproduced"
 
 
 def ci95(values: Sequence[float], confidence: float = TOLERANCE["confidence"]) -> tuple[float, float, float, int]:
-    """Mean, lower and upper bound of the t-based confidence interval, and n (NaNs dropped)."""
-    x = np.asarray([v for v in values if not (v is None or math.isnan(v))], dtype=float)
-    n = x.size
-    if n == 0:
-        return math.nan, math.nan, math.nan, 0
-    m = float(x.mean())
-    if n == 1:
-        return m, math.nan, math.nan, 1
-    half = float(stats.t.ppf(0.5 + confidence / 2, n - 1) * x.std(ddof=1) / math.sqrt(n))
-    return m, m - half, m + half, n
+    """Mean, lower and upper bound of the t-based confidence interval, and n (NaNs dropped);
+    :func:`pathpool.stats.t_interval` at the report's confidence level."""
+    return t_interval(values, confidence)
 
 
 def summarise(per_run: pd.DataFrame) -> pd.DataFrame:

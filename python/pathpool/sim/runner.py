@@ -14,44 +14,63 @@ from pathpool.errors import ScenarioError
 from pathpool.procpool import check_jobs, default_jobs, imap_unordered
 from pathpool.sim import _worker
 from pathpool.sim.results import Results
-from pathpool.sim.scenario import Scenario, ScenarioLike, load_scenario
+from pathpool.sim.scenario import DEFAULTS, Scenario, ScenarioLike, load_scenario
 
 __all__ = ["default_jobs", "parse_seeds", "run"]
 
 ProgressArg = bool | Callable[[float], Any]
 
 _U64_MAX = 2**64 - 1
+#: Most seeds one run may take (the simulator's limit for a scenario's `seeds`).
+MAX_SEEDS: int = DEFAULTS["max_seeds"]
 
 
-def parse_seeds(text: str) -> list[int]:
+def parse_seeds(text: str, max_seeds: int | None = MAX_SEEDS) -> list[int]:
     """Parse a seed list like ``"1,2,5-8"`` (ranges inclusive).
+
+    Parameters
+    ----------
+    text : str
+    max_seeds : int or None
+        Refuse a list longer than this (the scenario files' limit, 100000, by default), counted
+        before any range is expanded; None: no limit.
 
     Raises
     ------
     ValueError
-        With a message naming the bad item.
+        With a message naming the bad item, or the count and the limit.
+
+    Examples
+    --------
+    >>> parse_seeds("1,2,5-8")
+    [1, 2, 5, 6, 7, 8]
     """
-    seeds: list[int] = []
+    items: list[tuple[int, int]] = []
+    total = 0
     for item in text.split(","):
         item = item.strip()
         if not item:
             continue
         lo, sep, hi = item.partition("-")
         try:
-            if sep:
-                a, b = int(lo), int(hi)
-                if b < a:
-                    raise ValueError
-                seeds.extend(range(a, b + 1))
-            else:
-                seeds.append(int(item))
+            a, b = (int(lo), int(hi)) if sep else (int(item), int(item))
+            if b < a:
+                raise ValueError
         except ValueError:
             raise ValueError(f"bad seed {item!r}; expected integers or ranges like 1,2,5-8") from None
+        items.append((a, b))
+        total += b - a + 1
+    if max_seeds is not None and total > max_seeds:
+        raise ValueError(f"{total} seeds given; at most {max_seeds} (a run per seed)")
+    seeds: list[int] = []
+    for a, b in items:
+        seeds.extend(range(a, b + 1))
     return seeds
 
 
 def _check_seeds(seeds: Iterable[int], origin: str) -> tuple[int, ...]:
     out: list[int] = []
+    seen: set[int] = set()  # a list's `in` made 10^5 seeds take minutes (issue 14)
     for item in seeds:
         try:
             s = operator.index(item)  # int, numpy integer; not float or str
@@ -61,8 +80,9 @@ def _check_seeds(seeds: Iterable[int], origin: str) -> tuple[int, ...]:
             raise ScenarioError(
                 f"seed {item!r} is not allowed", origin=origin, field="seeds", allowed="integers 0 to 2^64-1"
             )
-        if s in out:
+        if s in seen:
             raise ScenarioError(f"seed {s} is listed twice", origin=origin, field="seeds", allowed="distinct integers")
+        seen.add(int(s))
         out.append(int(s))
     if not out:
         raise ScenarioError("no seeds to run", origin=origin, field="seeds", allowed="at least one integer")
@@ -199,6 +219,10 @@ def run(
     sc = load_scenario(scenario)
     seed_tuple = _check_seeds(sc.seeds if seeds is None else seeds, sc.origin)
     n_jobs = check_jobs(jobs, len(seed_tuple))
+    if n_jobs > 1:
+        from pathpool._mainguard import safe_workers
+
+        n_jobs = safe_workers(n_jobs)
     start = time.perf_counter()
     bar = _Progress(progress, sc, len(seed_tuple))
     try:

@@ -22,6 +22,7 @@ pub(crate) const INFO: AlgorithmInfo = AlgorithmInfo {
               truncates alpha_r to an integer in the decrease",
     }],
     coupled: true,
+    build,
 };
 
 /// Which Balia: the paper's or the v0.95 kernel's.

@@ -66,6 +66,27 @@ pub(crate) fn rate(sf: &Subflow) -> Option<f64> {
     rtt(sf).map(|t| sf.cwnd / t)
 }
 
+/// RFC 6356 Section 3's `alpha / w_total = max_k(w_k/rtt_k^2) / (sum_k w_k/rtt_k)^2` (LIA's
+/// coupled increase before its cap, and the whole increase of `max`), with `sum_k w_k` over the
+/// same subflows (LIA's alpha is `w_total` times the ratio): over the subflows taking part in
+/// an event on `i` that have an RTT sample. `None` if none has one.
+pub(crate) fn alpha_ratio(subflows: &[Subflow], i: usize) -> Option<(f64, f64)> {
+    let mut best = 0.0f64;
+    let mut sum = 0.0f64;
+    let mut total = 0.0f64;
+    for (k, sf) in subflows.iter().enumerate() {
+        if !participates(subflows, k, i) {
+            continue;
+        }
+        if let Some(t) = rtt(sf) {
+            best = best.max(sf.cwnd / (t * t));
+            sum += sf.cwnd / t;
+            total += sf.cwnd;
+        }
+    }
+    (sum > 0.0).then(|| (best / (sum * sum), total))
+}
+
 /// Sum of the windows of the subflows taking part in an event on `i`.
 pub(crate) fn window_total(subflows: &[Subflow], i: usize) -> f64 {
     (0..subflows.len())

@@ -16,6 +16,7 @@ pub(crate) const INFO: AlgorithmInfo = AlgorithmInfo {
               max(beta cwnd, 2), beta = 0.7; first CA stage after an RTO: K = 0, W_max = W_est = cwnd_epoch",
     params: &[],
     coupled: false,
+    build,
 };
 
 /// RFC 9438 constants.

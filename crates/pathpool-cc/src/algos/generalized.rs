@@ -29,6 +29,7 @@ pub(crate) const INFO: AlgorithmInfo = AlgorithmInfo {
         },
     ],
     coupled: true,
+    build,
 };
 
 /// The generalized family of seed 002 ("Design of the tradeoff").

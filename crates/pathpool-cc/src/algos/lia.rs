@@ -1,7 +1,7 @@
 //! `lia`: the Linked Increases Algorithm of RFC 6356, with alpha kept on the connection the way
 //! the out-of-tree Linux MPTCP v0.95 (`mptcp_coupled.c`) keeps it.
 
-use super::common::{active_count, add_credited, ca_credit, halve, participates, rtt};
+use super::common::{active_count, add_credited, alpha_ratio, ca_credit, halve};
 use crate::controller::{Ack, Controller, Counting, Nanos, Subflow, MIN_CWND, MIN_SSTHRESH};
 use crate::registry::{flag, AlgorithmInfo, CcError, ParamInfo, Params};
 
@@ -21,6 +21,7 @@ pub(crate) const INFO: AlgorithmInfo = AlgorithmInfo {
               integer window increments, RTOs, first CA ACK after a state change)",
     }],
     coupled: true,
+    build,
 };
 
 /// RFC 6356 LIA.
@@ -102,28 +103,16 @@ impl Lia {
 
     /// Recomputes alpha from the current windows and RTTs (RFC 6356 Section 3).
     pub fn recompute(&mut self, subflows: &[Subflow], i: usize) {
-        let mut best = 0.0f64;
-        let mut sum = 0.0f64;
-        let mut total = 0.0f64;
-        let mut any = false;
-        for (k, sf) in subflows.iter().enumerate() {
-            if !participates(subflows, k, i) {
-                continue;
-            }
-            if let Some(t) = rtt(sf) {
-                any = true;
-                best = best.max(sf.cwnd / (t * t));
-                sum += sf.cwnd / t;
-                total += sf.cwnd;
-            }
-        }
         self.recomputations += 1;
-        if any && sum > 0.0 {
-            self.ratio = best / (sum * sum);
-            self.alpha = total * self.ratio;
-        } else {
-            self.ratio = f64::INFINITY;
-            self.alpha = 1.0;
+        match alpha_ratio(subflows, i) {
+            Some((ratio, total)) => {
+                self.ratio = ratio;
+                self.alpha = total * ratio;
+            }
+            None => {
+                self.ratio = f64::INFINITY;
+                self.alpha = 1.0;
+            }
         }
     }
 }

@@ -17,6 +17,7 @@ pub(crate) const INFO: AlgorithmInfo = AlgorithmInfo {
               per loss: ssthresh = max(w_r/2, 2), w_r = ssthresh",
     params: &[],
     coupled: true,
+    build,
 };
 
 /// Inter-loss marks of one path (the kernel's `mptcp_loss1..3`): byte positions in the

@@ -13,6 +13,7 @@ pub(crate) const INFO: AlgorithmInfo = AlgorithmInfo {
               per loss: ssthresh = max(w/2, 2), w = ssthresh",
     params: &[],
     coupled: false,
+    build,
 };
 
 /// Uncoupled Reno on every subflow.

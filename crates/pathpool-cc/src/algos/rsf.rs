@@ -19,6 +19,7 @@ pub(crate) const DB_INFO: AlgorithmInfo = AlgorithmInfo {
         doc: "target forward (queueing plus service) delay, seconds; the paper uses 100 ms",
     }],
     coupled: false,
+    build: build_db,
 };
 
 pub(crate) const LB_INFO: AlgorithmInfo = AlgorithmInfo {
@@ -44,6 +45,7 @@ pub(crate) const LB_INFO: AlgorithmInfo = AlgorithmInfo {
         },
     ],
     coupled: false,
+    build: build_lb,
 };
 
 /// RSF-DB (seed 001, eq. (1)).

@@ -6,7 +6,7 @@
 //! All four run Linux slow start and take one congestion-avoidance step per ACK.
 
 use super::common::{
-    add_credited, ca_credit, halve, participates, rtt, set_ssthresh, window_total,
+    add_credited, alpha_ratio, ca_credit, halve, participates, rtt, set_ssthresh, window_total,
 };
 use crate::controller::{Ack, Controller, Counting, Nanos, Subflow, MIN_CWND, MIN_SSTHRESH};
 use crate::registry::{number, AlgorithmInfo, CcError, ParamInfo, Params};
@@ -24,6 +24,7 @@ pub(crate) const EWTCP_INFO: AlgorithmInfo = AlgorithmInfo {
               1 is uncoupled Reno",
     }],
     coupled: false,
+    build: build_ewtcp,
 };
 
 pub(crate) const COUPLED_INFO: AlgorithmInfo = AlgorithmInfo {
@@ -34,6 +35,7 @@ pub(crate) const COUPLED_INFO: AlgorithmInfo = AlgorithmInfo {
               w_r = ssthresh_r; floor = 1 with more than one active subflow (seed 004 Section V), else 2",
     params: &[],
     coupled: true,
+    build: build_coupled,
 };
 
 pub(crate) const SEMICOUPLED_INFO: AlgorithmInfo = AlgorithmInfo {
@@ -49,6 +51,7 @@ pub(crate) const SEMICOUPLED_INFO: AlgorithmInfo = AlgorithmInfo {
         doc: "increase weight (aggressiveness)",
     }],
     coupled: true,
+    build: build_semicoupled,
 };
 
 pub(crate) const MAX_INFO: AlgorithmInfo = AlgorithmInfo {
@@ -61,6 +64,7 @@ pub(crate) const MAX_INFO: AlgorithmInfo = AlgorithmInfo {
               w_r -= w_r/2 (ssthresh = max(w_r/2, 2))",
     params: &[],
     coupled: true,
+    build: build_max,
 };
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -145,22 +149,11 @@ impl Wischik {
     }
 }
 
-/// `max_k(w_k/rtt_k^2) / (sum_k w_k/rtt_k)^2` over the active subflows with an RTT sample,
-/// or `None` if subflow `i` has no sample.
+/// `max_k(w_k/rtt_k^2) / (sum_k w_k/rtt_k)^2` over the active subflows with an RTT sample
+/// (LIA's ratio, [`alpha_ratio`]), or `None` if subflow `i` has no sample.
 pub(crate) fn max_increase(subflows: &[Subflow], i: usize) -> Option<f64> {
     rtt(&subflows[i])?;
-    let mut best = 0.0f64;
-    let mut sum = 0.0f64;
-    for (k, sf) in subflows.iter().enumerate() {
-        if !participates(subflows, k, i) {
-            continue;
-        }
-        if let Some(t) = rtt(sf) {
-            best = best.max(sf.cwnd / (t * t));
-            sum += sf.cwnd / t;
-        }
-    }
-    Some(best / (sum * sum))
+    alpha_ratio(subflows, i).map(|(ratio, _)| ratio)
 }
 
 pub(crate) fn build_ewtcp(

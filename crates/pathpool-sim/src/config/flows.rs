@@ -1,0 +1,671 @@
+//! `[[flows]]`: window-based (tcp, mptcp) and paced (rate) flows, `count` expanded.
+
+use std::collections::HashMap;
+use std::ops::Range;
+
+use pathpool_cc::{CcError, Counting, Params};
+
+use super::check::{
+    bytes_in, param_value, Ctx, DEFAULT_DEADLINE, DEFAULT_FEEDBACK_INTERVAL, DEFAULT_MSS,
+    DEFAULT_RCV_BUFFER, DEFAULT_SEND_JITTER, MAX_DELAY, MAX_FILE_BYTES, MAX_FLOWS, MAX_RCV_BUFFER,
+    MAX_TIME,
+};
+use super::network::Names;
+use super::raw::{Quantity, RawFlow};
+use super::{
+    AckRoute, App, ConfigError, FlowKind, FlowSpec, LinkSpec, PathSpec, RateSpec, Scheduler,
+};
+
+/// Every flow, `count` expanded; for each the index of its `[[flows]]` entry; for each entry
+/// the optional fields it writes.
+///
+/// Names are unique after expansion: a flow `x` with `count = 2` and a flow named `x-0` would
+/// give two result rows named `x-0`, so that is refused (linear: one hash set of names).
+pub(super) fn flows(
+    ctx: &Ctx,
+    raw: &[RawFlow],
+    links: &[LinkSpec],
+    paths: &[PathSpec],
+    path_names: &Names,
+    controllers: Option<&[String]>,
+) -> Result<Flows, ConfigError> {
+    let mut out: Vec<FlowSpec> = Vec::new();
+    let mut fields = Vec::with_capacity(raw.len());
+    let mut origin: Vec<usize> = Vec::new();
+    // Expanded name -> the [[flows]] entry it came from.
+    let mut taken: HashMap<String, usize> = HashMap::new();
+    for (i, fl) in raw.iter().enumerate() {
+        let field = format!("flows[{i}].name");
+        let name = ctx.name(&fl.name, &field)?;
+        if let Some(&j) = taken.get(&name) {
+            let message = if raw_name(&raw[j]) == name {
+                format!("duplicate flow name {name:?}")
+            } else {
+                format!("flow name {name:?} is also the name of one of the `count` copies of flows[{j}]")
+            };
+            return Err(ctx.err(
+                Some(fl.name.span()),
+                field,
+                message,
+                Some("a name unique among flows (with count = n, flows are named NAME-0 .. NAME-(n-1))"),
+            ));
+        }
+        let (spec, count) = flow(ctx, i, fl, name, links, paths, path_names, controllers)?;
+        fields.push(written(fl));
+        if out.len() + count > MAX_FLOWS {
+            let sp = fl.count.as_ref().map_or(fl.name.span(), |c| c.span());
+            return Err(ctx.err(
+                Some(sp),
+                format!("flows[{i}].count"),
+                format!("more than {MAX_FLOWS} flows in all (count included)"),
+                Some(&format!(
+                    "at most {MAX_FLOWS} flows after count is expanded"
+                )),
+            ));
+        }
+        for k in 0..count {
+            let mut f = spec.clone();
+            if count > 1 {
+                f.name = format!("{}-{k}", spec.name);
+            }
+            if let Some(&j) = taken.get(&f.name) {
+                return Err(ctx.err(
+                    Some(fl.count.as_ref().map_or(fl.name.span(), |c| c.span())),
+                    format!("flows[{i}].count"),
+                    format!("copy {:?} has the name of flows[{j}]", f.name),
+                    Some("a name unique among flows (with count = n, flows are named NAME-0 .. NAME-(n-1))"),
+                ));
+            }
+            taken.insert(f.name.clone(), i);
+            out.push(f);
+            origin.push(i);
+        }
+        // The base name itself stays taken (a later flow `x` beside `x` with count = 2).
+        taken.entry(spec.name.clone()).or_insert(i);
+    }
+    if out.is_empty() {
+        return Err(ctx.err(None, "flows", "a scenario needs at least one flow", None));
+    }
+    Ok((out, origin, fields))
+}
+
+/// Flows, their entry indices and each entry's written fields (see [`flows`]).
+type Flows = (Vec<FlowSpec>, Vec<usize>, Vec<Vec<&'static str>>);
+
+/// The optional fields a `[[flows]]` entry writes, in file-format order: for callers to whom
+/// "written" differs from "left at its default" (the Linux test bed's ACK policy).
+fn written(fl: &RawFlow) -> Vec<&'static str> {
+    let present: [(&'static str, bool); 22] = [
+        ("path", fl.path.is_some()),
+        ("paths", fl.paths.is_some()),
+        ("algorithm", fl.algorithm.is_some()),
+        ("params", fl.params.is_some()),
+        ("counting", fl.counting.is_some()),
+        ("scheduler", fl.scheduler.is_some()),
+        ("app", fl.app.is_some()),
+        ("size", fl.size.is_some()),
+        ("start", fl.start.is_some()),
+        ("stop", fl.stop.is_some()),
+        ("start_jitter", fl.start_jitter.is_some()),
+        ("send_jitter", fl.send_jitter.is_some()),
+        ("count", fl.count.is_some()),
+        ("mss", fl.mss.is_some()),
+        ("rcv_buffer", fl.rcv_buffer.is_some()),
+        ("delayed_ack", fl.delayed_ack.is_some()),
+        ("rates", fl.rates.is_some()),
+        ("block_length", fl.block_length.is_some()),
+        ("source_per_block", fl.source_per_block.is_some()),
+        ("deadline", fl.deadline.is_some()),
+        ("feedback_interval", fl.feedback_interval.is_some()),
+        ("controller", fl.controller.is_some()),
+    ];
+    present.iter().filter(|p| p.1).map(|p| p.0).collect()
+}
+
+fn raw_name(fl: &RawFlow) -> String {
+    fl.name.get_ref().trim().to_string()
+}
+
+/// One `[[flows]]` entry (before `count` expansion) and its count.
+#[allow(clippy::too_many_arguments)]
+fn flow(
+    ctx: &Ctx,
+    i: usize,
+    fl: &RawFlow,
+    name: String,
+    links: &[LinkSpec],
+    paths: &[PathSpec],
+    path_names: &Names,
+    controllers: Option<&[String]>,
+) -> Result<(FlowSpec, usize), ConfigError> {
+    let f = |k: &str| format!("flows[{i}].{k}");
+    let kind = match fl.kind.get_ref().as_str() {
+        "tcp" => FlowKind::Tcp,
+        "mptcp" => FlowKind::Mptcp,
+        "rate" => FlowKind::Rate,
+        other => {
+            return Err(ctx.err(
+                Some(fl.kind.span()),
+                f("kind"),
+                format!("unknown flow kind {other:?}"),
+                Some("tcp, mptcp, rate"),
+            ))
+        }
+    };
+    check_kind_fields(ctx, fl, kind, i)?;
+    let path_idx = match (kind, &fl.path, &fl.paths) {
+        (_, Some(_), Some(ps)) => {
+            return Err(ctx.err(
+                Some(ps.span()),
+                f("paths"),
+                "give either path or paths, not both",
+                None,
+            ));
+        }
+        (_, Some(p), None) => vec![path_names.find(ctx, p, f("path"), "path")?],
+        (FlowKind::Tcp, None, Some(ps)) if ps.get_ref().len() != 1 => {
+            return Err(ctx.err(
+                Some(ps.span()),
+                f("paths"),
+                "a tcp flow uses exactly one path",
+                Some("one path name (use kind = \"mptcp\" for several)"),
+            ));
+        }
+        (_, None, Some(ps)) => {
+            if ps.get_ref().is_empty() {
+                return Err(ctx.err(
+                    Some(ps.span()),
+                    f("paths"),
+                    "must list at least one path",
+                    Some(path_names.list()),
+                ));
+            }
+            let mut v = Vec::new();
+            for (j, s) in ps.get_ref().iter().enumerate() {
+                v.push(path_names.find(ctx, s, format!("flows[{i}].paths[{j}]"), "path")?);
+            }
+            v
+        }
+        (_, None, None) => {
+            return Err(ctx.err(
+                Some(fl.name.span()),
+                f("path"),
+                "a flow needs `path` (tcp) or `paths` (mptcp)",
+                Some(path_names.list()),
+            ));
+        }
+    };
+    let algorithm = match kind {
+        FlowKind::Rate => fl
+            .controller
+            .as_ref()
+            .map(|a| a.get_ref().clone())
+            .unwrap_or_else(|| "fixed".to_string()),
+        _ => fl
+            .algorithm
+            .as_ref()
+            .map(|a| a.get_ref().clone())
+            .unwrap_or_else(|| "reno".to_string()),
+    };
+    let mut params = Params::new();
+    if let Some(p) = &fl.params {
+        for (k, v) in p.get_ref() {
+            let pv = param_value(v).ok_or_else(|| {
+                ctx.err(
+                    Some(p.span()),
+                    format!("flows[{i}].params.{k}"),
+                    "parameter values must be numbers, booleans or strings",
+                    None,
+                )
+            })?;
+            params.insert(k.clone(), pv);
+        }
+    }
+    let rate_spec = if kind == FlowKind::Rate {
+        Some(rate_spec(ctx, fl, i, path_idx.len(), controllers)?)
+    } else {
+        None
+    };
+    if kind == FlowKind::Rate {
+        // The rate receiver infers losses from sequence gaps, which needs FIFO paths.
+        for &p in &path_idx {
+            let back: &[usize] = match &paths[p].ack {
+                AckRoute::Links(v) => v,
+                AckRoute::Delay(_) => &[],
+            };
+            if let Some(&l) = paths[p]
+                .links
+                .iter()
+                .chain(back)
+                .find(|&&l| links[l].reorder.is_some())
+            {
+                let sp = fl
+                    .paths
+                    .as_ref()
+                    .map(|v| v.span())
+                    .or_else(|| fl.path.as_ref().map(|v| v.span()));
+                return Err(ctx.err(
+                    sp,
+                    f("paths"),
+                    format!("path {:?} crosses link {:?}, which reorders; a rate flow needs FIFO paths (its receiver counts sequence gaps as losses)", paths[p].name, links[l].name),
+                    Some("paths whose links have no `reorder`"),
+                ));
+            }
+        }
+    }
+    if kind == FlowKind::Rate {
+        // Checked by rate_spec; a rate flow has no congestion controller.
+    } else if let Err(e) = pathpool_cc::build(&algorithm, &params, path_idx.len()) {
+        let alg_span = fl
+            .algorithm
+            .as_ref()
+            .map(|a| a.span())
+            .or_else(|| Some(fl.name.span()));
+        let par_span = fl.params.as_ref().map(|p| p.span()).or(alg_span.clone());
+        return Err(match e {
+            CcError::UnknownAlgorithm { name, allowed } => ctx.err(
+                alg_span,
+                f("algorithm"),
+                format!("unknown algorithm {name:?}"),
+                Some(&allowed.join(", ")),
+            ),
+            CcError::UnknownParam {
+                algorithm,
+                param,
+                allowed,
+            } => ctx.err(
+                par_span,
+                format!("flows[{i}].params.{param}"),
+                format!("algorithm {algorithm:?} has no parameter {param:?}"),
+                Some(&if allowed.is_empty() {
+                    "no parameters".to_string()
+                } else {
+                    allowed.join(", ")
+                }),
+            ),
+            CcError::BadParam {
+                algorithm,
+                param,
+                value,
+                allowed,
+            } => ctx.err(
+                par_span,
+                format!("flows[{i}].params.{param}"),
+                format!("algorithm {algorithm:?}: {param} = {value} is not allowed"),
+                Some(allowed),
+            ),
+            CcError::NoSubflows => ctx.err(
+                alg_span,
+                f("paths"),
+                "a connection needs at least one subflow",
+                None,
+            ),
+        });
+    }
+    let counting = match fl.counting.as_ref() {
+        None => Counting::default(),
+        Some(c) => Counting::from_name(c.get_ref()).ok_or_else(|| {
+            ctx.err(
+                Some(c.span()),
+                f("counting"),
+                format!("unknown counting {:?}", c.get_ref()),
+                Some(&Counting::NAMES.join(", ")),
+            )
+        })?,
+    };
+    let scheduler = match fl
+        .scheduler
+        .as_ref()
+        .map(|s| (s.get_ref().as_str(), s.span()))
+    {
+        None | Some(("minrtt", _)) => Scheduler::MinRtt,
+        Some(("roundrobin", _)) => Scheduler::RoundRobin,
+        Some((other, sp)) => {
+            return Err(ctx.err(
+                Some(sp),
+                f("scheduler"),
+                format!("unknown scheduler {other:?}"),
+                Some("minrtt, roundrobin"),
+            ))
+        }
+    };
+    let app = match fl.app.as_ref().map(|s| (s.get_ref().as_str(), s.span())) {
+        None | Some(("bulk", _)) => {
+            if let Some(sz) = &fl.size {
+                return Err(ctx.err(
+                    Some(sz.span()),
+                    f("size"),
+                    "size applies only to app = \"file\"",
+                    None,
+                ));
+            }
+            App::Bulk
+        }
+        Some(("file", sp)) => match &fl.size {
+            None => {
+                return Err(ctx.err(
+                    Some(sp),
+                    f("size"),
+                    "app = \"file\" needs a size",
+                    Some("a size >= 1 byte, e.g. \"4MB\""),
+                ))
+            }
+            Some(sz) => App::File(ctx.q(
+                sz,
+                &f("size"),
+                |q| bytes_in(q, 1, MAX_FILE_BYTES),
+                "a size from 1 byte to 10^12 bytes, e.g. \"4MB\", \"10MiB\", or bytes as a number",
+            )?),
+        },
+        Some((other, sp)) => {
+            return Err(ctx.err(
+                Some(sp),
+                f("app"),
+                format!("unknown app {other:?}"),
+                Some("bulk, file"),
+            ))
+        }
+    };
+    let start = match &fl.start {
+        None => 0,
+        Some(v) => ctx.time(v, &f("start"), 0, MAX_TIME, "a time from 0 to 10^6 s")?,
+    };
+    let stop = match &fl.stop {
+        None => None,
+        Some(v) => {
+            let t = ctx.time(v, &f("stop"), 0, MAX_TIME, "a time > start, at most 10^6 s")?;
+            if t <= start {
+                return Err(ctx.err(
+                    Some(v.span()),
+                    f("stop"),
+                    "stop must be later than start",
+                    Some("a time > start"),
+                ));
+            }
+            Some(t)
+        }
+    };
+    let start_jitter = match &fl.start_jitter {
+        None => 0,
+        Some(v) => ctx.time(
+            v,
+            &f("start_jitter"),
+            0,
+            MAX_DELAY,
+            "a time from 0 to 1000 s",
+        )?,
+    };
+    let send_jitter = match &fl.send_jitter {
+        None => DEFAULT_SEND_JITTER,
+        Some(v) => ctx.time(
+            v,
+            &f("send_jitter"),
+            0,
+            MAX_DELAY,
+            "a time from 0 (none) to 1000 s",
+        )?,
+    };
+    let count = match &fl.count {
+        None => 1,
+        Some(c) if *c.get_ref() >= 1 && *c.get_ref() <= 100_000 => *c.get_ref() as usize,
+        Some(c) => {
+            return Err(ctx.err(
+                Some(c.span()),
+                f("count"),
+                format!("count {} is out of range", c.get_ref()),
+                Some("an integer in 1..=100000"),
+            ))
+        }
+    };
+    let mss = match &fl.mss {
+        None => DEFAULT_MSS,
+        Some(v) => ctx.q(
+            v,
+            &f("mss"),
+            |q| bytes_in(q, 64, 9000),
+            "payload bytes in 64..=9000",
+        )? as u32,
+    };
+    let rcv_buffer = match &fl.rcv_buffer {
+        None => DEFAULT_RCV_BUFFER,
+        Some(v) => ctx.q(
+            v,
+            &f("rcv_buffer"),
+            |q| bytes_in(q, 1, MAX_RCV_BUFFER),
+            "a size from 2 * mss to 1 GiB, e.g. \"4MiB\"",
+        )?,
+    };
+    if rcv_buffer < u64::from(mss) * 2 {
+        let sp = fl.rcv_buffer.as_ref().map(|v| v.span());
+        return Err(ctx.err(
+            sp,
+            f("rcv_buffer"),
+            "receive buffer must hold at least two segments",
+            Some("a size >= 2 * mss"),
+        ));
+    }
+    let delayed_ack = fl
+        .delayed_ack
+        .as_ref()
+        .map(|b| *b.get_ref())
+        .unwrap_or(false);
+    Ok((
+        FlowSpec {
+            name,
+            kind,
+            paths: path_idx,
+            algorithm,
+            params,
+            counting,
+            scheduler,
+            app,
+            start,
+            stop,
+            start_jitter,
+            send_jitter,
+            mss,
+            rcv_buffer,
+            delayed_ack,
+            rate: rate_spec,
+        },
+        count,
+    ))
+}
+
+fn check_kind_fields(ctx: &Ctx, fl: &RawFlow, kind: FlowKind, i: usize) -> Result<(), ConfigError> {
+    let rate_only: [(&str, Option<Range<usize>>); 6] = [
+        ("rates", fl.rates.as_ref().map(|v| v.span())),
+        ("block_length", fl.block_length.as_ref().map(|v| v.span())),
+        (
+            "source_per_block",
+            fl.source_per_block.as_ref().map(|v| v.span()),
+        ),
+        ("deadline", fl.deadline.as_ref().map(|v| v.span())),
+        (
+            "feedback_interval",
+            fl.feedback_interval.as_ref().map(|v| v.span()),
+        ),
+        ("controller", fl.controller.as_ref().map(|v| v.span())),
+    ];
+    let window_only: [(&str, Option<Range<usize>>); 7] = [
+        ("algorithm", fl.algorithm.as_ref().map(|v| v.span())),
+        ("params", fl.params.as_ref().map(|v| v.span())),
+        ("counting", fl.counting.as_ref().map(|v| v.span())),
+        ("scheduler", fl.scheduler.as_ref().map(|v| v.span())),
+        ("size", fl.size.as_ref().map(|v| v.span())),
+        ("rcv_buffer", fl.rcv_buffer.as_ref().map(|v| v.span())),
+        ("delayed_ack", fl.delayed_ack.as_ref().map(|v| v.span())),
+    ];
+    let (bad, msg, allowed) = if kind == FlowKind::Rate {
+        (&window_only[..], "does not apply to kind = \"rate\" (a paced sender has no window, congestion controller or receive buffer)", "rate flow fields: rates, block_length, source_per_block, deadline, feedback_interval, controller")
+    } else {
+        (
+            &rate_only[..],
+            "applies only to kind = \"rate\"",
+            "kind = \"rate\"",
+        )
+    };
+    for (name, span) in bad.iter() {
+        if let Some(sp) = span {
+            return Err(ctx.err(
+                Some(sp.clone()),
+                format!("flows[{i}].{name}"),
+                msg,
+                Some(allowed),
+            ));
+        }
+    }
+    if kind == FlowKind::Rate {
+        if let Some(a) = &fl.app {
+            if a.get_ref() != "bulk" {
+                return Err(ctx.err(
+                    Some(a.span()),
+                    format!("flows[{i}].app"),
+                    "a rate flow streams from start to stop",
+                    Some("bulk"),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Validate the rate-flow fields of flow `i` with `n_paths` paths.
+fn rate_spec(
+    ctx: &Ctx,
+    fl: &RawFlow,
+    i: usize,
+    n_paths: usize,
+    controllers: Option<&[String]>,
+) -> Result<RateSpec, ConfigError> {
+    let f = |k: &str| format!("flows[{i}].{k}");
+    let rates_allowed = "a list of packets/s >= 0, one per path, not all 0, e.g. [100, 50]";
+    let rates = match &fl.rates {
+        None => {
+            return Err(ctx.err(
+                Some(fl.name.span()),
+                f("rates"),
+                "a rate flow needs its initial per-path rates",
+                Some(rates_allowed),
+            ))
+        }
+        Some(rs) => {
+            if rs.get_ref().len() != n_paths {
+                return Err(ctx.err(
+                    Some(rs.span()),
+                    f("rates"),
+                    format!("{} rates given for {n_paths} paths", rs.get_ref().len()),
+                    Some(rates_allowed),
+                ));
+            }
+            let mut v = Vec::with_capacity(n_paths);
+            for (j, r) in rs.get_ref().iter().enumerate() {
+                let x = ctx.q(
+                    r,
+                    &format!("flows[{i}].rates[{j}]"),
+                    |q| match q {
+                        Quantity::Int(n) => Ok(*n as f64),
+                        Quantity::Float(x) => Ok(*x),
+                        Quantity::Text(t) => Err(format!("{t:?} is not a number of packets/s")),
+                    },
+                    rates_allowed,
+                )?;
+                if !(x.is_finite() && (0.0..=1e9).contains(&x)) {
+                    return Err(ctx.err(
+                        Some(r.span()),
+                        format!("flows[{i}].rates[{j}]"),
+                        format!("rate {x} is out of range"),
+                        Some(rates_allowed),
+                    ));
+                }
+                v.push(x);
+            }
+            if v.iter().all(|&x| x == 0.0) {
+                return Err(ctx.err(
+                    Some(rs.span()),
+                    f("rates"),
+                    "all rates are 0",
+                    Some(rates_allowed),
+                ));
+            }
+            v
+        }
+    };
+    let block_length = match &fl.block_length {
+        None => 10,
+        Some(b) if (1..=65535).contains(b.get_ref()) => *b.get_ref() as u32,
+        Some(b) => {
+            return Err(ctx.err(
+                Some(b.span()),
+                f("block_length"),
+                format!("block length {} is out of range", b.get_ref()),
+                Some("an integer in 1..=65535"),
+            ))
+        }
+    };
+    let source_per_block = match &fl.source_per_block {
+        // Before any feedback, half the block is redundancy (as `pathpool.ratecontrol.stream`).
+        None => block_length.div_ceil(2),
+        Some(k) if *k.get_ref() >= 1 && *k.get_ref() <= i64::from(block_length) => {
+            *k.get_ref() as u32
+        }
+        Some(k) => {
+            return Err(ctx.err(
+                Some(k.span()),
+                f("source_per_block"),
+                format!(
+                    "{} source packets do not fit a block of {block_length}",
+                    k.get_ref()
+                ),
+                Some("an integer in 1..=block_length"),
+            ))
+        }
+    };
+    let deadline = match &fl.deadline {
+        None => DEFAULT_DEADLINE,
+        Some(v) => ctx.time(
+            v,
+            &f("deadline"),
+            1,
+            MAX_DELAY,
+            "a time > 0 and at most 1000 s, e.g. \"300ms\"",
+        )?,
+    };
+    let feedback_interval = match &fl.feedback_interval {
+        None => DEFAULT_FEEDBACK_INTERVAL,
+        Some(v) => ctx.time(
+            v,
+            &f("feedback_interval"),
+            1_000_000,
+            MAX_TIME,
+            "a time from 1 ms to 10^6 s, e.g. \"1s\"",
+        )?,
+    };
+    let controller = match &fl.controller {
+        None => "fixed".to_string(),
+        Some(c) => {
+            let label = c.get_ref();
+            let known = match controllers {
+                None => !label.trim().is_empty() && !label.chars().any(char::is_control),
+                Some(list) => list.iter().any(|k| k == label),
+            };
+            if !known {
+                return Err(ctx.err(
+                    Some(c.span()),
+                    f("controller"),
+                    format!("unknown rate controller {label:?}"),
+                    Some(&controllers.map_or("a non-empty label".to_string(), |l| l.join(", "))),
+                ));
+            }
+            label.clone()
+        }
+    };
+    Ok(RateSpec {
+        rates,
+        block_length,
+        source_per_block,
+        deadline,
+        feedback_interval,
+        controller,
+    })
+}

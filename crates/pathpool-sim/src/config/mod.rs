@@ -1,0 +1,387 @@
+//! Scenario files: TOML in, a validated [`Scenario`] out, or a [`ConfigError`] that names the
+//! file, line, column, field and allowed values. The format is documented in `SCENARIOS.md`.
+//!
+//! One pass, by section: `raw` is serde's view of the file (every value spanned), `check` turns
+//! quantities into SI integers within their documented ranges, `network` validates links and
+//! paths, `flows` the flows, `budget` estimates the work and memory of a run before it starts,
+//! and `overrides` applies `--set FIELD=VALUE` to the parsed document before any of that.
+
+// A ConfigError is built at most once per invalid file, never on a hot path; its size costs nothing.
+#![allow(clippy::result_large_err)]
+
+mod budget;
+mod check;
+mod flows;
+mod network;
+mod overrides;
+mod raw;
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::Path;
+
+use pathpool_cc::{Counting, Params};
+
+use crate::link::{Buffer, GilbertElliott, Reorder};
+use crate::time::Nanos;
+
+pub use budget::{Estimate, Limits};
+pub use check::{
+    DEFAULT_BUFFER_PACKETS, DEFAULT_DEADLINE, DEFAULT_FEEDBACK_INTERVAL, DEFAULT_MSS,
+    DEFAULT_RCV_BUFFER, DEFAULT_SEND_JITTER, MAX_DELAY, MAX_FLOWS, MAX_SEEDS, MAX_TIME,
+};
+
+/// How to read a scenario beyond its text.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Options {
+    /// `FIELD=VALUE` assignments applied to the parsed document before validation (the CLI's
+    /// `--set`), in order; see `SCENARIOS.md` ("Overrides").
+    pub overrides: Vec<String>,
+    /// Top-level tables that belong to the caller: taken out before validation and handed
+    /// back untouched in [`Scenario::extensions`]. Any other unknown table is an error.
+    pub extensions: Vec<String>,
+    /// The labels a rate flow's `controller` may carry; `None` accepts any non-empty label.
+    pub rate_controllers: Option<Vec<String>>,
+}
+
+/// A scenario file that could not be read or is not valid.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ConfigError {
+    /// File name (or whatever origin the text came from).
+    pub origin: String,
+    /// 1-based line, when known.
+    pub line: Option<usize>,
+    /// 1-based column, when known.
+    pub column: Option<usize>,
+    /// Dotted path of the offending field, e.g. `flows[2].algorithm`; empty for the whole file.
+    pub field: String,
+    pub message: String,
+    /// Allowed values, in words, when there is a fixed set or range.
+    pub allowed: Option<String>,
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.origin)?;
+        if let Some(l) = self.line {
+            write!(f, ":{l}")?;
+            if let Some(c) = self.column {
+                write!(f, ":{c}")?;
+            }
+        }
+        write!(f, ": ")?;
+        if !self.field.is_empty() {
+            write!(f, "{}: ", self.field)?;
+        }
+        write!(f, "{}", self.message)?;
+        if let Some(a) = &self.allowed {
+            write!(f, " (allowed: {a})")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+/// Which transport a flow uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FlowKind {
+    Tcp,
+    Mptcp,
+    /// A paced, rate-based multipath sender (no window, no retransmission): `crate::rate`.
+    Rate,
+}
+
+impl FlowKind {
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            FlowKind::Tcp => "tcp",
+            FlowKind::Mptcp => "mptcp",
+            FlowKind::Rate => "rate",
+        }
+    }
+}
+
+/// MPTCP packet scheduler.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scheduler {
+    /// Linux default: the subflow with the lowest smoothed RTT among those with room in cwnd.
+    MinRtt,
+    /// Cycle through subflows with room.
+    RoundRobin,
+}
+
+/// What the sending application does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum App {
+    /// Always has data, from start until stop (or the end of the run).
+    Bulk,
+    /// A file of this many bytes; completion time is recorded.
+    File(u64),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct LinkSpec {
+    pub name: String,
+    pub rate_bps: u64,
+    pub delay: Nanos,
+    pub buffer: Buffer,
+    pub loss: f64,
+    pub gilbert: Option<GilbertElliott>,
+    pub reorder: Option<Reorder>,
+}
+
+/// How ACKs of a path come back.
+#[derive(Clone, Debug, PartialEq)]
+pub enum AckRoute {
+    /// An uncongested return of fixed one-way delay.
+    Delay(Nanos),
+    /// Through these links (indices into `links`), in order.
+    Links(Vec<usize>),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct PathSpec {
+    pub name: String,
+    /// Indices into `links`, in order from sender to receiver.
+    pub links: Vec<usize>,
+    pub ack: AckRoute,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct FlowSpec {
+    pub name: String,
+    pub kind: FlowKind,
+    /// Indices into `paths`: one per subflow.
+    pub paths: Vec<usize>,
+    pub algorithm: String,
+    pub params: Params,
+    /// Congestion-avoidance steps per acknowledged segment (default) or per ACK (v0.95).
+    pub counting: Counting,
+    pub scheduler: Scheduler,
+    pub app: App,
+    pub start: Nanos,
+    pub stop: Option<Nanos>,
+    /// Start is drawn uniformly from `[start, start + start_jitter]` (per-flow random stream).
+    pub start_jitter: Nanos,
+    /// Each data packet leaves the sending host after a random delay uniform in
+    /// `[0, send_jitter]`, never overtaking the previous one (ns-2's `overhead_`): breaks the
+    /// drop-tail phase effects of a perfectly deterministic network (Floyd & Jacobson 1991).
+    pub send_jitter: Nanos,
+    pub mss: u32,
+    pub rcv_buffer: u64,
+    pub delayed_ack: bool,
+    /// `Some` exactly for `kind = "rate"`.
+    pub rate: Option<RateSpec>,
+}
+
+/// Settings of a `kind = "rate"` flow (see `SCENARIOS.md`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct RateSpec {
+    /// Initial sending rate of each path, packets/s (one per entry of `paths`).
+    pub rates: Vec<f64>,
+    /// FEC block length n (packets per block).
+    pub block_length: u32,
+    /// Source packets per block k (1..=n) until a controller sets another.
+    pub source_per_block: u32,
+    /// A packet arriving later than this after its send time is late.
+    pub deadline: Nanos,
+    /// The receiver sends a report every this often.
+    pub feedback_interval: Nanos,
+    /// A label naming the external controller meant to drive the flow (`fixed` = none). The
+    /// simulator only paces at the rates it is given; which labels exist is the caller's
+    /// business ([`Options::rate_controllers`]).
+    pub controller: String,
+}
+
+/// A validated scenario.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Scenario {
+    pub name: String,
+    pub description: String,
+    pub origin: String,
+    pub duration: Nanos,
+    pub seeds: Vec<u64>,
+    /// Time-series sampling interval; 0 = no time series.
+    pub sample_interval: Nanos,
+    pub links: Vec<LinkSpec>,
+    pub paths: Vec<PathSpec>,
+    /// Flows with `count` expanded (`name-0`, `name-1`, ... when count > 1).
+    pub flows: Vec<FlowSpec>,
+    /// Index into the file's `[[flows]]` of each entry of `flows` (several with `count`).
+    pub flow_origin: Vec<usize>,
+    /// For each `[[flows]]` entry, the optional fields the file writes (defaults are filled
+    /// in `flows`; this says which values were chosen rather than defaulted).
+    pub flow_fields: Vec<Vec<&'static str>>,
+    /// The top-level tables named in [`Options::extensions`], untouched: they belong to the
+    /// caller (e.g. Python's `[reproduce]`), not to the simulator.
+    pub extensions: BTreeMap<String, toml::Value>,
+    /// The TOML text the scenario was validated from: the file's own text, or, when overrides
+    /// were applied or extension tables removed, the merged document rendered anew. Validating
+    /// it again gives this same scenario (with no options).
+    pub text: String,
+}
+
+impl Scenario {
+    /// Parse and validate scenario text; `origin` names it in error messages (usually the file).
+    pub fn from_toml_str(text: &str, origin: &str) -> Result<Scenario, ConfigError> {
+        Scenario::from_toml_str_with(text, origin, &Options::default())
+    }
+
+    /// Parse and validate scenario text with overrides, caller-owned tables and the caller's
+    /// rate-controller labels. Resource limits are a separate step: [`Scenario::check_limits`].
+    pub fn from_toml_str_with(
+        text: &str,
+        origin: &str,
+        options: &Options,
+    ) -> Result<Scenario, ConfigError> {
+        let ctx = check::Ctx {
+            text,
+            origin,
+            overrides: &options.overrides,
+        };
+        let mut root = toml::de::DeTable::parse(text)
+            .map_err(|e| ctx.err(e.span(), "", e.message().trim().to_string(), None))?;
+        overrides::apply(&ctx, &mut root, &options.overrides)?;
+        let mut extensions = BTreeMap::new();
+        for name in &options.extensions {
+            if let Some(v) = overrides::take_table(&ctx, &mut root, name)? {
+                extensions.insert(name.clone(), v);
+            }
+        }
+        let rendered = !(options.overrides.is_empty() && extensions.is_empty());
+        let merged = rendered.then(|| root.clone());
+        let raw: raw::RawScenario =
+            serde_path_to_error::deserialize(toml::de::Deserializer::from(root))
+                .map_err(|e| check::from_de_error(&ctx, e))?;
+        let mut sc = validate(&ctx, raw, options.rate_controllers.as_deref())?;
+        if let Some(doc) = merged {
+            sc.text = overrides::render(&ctx, &doc)?;
+        }
+        sc.extensions = extensions;
+        Ok(sc)
+    }
+
+    /// Read and validate a scenario file.
+    pub fn from_path(path: &Path) -> Result<Scenario, ConfigError> {
+        let origin = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|e| ConfigError {
+            origin: origin.clone(),
+            line: None,
+            column: None,
+            field: String::new(),
+            message: format!("cannot read file: {e}"),
+            allowed: None,
+        })?;
+        Scenario::from_toml_str(&text, &origin)
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    pub fn seeds(&self) -> &[u64] {
+        &self.seeds
+    }
+
+    pub fn duration_s(&self) -> f64 {
+        self.duration as f64 / 1e9
+    }
+}
+
+/// A scenario name becomes a directory name (`results/NAME`) and a file-name stem, so it is a
+/// plain slug: letters, digits, `.`, `_`, `-`, not starting with `.` (no `..`, no `/`, no NUL).
+fn scenario_name(ctx: &check::Ctx, v: &toml::Spanned<String>) -> Result<String, ConfigError> {
+    let allowed = "1 to 128 of A-Z a-z 0-9 . _ -, not starting with '.' (it names output files)";
+    let name = v.get_ref().trim();
+    let ok = !name.is_empty()
+        && name.len() <= 128
+        && !name.starts_with('.')
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'));
+    if !ok {
+        let message = if name.is_empty() {
+            "must not be empty".to_string()
+        } else {
+            format!("{name:?} is not a safe name")
+        };
+        return Err(ctx.err(Some(v.span()), "name", message, Some(allowed)));
+    }
+    Ok(name.to_string())
+}
+
+fn validate(
+    ctx: &check::Ctx,
+    raw: raw::RawScenario,
+    controllers: Option<&[String]>,
+) -> Result<Scenario, ConfigError> {
+    let name = scenario_name(ctx, &raw.name)?;
+    let duration = ctx.time(
+        &raw.duration,
+        "duration",
+        1,
+        MAX_TIME,
+        "a time > 0 and at most 10^6 s, e.g. \"30s\", \"500ms\", or seconds as a number",
+    )?;
+    let seeds = match &raw.seeds {
+        None => vec![1],
+        Some(s) => {
+            let allowed = format!("1 to {MAX_SEEDS} distinct integers from 0 to 2^64-1");
+            let list = s.get_ref();
+            if list.is_empty() || list.len() > MAX_SEEDS {
+                return Err(ctx.err(
+                    Some(s.span()),
+                    "seeds",
+                    format!("{} seeds listed", list.len()),
+                    Some(&allowed),
+                ));
+            }
+            let mut seen = std::collections::HashSet::with_capacity(list.len());
+            if let Some(d) = list.iter().find(|&&x| !seen.insert(x)) {
+                return Err(ctx.err(
+                    Some(s.span()),
+                    "seeds",
+                    format!("seed {d} is listed twice"),
+                    Some(&allowed),
+                ));
+            }
+            list.clone()
+        }
+    };
+    let sample_interval = match raw.metrics.as_ref().and_then(|m| m.interval.as_ref()) {
+        None => 0,
+        Some(v) => {
+            let allowed = "0 (no time series) or a time from 1 us to 10^6 s";
+            let t = ctx.time(v, "metrics.interval", 0, MAX_TIME, allowed)?;
+            if t != 0 && t < check::MIN_SAMPLE_INTERVAL {
+                return Err(ctx.err(
+                    Some(v.span()),
+                    "metrics.interval",
+                    "shorter than 1 us",
+                    Some(allowed),
+                ));
+            }
+            t
+        }
+    };
+    let (links, link_names) = network::links(ctx, &raw.links)?;
+    let (paths, path_names) = network::paths(ctx, &raw.paths, &links, &link_names)?;
+    let (flows, flow_origin, flow_fields) =
+        flows::flows(ctx, &raw.flows, &links, &paths, &path_names, controllers)?;
+    Ok(Scenario {
+        name,
+        description: raw.description.unwrap_or_default(),
+        origin: ctx.origin.to_string(),
+        duration,
+        seeds,
+        sample_interval,
+        links,
+        paths,
+        flows,
+        flow_origin,
+        flow_fields,
+        extensions: BTreeMap::new(),
+        text: ctx.text.to_string(),
+    })
+}

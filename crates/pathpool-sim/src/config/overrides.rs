@@ -1,0 +1,169 @@
+//! `--set FIELD=VALUE`: assignments applied to the parsed document before validation.
+//!
+//! `FIELD` is a dotted path: table keys, and for arrays of tables (`links`, `paths`, `flows`)
+//! either the element's `name` or its 0-based index (`links.bottleneck.rate`, `flows.0.start`).
+//! `VALUE` is a TOML value (`20`, `"20Mbps"`, `[1, 2]`, `true`); text that is not one is taken
+//! as a string, so `rate=20Mbps` needs no quotes. An assigned value carries a span past the end
+//! of the file's text, so an error in it names the override instead of a line of the file.
+
+use std::borrow::Cow;
+use std::ops::Range;
+
+use toml::de::{DeTable, DeValue};
+use toml::Spanned;
+
+use super::check::Ctx;
+use super::ConfigError;
+
+/// Give `v` and everything inside it the span `span`.
+fn respan<'a>(v: Spanned<DeValue<'a>>, span: &Range<usize>) -> Spanned<DeValue<'a>> {
+    let inner = match v.into_inner() {
+        DeValue::Array(items) => {
+            DeValue::Array(items.into_iter().map(|x| respan(x, span)).collect())
+        }
+        DeValue::Table(t) => DeValue::Table(
+            t.into_iter()
+                .map(|(k, x)| (Spanned::new(span.clone(), k.into_inner()), respan(x, span)))
+                .collect(),
+        ),
+        other => other,
+    };
+    Spanned::new(span.clone(), inner)
+}
+
+pub(super) fn apply<'a>(
+    ctx: &Ctx<'a>,
+    root: &mut Spanned<DeTable<'a>>,
+    overrides: &'a [String],
+) -> Result<(), ConfigError> {
+    for (k, o) in overrides.iter().enumerate() {
+        let span = Ctx::override_span(ctx.text.len(), k);
+        let fail = |field: &str, message: String, allowed: &str| {
+            ctx.err(Some(span.clone()), field, message, Some(allowed))
+        };
+        let Some((path, value)) = o.split_once('=') else {
+            return Err(fail(
+                "",
+                "an override is FIELD=VALUE".into(),
+                "e.g. links.bottleneck.rate=20Mbps, duration=30s, flows.0.algorithm=lia",
+            ));
+        };
+        let path = path.trim();
+        let value = value.trim();
+        let parsed = match DeValue::parse(value) {
+            Ok(v) => respan(v, &span),
+            Err(_) => Spanned::new(span.clone(), DeValue::String(Cow::Borrowed(value))),
+        };
+        let keys: Vec<&str> = path.split('.').map(str::trim).collect();
+        if keys.iter().any(|s| s.is_empty()) {
+            return Err(fail(
+                path,
+                format!("{path:?} is not a dotted field path"),
+                "keys separated by dots; array elements by name or 0-based index",
+            ));
+        }
+        set(root.get_mut(), &keys, String::new(), parsed, &span, &fail)?;
+    }
+    Ok(())
+}
+
+/// Assign `value` at `keys` under `table` (`at`: the path so far, for messages).
+fn set<'a>(
+    table: &mut DeTable<'a>,
+    keys: &[&str],
+    at: String,
+    value: Spanned<DeValue<'a>>,
+    span: &Range<usize>,
+    fail: &dyn Fn(&str, String, &str) -> ConfigError,
+) -> Result<(), ConfigError> {
+    let key = keys[0];
+    let at = if at.is_empty() {
+        key.to_string()
+    } else {
+        format!("{at}.{key}")
+    };
+    let new_key = || Spanned::new(span.clone(), Cow::Owned(key.to_string()));
+    if keys.len() == 1 {
+        table.insert(new_key(), value);
+        return Ok(());
+    }
+    if !table.contains_key(key) {
+        table.insert(
+            new_key(),
+            Spanned::new(span.clone(), DeValue::Table(DeTable::new())),
+        );
+    }
+    match table.get_mut(key).expect("inserted above").get_mut() {
+        DeValue::Table(t) => set(t, &keys[1..], at, value, span, fail),
+        DeValue::Array(items) => {
+            // An array of tables: the next key picks the element by name or index.
+            let sel = keys[1];
+            let items: &mut [Spanned<DeValue<'a>>] = items;
+            let names: Vec<&str> = items
+                .iter()
+                .filter_map(|x| x.get_ref().get("name").and_then(|n| n.get_ref().as_str()))
+                .collect();
+            let pos = match sel.parse::<usize>() {
+                Ok(n) => (n < items.len()).then_some(n),
+                Err(_) => names.iter().position(|n| *n == sel),
+            };
+            let Some(pos) = pos else {
+                let allowed = format!(
+                    "an index 0..{} or a name: {}",
+                    items.len(),
+                    names.join(", ")
+                );
+                return Err(fail(&at, format!("no element {sel:?} in {at}"), &allowed));
+            };
+            let at = format!("{at}[{pos}]");
+            if keys.len() == 2 {
+                items[pos] = value;
+                return Ok(());
+            }
+            match items[pos].get_mut() {
+                DeValue::Table(t) => set(t, &keys[2..], at, value, span, fail),
+                _ => Err(fail(&at, format!("{at} is not a table"), "a table")),
+            }
+        }
+        _ => Err(fail(
+            &at,
+            format!("{at} is a value, not a table"),
+            "a path to a field",
+        )),
+    }
+}
+
+/// Take top-level table `name` out of the document, as a plain TOML value.
+pub(super) fn take_table(
+    ctx: &Ctx,
+    root: &mut Spanned<DeTable>,
+    name: &str,
+) -> Result<Option<toml::Value>, ConfigError> {
+    let Some(v) = root.get_mut().remove(name) else {
+        return Ok(None);
+    };
+    let span = v.span();
+    match v.into_inner() {
+        DeValue::Table(t) => {
+            let de = toml::de::Deserializer::from(Spanned::new(span.clone(), t));
+            let table: toml::Table = serde::Deserialize::deserialize(de)
+                .map_err(|e| ctx.err(Some(span.clone()), name, e.message().to_string(), None))?;
+            Ok(Some(toml::Value::Table(table)))
+        }
+        _ => Err(ctx.err(Some(span), name, "must be a table", Some("[name] ..."))),
+    }
+}
+
+/// The document as TOML text (after overrides, without the extension tables).
+pub(super) fn render(ctx: &Ctx, root: &Spanned<DeTable>) -> Result<String, ConfigError> {
+    let de = toml::de::Deserializer::from(root.clone());
+    let table: toml::Table = serde::Deserialize::deserialize(de)
+        .map_err(|e| ctx.err(e.span(), "", e.message().to_string(), None))?;
+    let body = toml::to_string(&table).map_err(|e| ctx.err(None, "", e.to_string(), None))?;
+    // Say where the document came from: the results' scenario.toml is this text.
+    let mut head = format!("# {}", ctx.origin.replace('\n', " "));
+    for o in ctx.overrides {
+        head.push_str(&format!(" --set {}", o.replace('\n', " ")));
+    }
+    Ok(format!("{head}\n{body}"))
+}

@@ -1,0 +1,118 @@
+//! The network: the clock, the event queue, the packet slab, the links and the routes over
+//! them. It moves packets hop by hop; what happens at a route's end (an endpoint) is
+//! [`crate::sim::Endpoint`]'s business.
+
+use crate::event::{Ev, EventQueue};
+use crate::link::Link;
+use crate::packet::{Packet, Pool, ACK_BYTES};
+use crate::time::{serialisation, Nanos};
+
+/// "No timer event pending" for the per-endpoint timer bookkeeping.
+pub(crate) const NO_EVENT: Nanos = Nanos::MAX;
+
+/// Links a packet crosses in order; a route without links is a fixed delay.
+#[derive(Debug)]
+pub(crate) struct Route {
+    pub(crate) links: Vec<u32>,
+    pub(crate) delay: Nanos,
+    /// Event-queue lane of a route without links (its arrivals are in send order).
+    pub(crate) lane: u32,
+}
+
+/// A scenario path as the transport sees it: the route its data takes and the route its
+/// ACKs (reports) come back on.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Path {
+    pub(crate) data: u32,
+    pub(crate) ack: u32,
+}
+
+/// Where a packet went at a hop.
+pub(crate) enum Hop {
+    /// Into a link (an arrival event is pending).
+    Queued,
+    /// Dropped by a link (the slot is freed; here is the packet).
+    Dropped(Packet),
+    /// Its route is done: it is at its endpoint (still in the slab).
+    AtEndpoint,
+}
+
+pub(crate) struct Net {
+    pub(crate) now: Nanos,
+    /// End of the run.
+    pub(crate) end: Nanos,
+    pub(crate) q: EventQueue,
+    pub(crate) pool: Pool,
+    pub(crate) links: Vec<Link>,
+    pub(crate) routes: Vec<Route>,
+    /// Data packets and pure ACKs (reports) sent so far.
+    pub(crate) data_packets: u64,
+    pub(crate) ack_packets: u64,
+}
+
+impl Net {
+    /// Put a packet on its route now. Returns it if the first link dropped it.
+    #[inline]
+    pub(crate) fn inject(&mut self, p: Packet) -> Option<Packet> {
+        let route = &self.routes[p.route as usize];
+        let (no_links, delay, lane) = (route.links.is_empty(), route.delay, route.lane);
+        let pid = self.pool.alloc(p);
+        if no_links {
+            self.q.push_lane(lane, self.now + delay, pid);
+            return None;
+        }
+        match self.hop(pid) {
+            Hop::Dropped(p) => Some(p),
+            Hop::Queued => None,
+            Hop::AtEndpoint => unreachable!("a route with links ends after its first hop"),
+        }
+    }
+
+    /// Packet `pid` reaches hop `pkt.hop` of its route: enter that link, or report that it is at
+    /// its endpoint.
+    #[inline]
+    pub(crate) fn hop(&mut self, pid: u32) -> Hop {
+        let p = self.pool.get(pid);
+        let route = &self.routes[p.route as usize];
+        let hop = p.hop as usize;
+        if hop >= route.links.len() {
+            return Hop::AtEndpoint;
+        }
+        let l = route.links[hop] as usize;
+        let wire = p.wire;
+        match self.links[l].offer(self.now, wire) {
+            Ok(at) => {
+                self.pool.get_mut(pid).hop += 1;
+                let extra = self.links[l].reorder_extra();
+                if extra == 0 {
+                    self.q.push_lane(l as u32, at, pid);
+                } else {
+                    // Overtaken by later packets: off the link's FIFO lane, into the heap.
+                    self.q.push(at + extra, Ev::Arrive(pid));
+                }
+                Hop::Queued
+            }
+            Err(_) => {
+                let p = *self.pool.get(pid);
+                self.pool.free(pid);
+                Hop::Dropped(p)
+            }
+        }
+    }
+
+    /// Delay a reply sent now over `route` would take: queue backlog + serialisation of an ACK +
+    /// propagation on each link, or the route's fixed delay.
+    pub(crate) fn return_delay(&mut self, route: u32) -> Nanos {
+        let now = self.now;
+        let rt = &self.routes[route as usize];
+        let mut d = rt.delay;
+        for &l in &rt.links {
+            let link = &mut self.links[l as usize];
+            let backlog = link.queue_bytes(now);
+            d += link.delay
+                + serialisation(ACK_BYTES, link.rate_bps)
+                + serialisation(backlog.min(u64::from(u32::MAX)) as u32, link.rate_bps);
+        }
+        d
+    }
+}

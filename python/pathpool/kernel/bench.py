@@ -1,0 +1,129 @@
+"""``pathpool kernel bench``: per-call cost of the pp_* callbacks against a minimal BPF Reno.
+
+With ``kernel.bpf_stats_enabled = 1`` the kernel accumulates, per BPF program, the number of
+runs and the nanoseconds spent in them (``run_cnt``, ``run_time_ns``, read with ``bpftool prog
+show``). The bench loads every pp_* control and the yardstick ``pp_minreno`` (its own four-line
+cong_avoid, kernel/bpf/pp_minreno.bpf.c) in one loader, builds one test bed with two disjoint
+paths and the kernel's delayed ACKs, and drives one MPTCP connection (two subflows, unmodified
+iperf3 under mptcpize) per algorithm, all at the same time, so every program runs on the same
+machine under the same load. It prints, per algorithm and callback, the calls counted during
+the traffic, the nanoseconds per call and, where the yardstick has the same callback, the
+ratio to it.
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+import subprocess
+from pathlib import Path
+
+from pathpool.kernel import loader
+from pathpool.kernel.testbed import FlowSpec, PathSpec, Testbed
+
+__all__ = ["machine", "run_bench"]
+
+STATS = Path("/proc/sys/kernel/bpf_stats_enabled")
+#: Callback -> program name in each object (pp_common.bpf.h, pp_minreno.bpf.c).
+CALLBACKS = {
+    "cong_avoid": ("pp_cong_avoid", "mr_cong_avoid"),
+    "ssthresh": ("pp_ssthresh", "mr_ssthresh"),
+    "undo_cwnd": ("pp_undo_cwnd", "mr_undo_cwnd"),
+    "set_state": ("pp_set_state", None),
+    "cwnd_event": ("pp_cwnd_event", None),
+    "pkts_acked": ("pp_pkts_acked", None),
+    "init": ("pp_init", None),
+    "release": ("pp_release", None),
+}
+
+
+def machine() -> str:
+    """One line naming the CPU, its count and the kernel (for the table's caption)."""
+    model = "unknown CPU"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    import os
+
+    return f"{model}, {os.cpu_count()} CPUs, Linux {platform.release()}"
+
+
+def _prog_stats(ids: list[int]) -> dict[int, tuple[int, int]]:
+    out = subprocess.run(["bpftool", "prog", "show", "-j"], capture_output=True, text=True,
+                         check=True).stdout
+    want = set(ids)
+    return {p["id"]: (int(p.get("run_time_ns", 0)), int(p.get("run_cnt", 0)))
+            for p in json.loads(out) if p["id"] in want}
+
+
+def run_bench(duration_s: float = 10.0, algorithms: tuple[str, ...] = loader.ALGORITHMS,
+              rate_mbps: float = 50.0, counting: str = "bytes") -> dict:
+    """Measure ns per call of every callback of ``algorithms`` and of the yardstick.
+
+    Parameters
+    ----------
+    duration_s
+        Traffic time (all connections at once).
+    algorithms
+        pp_* controls to measure (default: all six).
+    rate_mbps
+        Rate of each of the two test-bed paths.
+    counting
+        The controls' counting tunable (``"bytes"`` or ``"acks"``).
+
+    Returns
+    -------
+    dict
+        ``{"machine": str, "duration_s": float, "rows": [{"algorithm", "callback", "calls",
+        "ns_per_call", "ratio"}]}``; ``ratio`` is ``None`` where the yardstick has no such
+        callback.
+
+    Raises
+    ------
+    KernelError
+        Not root, pp_* already registered, or a load/traffic failure. The loader and the test
+        bed are gone and ``bpf_stats_enabled`` is restored whatever happens.
+
+    Examples
+    --------
+    >>> r = run_bench(5.0)   # doctest: +SKIP
+    >>> [x["ratio"] for x in r["rows"] if x["callback"] == "cong_avoid"]   # doctest: +SKIP
+    """
+    old = STATS.read_text().strip()
+    got = loader.load(tuple(algorithms) + (loader.YARDSTICK,), counting=counting)
+    try:
+        STATS.write_text("1\n")
+        ids = [i for progs in got.prog_ids.values() for i in progs.values()]
+        flows = [FlowSpec(a, "mptcp", a, 0) for a in (*algorithms, loader.YARDSTICK)]
+        paths = [PathSpec(rate_mbps, 10.0, queue_pkts=100), PathSpec(rate_mbps, 10.0, queue_pkts=100)]
+        with Testbed(paths, prefix="ppb-", quickack=False) as tb:
+            before = _prog_stats(ids)
+            tb.run_iperf3(flows, duration_s=duration_s)
+            after = _prog_stats(ids)
+    finally:
+        STATS.write_text(f"{old}\n")
+        loader.unload()
+
+    def cost(algo: str, prog: str | None) -> tuple[int, float | None]:
+        pid = got.prog_ids.get(algo, {}).get(prog or "")
+        if pid is None or pid not in after:
+            return 0, None
+        t = after[pid][0] - before.get(pid, (0, 0))[0]
+        n = after[pid][1] - before.get(pid, (0, 0))[1]
+        return n, (t / n if n else None)
+
+    rows = []
+    for algo in (*algorithms, loader.YARDSTICK):
+        for cb, (pp_prog, mr_prog) in CALLBACKS.items():
+            prog = mr_prog if algo == loader.YARDSTICK else pp_prog
+            if prog is None:
+                continue
+            n, ns = cost(algo, prog)
+            _, base = cost(loader.YARDSTICK, mr_prog) if mr_prog else (0, None)
+            rows.append({"algorithm": algo, "callback": cb, "calls": n, "ns_per_call": ns,
+                         "ratio": (ns / base) if ns is not None and base else None})
+    return {"machine": machine(), "duration_s": duration_s, "counting": counting, "rows": rows}
