@@ -27,7 +27,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "run": ("pathpool.sim.cli", "run a scenario for each seed and write tidy results"),
     "validate": ("pathpool.sim.cli", "check scenario files without running them"),
     "algorithms": ("pathpool.sim.cli", "list congestion-control algorithms, parameters and sources"),
-    "bench": ("pathpool.sim.cli", "measure simulated data packets per wall-clock second"),
+    "bench": ("pathpool.sim.cli", "measure simulated data packets per CPU-second"),
     "scenarios": ("pathpool.scenarios_cli", "list or copy the scenarios shipped with pathpool"),
     "sweep": ("pathpool.sweep_cli", "run a parameter grid over a scenario and write one tidy table"),
     "plot": ("pathpool.plot", "plot time series and per-flow bars of a results directory"),

@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import logging
 import os
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
@@ -30,6 +31,8 @@ TABLES = ("flows", "subflows", "links", "series")
 
 #: Seconds to wait for a remote Dask scheduler before giving up.
 DASK_CONNECT_TIMEOUT_S = 10.0
+#: Seconds a stopping sweep waits for its Dask client and local cluster to close.
+DASK_CLOSE_TIMEOUT_S = 2.0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -122,6 +125,9 @@ def _dask_client(dask: str, workers: int | None) -> tuple[Any, Any]:
             threads_per_worker=1,
             processes=True,
             dashboard_address=None,
+            # Worker processes log to this terminal; their warnings (e.g. about tasks cancelled
+            # by a Ctrl-C) would follow the command's one error line.
+            silence_logs=logging.ERROR,
         )
         return Client(cluster), cluster
     try:
@@ -145,10 +151,16 @@ def _executor_map(
             futures = {client.submit(run_job, job, pure=False): i for i, job in enumerate(jobs)}
             for fut in dask_completed(futures):
                 yield futures[fut], fut.result()
+        except BaseException:
+            # Stopped (Ctrl-C, SIGTERM, an error): the workers' notes about the tasks cancelled
+            # under them would follow the command's one error line; a prompt, quiet shutdown.
+            logging.getLogger("distributed").setLevel(logging.CRITICAL)
+            client.cancel(list(futures) if "futures" in locals() else [], force=True)
+            raise
         finally:
-            client.close()
+            client.close(timeout=DASK_CLOSE_TIMEOUT_S)
             if cluster is not None:
-                cluster.close()
+                cluster.close(timeout=DASK_CLOSE_TIMEOUT_S)
         return
     n = check_jobs(workers, len(jobs))
     if n > 1:

@@ -54,7 +54,7 @@ def test_fixed_point_matches_pathpool_cc_vectors():
     assert " 0 failures" in proc.stdout
     # Every algorithm that has vectors was exercised.
     for algo in ("reno 200", "lia 200", "olia 200", "balia 200", "rsf-db 200", "rsf-lb 1000",
-                 "sequence steps: lia 900, olia 900, balia 1800"):
+                 "sequence steps: lia 1800, olia 1800, balia 3600"):
         assert algo in proc.stdout
 
 

@@ -15,6 +15,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 from pathpool.kernel import loader
@@ -153,3 +154,30 @@ def test_holder_ignores_nothing_it_did_not_start(root_env):
         os.kill(p.pid, signal.SIGTERM)
         p.wait(timeout=30)
     assert wait_gone(PREFIX, timeout_s=10)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_signal_to_a_linux_backend_run_unloads_and_tears_down(root_env, tmp_path, sig):
+    """`pathpool run SCENARIO --backend linux` loads the pp_* controls itself; stopped by a
+    signal mid-run it leaves no registration, namespace or loader behind."""
+    if loader.registered():
+        pytest.skip(f"pp_* already registered by something else: {loader.registered()}")
+    scenario = Path(__file__).resolve().parents[2] / "scenarios/kernel/two_paths_shared.toml"
+    p = subprocess.Popen([sys.executable, "-m", "pathpool.cli", "run", str(scenario), "--backend",
+                          "linux", "--max-duration", "20", "-o", str(tmp_path / "out")],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while not (loader.registered() and _ns_pids("pp-")) and time.monotonic() < deadline:
+        assert p.poll() is None, p.stderr.read() if p.stderr else ""
+        time.sleep(0.1)
+    assert loader.registered(), "the run never loaded its controls"
+    fwd = _ns_pids("pp-")
+    time.sleep(1.0)   # traffic running
+    p.send_signal(sig)
+    p.wait(timeout=60)
+    assert wait_gone("pp-", timeout_s=10)
+    assert not [q for q in fwd if _alive(q)]
+    deadline = time.monotonic() + 10
+    while loader.registered() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert loader.registered() == []

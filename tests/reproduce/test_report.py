@@ -116,3 +116,32 @@ def test_every_findings_paragraph_names_real_experiments():
     assert len(needs) >= 8
     for n in needs:  # a misspelt key would hide its paragraph from every report
         assert set(n.split()) <= keys, n
+
+
+def test_results_folder_is_one_unit(tmp_path, monkeypatch):
+    # A run that fails (or is killed) while writing results/ leaves the previous set whole;
+    # a folder holding other files is refused rather than replaced.
+    from pathpool.errors import OutputError
+    from pathpool.reproduce import runner as rr
+
+    opts = Options(time_scale=0.05, size_scale=0.02)
+    reproduce(["khalili"], seeds=[1], out=tmp_path, workers=1, report=False, options=opts)
+    res = tmp_path / "results"
+    before = {p.name: p.read_bytes() for p in res.iterdir()}
+    real = rr.write_table
+
+    def flaky(df, directory, name, csv=True):
+        if name == "claims":
+            raise OSError("disk full (simulated)")
+        return real(df, directory, name, csv)
+
+    monkeypatch.setattr(rr, "write_table", flaky)
+    with pytest.raises(OSError, match="simulated"):
+        reproduce(["khalili"], seeds=[1], out=tmp_path, workers=1, report=False, options=opts)
+    assert {p.name: p.read_bytes() for p in res.iterdir()} == before  # per_run, summary: old bytes
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == [".results.lock"]
+    monkeypatch.setattr(rr, "write_table", real)
+    (res / "notes.txt").write_text("mine")
+    with pytest.raises(OutputError, match="other files"):
+        reproduce(["khalili"], seeds=[1], out=tmp_path, workers=1, report=False, options=opts)
+    assert (res / "notes.txt").read_text() == "mine"

@@ -24,6 +24,8 @@ def test_bench_command_reports_packets_per_second(tiny_path, cli):
     for run in doc["runs"]:
         assert run["data_packets"] > 0 and run["wall_s"] > 0
         assert run["data_packets_per_s"] == run["data_packets"] / run["wall_s"]
+        assert run["cpu_s"] > 0
+        assert run["data_packets_per_cpu_s"] == run["data_packets"] / run["cpu_s"]
     # same seed, same simulation: the counts (unlike the times) repeat exactly
     assert doc["runs"][0]["data_packets"] == doc["runs"][1]["data_packets"]
     assert doc["runs"][0]["events"] == doc["runs"][1]["events"]

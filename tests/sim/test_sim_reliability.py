@@ -208,25 +208,40 @@ def test_two_concurrent_cli_runs_into_one_directory(tmp_path, long_dict):
 
 def test_sigkill_at_random_points_leaves_old_or_new_complete_set(tmp_path, tiny_dict):
     old_seed, new_seed = 1, 2
-    doc = {**tiny_dict, "duration": "30s"}
+    # Dense time series make the write phase long (~0.7 s of ~3.5 s), so that some kills land
+    # inside it (seen as a `.r.new-*` temporary left behind).
+    doc = {**tiny_dict, "duration": "30s", "metrics": {"interval": "5ms"}}
     sc = _write_toml(tmp_path / "s.toml", doc)
     out = tmp_path / "r"
     pathpool.run(doc, seeds=[old_seed]).write(out)
     rng = random.Random(14)
     outcomes = []
-    for _ in range(8):
+    for trial in range(10):
         proc = _start("run", sc, "-o", out, "--seeds", str(new_seed), "-j", "1", "-q", cwd=tmp_path)
-        time.sleep(rng.uniform(0.2, 3.0))
+        if trial % 2:
+            # Inside the write phase: once the new set's temporary exists, after a random delay.
+            with contextlib.suppress(AssertionError):
+                _wait_for(lambda p=proc: any(tmp_path.glob(".r.new-*")) or p.poll() is not None, timeout=60)
+            time.sleep(rng.uniform(0.0, 0.6))
+        else:
+            time.sleep(rng.uniform(0.5, 6.0))
         proc.kill()
         proc.communicate()
+        stale = list(tmp_path.glob(".r.new-*"))
+        mid_write = bool(stale)
         seeds = pathpool.read_results(out).seeds  # raises if the set is mixed or incomplete
         assert seeds in ((old_seed,), (new_seed,))
-        outcomes.append(seeds[0])
+        outcomes.append((seeds[0], mid_write))
+        if trial < 9:  # (the last trial's temporary is left for the final writer to clean)
+            for d in stale:
+                shutil.rmtree(d)
         if seeds == (new_seed,):  # start over from the old set
             shutil.rmtree(out)
             pathpool.run(doc, seeds=[old_seed]).write(out)
     pathpool.run(doc, seeds=[new_seed]).write(out)
     assert sorted(p.name for p in tmp_path.iterdir()) == [".r.lock", "r", "s.toml"]
+    print("kills (seed found, killed while writing):", outcomes)
+    assert any(mid for _, mid in outcomes)  # the write phase itself was hit
 
 
 # -- interrupts --------------------------------------------------------------------------------

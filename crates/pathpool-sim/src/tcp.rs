@@ -152,6 +152,11 @@ pub struct Sender {
     pub cwnd_since: Nanos,
     /// When the host last released a data packet of this subflow (send jitter keeps order).
     pub tx_clock: Nanos,
+    /// The SACK blocks of the previous ACK: every segment in them at or above `snd_una` is
+    /// already SACKed, so a new ACK repeating them costs nothing (Linux's `recv_sack_cache` in
+    /// `tcp_sacktag_write_queue` serves the same purpose). Without it each duplicate ACK in a
+    /// large window re-walked every SACKed segment.
+    sack_cache: [(u64, u64); MAX_SACK_BLOCKS],
 }
 
 impl Default for Sender {
@@ -194,6 +199,7 @@ impl Default for Sender {
             cwnd_integral: 0.0,
             cwnd_since: 0,
             tx_clock: 0,
+            sack_cache: [(0, 0); MAX_SACK_BLOCKS],
         }
     }
 }
@@ -290,6 +296,11 @@ impl Sender {
             let b = b.min(self.snd_nxt);
             let mut s = a;
             while s < b {
+                if let Some(&(_, cb)) = self.sack_cache.iter().find(|&&(ca, cb)| ca <= s && s < cb)
+                {
+                    s = cb;
+                    continue;
+                }
                 let f = self.seg(s).flags;
                 if f & SACKED == 0 {
                     self.set_flags(s, f | SACKED);
@@ -307,6 +318,8 @@ impl Sender {
                 self.high_sacked = self.high_sacked.max(b);
             }
         }
+        self.sack_cache = [(0, 0); MAX_SACK_BLOCKS];
+        self.sack_cache[..sacks.len()].copy_from_slice(sacks);
         if eff.new_sack {
             eff.newly_lost = self.mark_lost_by_sack();
         }

@@ -200,6 +200,10 @@ fn override_errors_name_the_override_not_a_line() {
         .starts_with("ok.toml: --set links.l.rate=20MBps: links[0].rate: "));
     let e = with(GOOD, &sets(&["links.x.rate=1"])).unwrap_err();
     assert!(e.message.contains("no element \"x\"") && e.allowed.unwrap().contains("l"));
+    let e = with(GOOD, &sets(&["links.0=5"])).unwrap_err();
+    assert_eq!(e.message, "invalid type: integer `5`, expected a table");
+    let e = with(GOOD, &sets(&["seeds=abc"])).unwrap_err();
+    assert!(e.message.ends_with("expected a list"), "{e}");
     let e = with(GOOD, &sets(&["duration.x=1"])).unwrap_err();
     assert!(e.message.contains("not a table"), "{e}");
     // An error elsewhere keeps its place in the file.

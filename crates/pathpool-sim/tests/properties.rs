@@ -1,12 +1,11 @@
 //! Invariants that must hold for any scenario: exactly-once in-order delivery, packet
 //! conservation, determinism; under random loss and random reordering on data and ACK links.
 
-use pathpool_sim::{run, RunOutput, Scenario};
-use proptest::prelude::*;
+mod common;
 
-fn scenario(text: &str) -> Scenario {
-    Scenario::from_toml_str(text, "test").unwrap_or_else(|e| panic!("{e}\n{text}"))
-}
+use common::scenario;
+use pathpool_sim::{run, RunOutput};
+use proptest::prelude::*;
 
 #[derive(Clone, Debug)]
 struct LinkP {

@@ -1,11 +1,10 @@
 //! Transport rules checked end to end: window growth only while the window limits the sender,
 //! and exactly-once delivery with SACK recovery under subflow-level reordering.
 
-use pathpool_sim::{run, RunOutput, Scenario};
+mod common;
 
-fn scenario(text: &str) -> Scenario {
-    Scenario::from_toml_str(text, "test").unwrap_or_else(|e| panic!("{e}\n{text}"))
-}
+use common::scenario;
+use pathpool_sim::{run, RunOutput};
 
 /// Largest sampled `cwnd` of subflow `id` ("flow/index").
 fn max_cwnd(out: &RunOutput, id: &str) -> f64 {

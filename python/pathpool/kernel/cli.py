@@ -69,6 +69,8 @@ def _load(a: argparse.Namespace) -> int:
 def _bench(a: argparse.Namespace) -> int:
     from pathpool.kernel.bench import run_bench
 
+    _unwind_on_signals()
+
     try:
         r = run_bench(a.duration, rate_mbps=a.rate_mbps, counting=a.counting)
     except loader.KernelError as e:
@@ -122,6 +124,7 @@ def _status(a: argparse.Namespace) -> int:
 def _tb_run(a: argparse.Namespace) -> int:
     from pathpool.kernel.testbed import FlowSpec, Testbed, records, write_results
 
+    _unwind_on_signals()
     paths = _paths(a.path or ["10,10,0", "10,20,0"])
     flows = [FlowSpec("mptcp0", "mptcp", a.cc, 0)]
     if a.with_tcp:
@@ -142,19 +145,25 @@ def _tb_run(a: argparse.Namespace) -> int:
     return 0
 
 
-def _tb_up(a: argparse.Namespace) -> int:
+def _unwind_on_signals() -> None:
+    """SIGTERM/SIGHUP (`kill`, `pathpool testbed down`, a closed terminal) raise SystemExit, so
+    they unwind through the same `with`/`finally` teardown as Ctrl-C: test bed down, BPF
+    controls this process loaded unloaded, sysctls restored."""
     import signal
-    import time
-
-    from pathpool.kernel.testbed import Testbed, holder_pidfile
 
     def _stop(signum, _frame):
         raise SystemExit(128 + signum)
 
-    # SIGTERM/SIGHUP (`kill`, `pathpool testbed down`, a closed terminal) unwind through the
-    # context manager like Ctrl-C, so the test bed is torn down.
     signal.signal(signal.SIGTERM, _stop)
     signal.signal(signal.SIGHUP, _stop)
+
+
+def _tb_up(a: argparse.Namespace) -> int:
+    import time
+
+    from pathpool.kernel.testbed import Testbed, holder_pidfile
+
+    _unwind_on_signals()
     pf = holder_pidfile(a.prefix)
     pf.parent.mkdir(parents=True, exist_ok=True)
     pf.write_text(f"{os.getpid()}\n")
@@ -200,6 +209,7 @@ def run_linux_command(a: argparse.Namespace) -> int:
         return fail(str(e), 2)
     out = Path(a.output) if a.output else Path("results") / f"{Path(a.scenario).stem}-linux"
     quiet = getattr(a, "quiet", False)
+    _unwind_on_signals()
     try:
         res = run_linux(a.scenario, seeds=a.seeds, max_duration_s=a.max_duration, output=out,
                         progress=None if quiet else (lambda m: _console.print(f"[dim]{m}[/dim]")))
@@ -242,10 +252,12 @@ def register(subparsers) -> None:
                         "and Linux) or per ACK (v0.95)")
     p.set_defaults(func=_load)
     p = ks.add_parser("bench", help="ns per callback of every pp_* vs a minimal BPF Reno (root)")
-    p.add_argument("--duration", type=positive_float, default=10.0, help="traffic seconds (default 10)")
-    p.add_argument("--rate-mbps", type=positive_float, default=50.0, help="each path's rate (default 50)")
+    p.add_argument("--duration", type=positive_float, default=10.0, metavar="S",
+                   help="traffic seconds (default 10)")
+    p.add_argument("--rate-mbps", type=positive_float, default=50.0, metavar="MBPS",
+                   help="each path's rate (default 50)")
     p.add_argument("--counting", choices=loader.COUNTINGS, default="bytes",
-                   help="congestion-avoidance steps per acknowledged segment or per ACK (default bytes)")
+                   help="counting the pp_* controls are loaded with (default bytes)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=_bench)
     p = ks.add_parser("unload", help="unregister everything pathpool loaded")

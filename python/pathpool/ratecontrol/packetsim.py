@@ -34,8 +34,8 @@ from pathpool.ratecontrol.stream import (
     MptcpEquationController,
     OptimisingController,
     StreamConfig,
-    _fec_source_count,
-    _WindowEstimator,
+    WindowEstimator,
+    fec_source_count,
 )
 from pathpool.sim.results import Results
 from pathpool.sim.scenario import RATE_CONTROLLERS, ScenarioLike, load_scenario
@@ -186,8 +186,8 @@ def run_rate_flow(
     bins = max(1, round(cfg.estimation_window / T))
     # Two windows over the same reports: the controller's (loss = packets or TFRC events) and
     # FEC's (loss = packets).
-    estimator = _WindowEstimator(n_paths, bins)
-    fec_estimator = _WindowEstimator(n_paths, bins) if loss_measure == "events" else estimator
+    estimator = WindowEstimator(n_paths, bins)
+    fec_estimator = WindowEstimator(n_paths, bins) if loss_measure == "events" else estimator
     rates = np.asarray(info["rates"], dtype=float)
     k = int(info["source_per_block"])
     lag = float(info["report_delay_s"]) + 1e-3
@@ -229,7 +229,7 @@ def run_rate_flow(
             new = np.asarray(ctrl.rates(est, cfg), dtype=float)
             if new.shape != (n_paths,) or not np.all(np.isfinite(new)) or np.any(new < 0):
                 raise SimulationError(f"controller {label!r} returned invalid rates {new.tolist()} at t = {t:.3f} s")
-            k = int(_fec_source_count(fec_est, new, cfg))
+            k = int(fec_source_count(fec_est, new, cfg))
             sim.set_rates(name, new.tolist(), k)
             rates = new
             decided = True

@@ -36,7 +36,9 @@ __all__ = [
     "PathSpec",
     "StreamConfig",
     "StreamResult",
+    "WindowEstimator",
     "default_config_path",
+    "fec_source_count",
     "load_config",
     "published_numbers",
     "run_stream",
@@ -263,8 +265,9 @@ class Estimates:
         return 1.0 - (1.0 - self.p) * (1.0 - self.late)
 
 
-class _WindowEstimator:
-    """Sliding-window sums of the last ``bins`` feedback reports."""
+class WindowEstimator:
+    """Sliding-window sums of the last ``bins`` feedback reports (shared by :func:`run_stream`
+    and the packet-level sender of :mod:`pathpool.ratecontrol.packetsim`)."""
 
     def __init__(self, n_paths: int, bins: int):
         self.bins = bins
@@ -326,7 +329,10 @@ class OptimisingController:
                         tcp_formula=cfg.tcp_formula, delay_mean=est.delay_mean, delay_var=est.delay_var).rates
 
 
-def _fec_source_count(est: Estimates, rates: np.ndarray, cfg: StreamConfig) -> int:
+def fec_source_count(est: Estimates, rates: np.ndarray, cfg: StreamConfig) -> int:
+    """Source packets per FEC block for the rate-weighted loss ``q`` the estimates give
+    (``cfg.fec_loss_model``: measured loss + late fraction, or the Chebyshev late bound), from
+    :func:`pathpool.ratecontrol.fec.choose_source_count`."""
     if cfg.fec_loss_model == "measured":
         q_path = est.measured_loss()
     else:
@@ -394,7 +400,7 @@ def run_stream(config: str | Path | dict | StreamConfig | None = None, seed: int
     loss = np.array([s.loss for s in cfg.paths])
     T = cfg.feedback_interval
     n_int = round(cfg.duration / T)
-    estimator = _WindowEstimator(n_paths, max(1, round(cfg.estimation_window / T)))
+    estimator = WindowEstimator(n_paths, max(1, round(cfg.estimation_window / T)))
     controllers = {"mptcp": MptcpEquationController(cfg.mptcp_cap), "optimised": OptimisingController()}
     nb = cfg.block_length
     rates = np.full(n_paths, cfg.initial_rate)
@@ -464,7 +470,7 @@ def run_stream(config: str | Path | dict | StreamConfig | None = None, seed: int
         if estimator.ready():
             next_phase = "mptcp" if (i + 1) * T < cfg.switch_at else "optimised"
             rates = np.asarray(controllers[next_phase].rates(est, cfg), dtype=float)
-            k = _fec_source_count(est, rates, cfg)
+            k = fec_source_count(est, rates, cfg)
     intervals = pd.DataFrame(rows)
     paths = pd.DataFrame(prow)
     return StreamResult(intervals, paths, _summarise(intervals, paths, cfg), cfg)

@@ -13,7 +13,13 @@ from typing import Any
 
 import pandas as pd
 
-from pathpool.atomic import atomic_path, ensure_directory
+from pathpool.atomic import (
+    atomic_directory,
+    atomic_path,
+    check_replaceable,
+    directory_lock,
+    ensure_directory,
+)
 from pathpool.procpool import check_jobs
 from pathpool.reproduce import compare as cmp
 from pathpool.reproduce import metrics
@@ -60,6 +66,21 @@ def trace_jobs(experiments: Sequence[Experiment], seed: int, options: Options) -
 
 
 
+#: Stems of the tables ``reproduce`` writes to ``results/`` (plus ``series_seed<N>``).
+RESULT_TABLES: tuple[str, ...] = ("per_run", "summary", "comparison", "claims", "flows", "subflows", "links", "series")
+
+
+def is_results_folder(directory: Path) -> bool:
+    """True if ``directory`` holds only what ``reproduce`` writes to ``results/`` (and hidden
+    temporaries): such a folder may be replaced whole by a new run."""
+    def ours(p: Path) -> bool:
+        if p.name.startswith(".") or p.name == "timing.json":
+            return True
+        return p.suffix in (".parquet", ".csv") and (p.stem in RESULT_TABLES or p.stem.startswith("series_seed"))
+
+    return all(ours(p) for p in directory.iterdir())
+
+
 def write_table(df: pd.DataFrame, directory: Path, name: str, csv: bool = True) -> None:
     """``name.parquet`` (and ``name.csv``), each written atomically."""
     atomic_path(directory / f"{name}.parquet", lambda p: df.to_parquet(p, index=False))
@@ -100,7 +121,8 @@ def reproduce(
     Raises
     ------
     pathpool.errors.OutputError
-        ``out`` cannot be used (a file, or not writable); checked before any run.
+        ``out`` cannot be used (a file, not writable, ``out/results`` holds other files than
+        reproduce's, or another reproduce is writing it); checked before any run.
     ValueError
         ``workers`` below 1.
     pathpool.errors.ClusterError
@@ -112,32 +134,38 @@ def reproduce(
     if workers is not None:
         check_jobs(workers, 1)
     out = ensure_directory(out)
-    experiments = load_experiments(papers, scenario_root)
-    jobs = build_jobs(experiments, seed_list, options) + trace_jobs(experiments, seed_list[0], options)
-    tables = run_sweep(jobs, cache_dir=out / "cache", force=force, workers=workers, dask=dask, progress=progress)
-    t_sim = time.perf_counter() - t0
-    per_run = metrics.compute(tables, experiments, options)
-    summary = summarise(per_run)
-    comparison = cmp.compare(experiments, summary)
-    claims = cmp.claims(summary, experiments)
-    res = out / "results"
-    write_table(per_run, res, "per_run")
-    write_table(summary, res, "summary")
-    write_table(comparison, res, "comparison")
-    write_table(claims, res, "claims")
-    for name in ("flows", "subflows", "links"):
-        write_table(tables[name], res, name)
-    if len(tables["series"]):
-        # The long-form series are large: Parquet in full, CSV for the first seed only.
-        write_table(tables["series"], res, "series", csv=False)
-        s0 = tables["series"][tables["series"]["seed"] == seed_list[0]]
-        write_table(s0, res, f"series_seed{seed_list[0]}", csv=True) if len(s0) else None
-    timing = {"jobs": len(jobs), "simulate_s": t_sim, "total_s": math.nan}
-    outcome = Outcome(experiments, tables, per_run, summary, comparison, claims, seed_list, options, timing, out)
-    if report:
-        from pathpool.reproduce.report import write_report
+    check_replaceable(out / "results", is_results_folder)
+    # One reproduce per output folder at a time; the second is refused before simulating.
+    with directory_lock(out / "results"):
+        experiments = load_experiments(papers, scenario_root)
+        jobs = build_jobs(experiments, seed_list, options) + trace_jobs(experiments, seed_list[0], options)
+        tables = run_sweep(jobs, cache_dir=out / "cache", force=force, workers=workers, dask=dask, progress=progress)
+        t_sim = time.perf_counter() - t0
+        per_run = metrics.compute(tables, experiments, options)
+        summary = summarise(per_run)
+        comparison = cmp.compare(experiments, summary)
+        claims = cmp.claims(summary, experiments)
+        # results/ is one unit (old complete set or new complete set, whatever stops the run);
+        # the report beside it is written while the new set is still being built.
+        with atomic_directory(out / "results", is_results_folder) as res:
+            write_table(per_run, res, "per_run")
+            write_table(summary, res, "summary")
+            write_table(comparison, res, "comparison")
+            write_table(claims, res, "claims")
+            for name in ("flows", "subflows", "links"):
+                write_table(tables[name], res, name)
+            if len(tables["series"]):
+                # The long-form series are large: Parquet in full, CSV for the first seed only.
+                write_table(tables["series"], res, "series", csv=False)
+                s0 = tables["series"][tables["series"]["seed"] == seed_list[0]]
+                write_table(s0, res, f"series_seed{seed_list[0]}", csv=True) if len(s0) else None
+            timing = {"jobs": len(jobs), "simulate_s": t_sim, "total_s": math.nan}
+            outcome = Outcome(experiments, tables, per_run, summary, comparison, claims, seed_list, options, timing,
+                              out)
+            if report:
+                from pathpool.reproduce.report import write_report
 
-        write_report(outcome)
-    timing["total_s"] = time.perf_counter() - t0
-    atomic_path(res / "timing.json", lambda p: Path(p).write_text(json.dumps(timing, indent=2)))
+                write_report(outcome)
+            timing["total_s"] = time.perf_counter() - t0
+            atomic_path(res / "timing.json", lambda p: Path(p).write_text(json.dumps(timing, indent=2)))
     return outcome

@@ -303,6 +303,12 @@ pub(super) fn from_de_error(
         message = "a seed must not be negative".into();
         allowed = Some(format!("integers 0 to 2^64-1, at most {MAX_SEEDS}"));
     }
+    // serde names Rust types; the file has tables and lists.
+    if let Some(at) = message.find("expected struct Raw") {
+        message.truncate(at);
+        message.push_str("expected a table");
+    }
+    let message = message.replace("expected a sequence", "expected a list");
     ctx.err(inner.span(), path, message, allowed.as_deref())
 }
 

@@ -1,0 +1,48 @@
+//! Fixtures shared by the pathpool-sim integration tests: parsing a scenario (failing with its
+//! text), and the TOML tables scenarios are made of, so each test states only what it varies.
+// Each test binary uses its own subset.
+#![allow(dead_code)]
+
+use pathpool_sim::Scenario;
+
+/// Parse a scenario the test wrote; a mistake in it fails the test with the text.
+pub fn scenario(text: &str) -> Scenario {
+    Scenario::from_toml_str(text, "test").unwrap_or_else(|e| panic!("{e}\n{text}"))
+}
+
+/// The top of a scenario: its name and duration (a TOML value: `60` or `"5s"`).
+pub fn header(name: &str, duration: &str) -> String {
+    format!("name = \"{name}\"\nduration = {duration}\n")
+}
+
+/// A `[[links]]` table; `extra` holds further `key = value` lines (loss, reorder, ...).
+pub fn link(name: &str, rate: &str, delay: &str, buffer: &str, extra: &str) -> String {
+    format!(
+        "[[links]]\nname = \"{name}\"\nrate = \"{rate}\"\ndelay = \"{delay}\"\nbuffer = \"{buffer}\"\n{extra}\n"
+    )
+}
+
+/// A `[[paths]]` table over `links`; `extra` holds further lines (`ack_delay`, `ack_links`).
+pub fn path(name: &str, links: &[&str], extra: &str) -> String {
+    let links: Vec<String> = links.iter().map(|l| format!("\"{l}\"")).collect();
+    format!(
+        "[[paths]]\nname = \"{name}\"\nlinks = [{}]\n{extra}\n",
+        links.join(", ")
+    )
+}
+
+/// A single-path `[[flows]]` table of kind tcp.
+pub fn tcp_flow(name: &str, path: &str, algorithm: &str, extra: &str) -> String {
+    format!(
+        "[[flows]]\nname = \"{name}\"\nkind = \"tcp\"\npath = \"{path}\"\nalgorithm = \"{algorithm}\"\n{extra}\n"
+    )
+}
+
+/// A multipath `[[flows]]` table of kind mptcp over `paths`.
+pub fn mptcp_flow(name: &str, paths: &[&str], algorithm: &str, extra: &str) -> String {
+    let paths: Vec<String> = paths.iter().map(|p| format!("\"{p}\"")).collect();
+    format!(
+        "[[flows]]\nname = \"{name}\"\nkind = \"mptcp\"\npaths = [{}]\nalgorithm = \"{algorithm}\"\n{extra}\n",
+        paths.join(", ")
+    )
+}
