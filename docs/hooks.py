@@ -3,7 +3,9 @@
 ``{{ include PATH }}`` inserts a repository file (SCENARIOS.md, the kernel README), with its
 relative links turned into plain paths (they point into the repository, not the site);
 ``{{ cli_reference }}`` renders every ``pathpool`` command's ``--help`` from the argparse parsers;
-``{{ notebook PATH }}`` renders a notebook's markdown and code cells.
+``{{ notebook PATH }}`` renders a notebook's markdown and code cells; ``{{ algorithms }}`` and
+``{{ scenario_defaults }}`` render the simulator's algorithm registry and validator defaults as the
+compiled core reports them (``pathpool.algorithms()``, ``pathpool.sim.scenario.DEFAULTS``).
 """
 
 from __future__ import annotations
@@ -50,7 +52,34 @@ def _notebook(rel: str) -> str:
     return "\n\n".join(out)
 
 
+def _cell(text: str) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def _algorithms() -> str:
+    import pathpool
+
+    rows = ["| `algorithm` | coupled | parameters (default; allowed) | per ACK / per loss | source |",
+            "|---|---|---|---|---|"]
+    for a in pathpool.algorithms():
+        params = "<br>".join(f"`{p['name']}` ({_cell(p['default'])}; {_cell(p['allowed'])})" for p in a["params"])
+        rows.append(f"| `{a['name']}` | {'yes' if a['coupled'] else 'no'} | {params or '-'} | "
+                    f"{_cell(a['formula'])} | {_cell(a['source'])} |")
+    return "\n".join(rows) + "\n"
+
+
+def _scenario_defaults() -> str:
+    from pathpool.sim.scenario import DEFAULTS
+
+    rows = ["| name | value |", "|---|---|"] + [f"| `{k}` | `{v}` |" for k, v in DEFAULTS.items()]
+    return "\n".join(rows) + "\n"
+
+
 def on_page_markdown(markdown: str, **_kw) -> str:
+    if "{{ algorithms }}" in markdown:
+        markdown = markdown.replace("{{ algorithms }}", _algorithms())
+    if "{{ scenario_defaults }}" in markdown:
+        markdown = markdown.replace("{{ scenario_defaults }}", _scenario_defaults())
     markdown = re.sub(r"\{\{ include (\S+) \}\}", lambda m: _include(m.group(1)), markdown)
     markdown = re.sub(r"\{\{ notebook (\S+) \}\}", lambda m: _notebook(m.group(1)), markdown)
     return markdown.replace("{{ cli_reference }}", _cli_reference())

@@ -23,6 +23,7 @@ __all__ = [
     "at_least",
     "fail",
     "finite_float",
+    "jobs_arg",
     "positive_float",
     "positive_int",
     "progress",
@@ -74,6 +75,14 @@ def positive_float(text: str) -> float:
     if v <= 0:
         raise argparse.ArgumentTypeError(f"must be > 0, got {text}")
     return v
+
+
+def jobs_arg(text: str) -> int:
+    """argparse type of ``-j/--jobs``: :func:`pathpool.procpool.jobs_arg`, imported only when the
+    option is given (the process-pool module costs more than the rest of ``--help``)."""
+    from pathpool.procpool import jobs_arg as parse
+
+    return parse(text)
 
 
 def seeds_arg(text: str) -> list[int]:

@@ -226,9 +226,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add ``pathpool sweep``."""
-    from pathpool.cliutil import add_out, seeds_arg
-    from pathpool.procpool import jobs_arg
-
+    from pathpool.cliutil import add_out, jobs_arg, seeds_arg
     p = subparsers.add_parser(
         "sweep",
         description="Run every combination of the axes in GRID (a TOML file: scenario, seeds, [axes] of "

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from pathpool.cli import COMMANDS, build_parser
 
-HEAVY = ("numpy", "pandas", "scipy", "matplotlib", "rich", "pyarrow", "distributed")
+HEAVY = ("numpy", "pandas", "scipy", "matplotlib", "rich", "pyarrow", "distributed", "multiprocessing", "concurrent")
 
 
 def _pathpool(*args: str, cwd: Path | None = None, **kw) -> subprocess.CompletedProcess:

@@ -32,3 +32,8 @@ def test_site_builds_strict(repo_root, tmp_path):
         assert (tmp_path / "site" / page).is_file(), page
     cli = (tmp_path / "site" / "cli" / "index.html").read_text()
     assert "pathpool sweep" in cli and "--set" in cli
+    import pathpool
+
+    scen = (tmp_path / "site" / "scenarios" / "index.html").read_text()
+    for a in pathpool.algorithms():  # the generated table has every registry entry
+        assert f"<td><code>{a['name']}</code></td>" in scen

@@ -16,9 +16,7 @@ def _default_out(paper: str) -> str:
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add ``pathpool reproduce``."""
-    from pathpool.cliutil import add_out, at_least, positive_float
-    from pathpool.procpool import jobs_arg
-
+    from pathpool.cliutil import add_out, at_least, jobs_arg, positive_float
     p = subparsers.add_parser(
         "reproduce",
         description=(

@@ -18,6 +18,7 @@ from pathpool.cliutil import (
     EXIT_FAILED,
     add_out,
     fail,
+    jobs_arg,
     positive_float,
     positive_int,
     scenario_arg,
@@ -288,8 +289,6 @@ def _cmd_bench(args: argparse.Namespace) -> int:
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add ``run``, ``validate``, ``algorithms`` and ``bench`` to the ``pathpool`` command."""
-    from pathpool.procpool import jobs_arg
-
     p = subparsers.add_parser(
         "run",
         description="Run SCENARIO for each seed and write flows/subflows/links/series (Parquet and CSV), "
