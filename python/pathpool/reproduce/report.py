@@ -105,6 +105,17 @@ def facts(outcome) -> dict[str, str]:
     for alg in ("rsf-db", "lia", "olia", "balia", "rsf-lb", "tcp"):
         for k in ("table2_s0", "table2_s1", "table2_s2", "table2_s3", "table2_s4", "table2_s5", "table2_s6"):
             f[f"{k}_{alg}"] = _num(m(f"rsf/{k}", alg, "throughput_mbps"))
+    best = max(m("rsf/table2_s2", a, "throughput_mbps") for a in ("lia", "olia", "balia"))
+    f["table2_s2_ratio"] = _num(m("rsf/table2_s2", "rsf-db", "throughput_mbps") / best)
+    t3 = {}
+    for alg in ("ewtcp", "semicoupled", "max", "balia", "coupled", "olia"):
+        t3[alg] = m("balia/table3", alg, "mptcp_mbps")
+        f[f"t3_{alg}_mp"] = _num(t3[alg])
+        f[f"t3_{alg}_sp"] = _num(m("balia/table3", alg, "sptcp_mbps"))
+    # Stated from the data, like Table V's order below.
+    ranked = sorted(((v, a) for a, v in t3.items() if a in ("ewtcp", "semicoupled", "max", "coupled")
+                     and not math.isnan(v)), reverse=True)
+    f["t3_order"] = " > ".join(f"{a} {_num(v)}" for v, a in ranked) or "—"
     for n in (5, 15):
         for alg in ("tcp", "lia", "olia", "balia", "rsf-db", "rsf-lb"):
             for t in (1, 2):
