@@ -317,3 +317,11 @@ def test_many_distinct_seeds_are_accepted_and_one_repeat_refused(tiny_dict):
     assert _check_seeds(seeds, "<x>") == tuple(seeds)
     with pytest.raises(ScenarioError, match="seed 99998 is listed twice"):
         _check_seeds([*seeds[:-1], 99998], "<x>")
+
+
+def test_large_runs_are_refused_by_the_cli_unless_allowed(cli):
+    path = CORPUS / "events_too_many.toml"
+    r = cli("validate", path)
+    assert r.code == 2 and "--allow-large" in r.err and len(r.err.strip().splitlines()) == 1
+    r = cli("validate", "--allow-large", path)
+    assert r.code == 0 and r.out.startswith("ok ")

@@ -74,25 +74,16 @@ def _summary_table(summary: dict[str, Any]):
 # -- run ---------------------------------------------------------------------------------------
 
 
-def load_with_overrides(path: str, overrides: list[str] | None):
+def load_with_overrides(path: str, overrides: list[str] | None, allow_large: bool = False):
     """Load and validate a scenario with ``--set FIELD=VALUE`` overrides applied before validation.
 
     The overrides go to :func:`pathpool.load_scenario` unchanged: Rust applies the dotted paths and
     validates once, so an override is checked exactly as the file's own value would be.
+    ``allow_large`` (``--allow-large``) skips the run-cost limits (SCENARIOS.md, "Limits").
     """
     from pathpool.sim.scenario import load_scenario
 
-    if not overrides:
-        return load_scenario(path)
-    try:
-        return load_scenario(path, overrides=list(overrides))
-    except TypeError as e:
-        if "overrides" not in str(e):
-            raise
-        raise ScenarioError(
-            "--set needs scenario overrides in pathpool.load_scenario, which this build lacks",
-            origin=str(path), field="--set",
-        ) from None
+    return load_scenario(path, overrides=list(overrides or ()), allow_large=allow_large)
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
@@ -109,7 +100,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     from pathpool.sim.runner import run
 
     try:
-        scenario = load_with_overrides(args.scenario, args.set)
+        scenario = load_with_overrides(args.scenario, args.set, args.allow_large)
         out = Path(args.output) if args.output else Path("results") / scenario.name
         # The output place is checked, and locked against a second writer, before the run rather
         # than after minutes of simulation.
@@ -189,7 +180,7 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     code = 0
     for path in args.scenarios:
         try:
-            sc = load_scenario(path)
+            sc = load_scenario(path, allow_large=args.allow_large)
         except ScenarioError as e:
             fail(str(e), EXIT_BAD_INPUT)
             code = EXIT_BAD_INPUT
@@ -300,6 +291,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
                    help="override one scenario field before validation, as a dotted path with TOML value "
                    "or unit string, e.g. links.bottleneck_a.rate=20Mbps; repeatable")
+    p.add_argument("--allow-large", action="store_true",
+                   help="run even beyond the run-cost limits (about 1e10 simulator events or 4 GiB per seed; "
+                   "SCENARIOS.md, Limits)")
     p.add_argument("--seeds", type=seeds_arg, metavar="LIST", help="seeds, e.g. 1,2,5-8 (default: the scenario's seeds)")
     p.add_argument(
         "-j", "--jobs", type=jobs_arg, default=None, metavar="N",
@@ -323,6 +317,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser("validate")
     p.add_argument("scenarios", metavar="SCENARIO", nargs="+", type=scenario_arg,
                    help="scenario TOML files or shipped names")
+    p.add_argument("--allow-large", action="store_true",
+                   help="run even beyond the run-cost limits (about 1e10 simulator events or 4 GiB per seed; "
+                   "SCENARIOS.md, Limits)")
     p.set_defaults(func=_cmd_validate)
 
     p = subparsers.add_parser("algorithms")

@@ -160,7 +160,7 @@ impl Scenario {
                 field: field.to_string(),
                 message,
                 allowed: Some(
-                    "a shorter duration, fewer flows or a longer metrics.interval; or allow it: pathpool.load_scenario(..., allow_large=True)"
+                    "a shorter duration, fewer flows or a longer metrics.interval; or allow it: `pathpool run --allow-large`, pathpool.load_scenario(..., allow_large=True)"
                         .into(),
                 ),
             }),
