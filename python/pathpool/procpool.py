@@ -115,6 +115,13 @@ def _kill_workers(pool: ProcessPoolExecutor) -> None:
     pool.shutdown(wait=False, cancel_futures=True)
     for p in procs:
         p.join(timeout=5)
+    # Let the executor's manager thread see the dead workers and close its wake-up pipe now:
+    # otherwise the interpreter's exit hook (concurrent.futures.process._python_exit, 3.11) can
+    # write to that pipe while the thread closes it, and prints an EBADF traceback after our
+    # one-line "stopped" message.
+    manager = getattr(pool, "_executor_manager_thread", None)
+    if manager is not None:
+        manager.join(timeout=5)
 
 
 def imap_unordered(

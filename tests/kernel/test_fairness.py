@@ -83,11 +83,11 @@ def _disjoint(k: int, prefix: str, r: int, spec: dict = DISJOINT) -> float:
     return out["mp"]["bps"] / max(out["t0"]["bps"], out["t1"]["bps"])
 
 
-def _medians(jobs: dict[str, callable]) -> dict[str, list[float]]:
-    """Runs every job RUNS times, the jobs of one round in parallel on their own test beds."""
+def _medians(jobs: dict[str, callable], runs: int = RUNS) -> dict[str, list[float]]:
+    """Runs every job ``runs`` times, the jobs of one round in parallel on their own test beds."""
     got: dict[str, list[float]] = {name: [] for name in jobs}
     with ThreadPoolExecutor(max_workers=len(jobs)) as pool:
-        for r in range(RUNS):
+        for r in range(runs):
             futs = {name: pool.submit(fn, k, f"ppq{k}-", r)
                     for k, (name, fn) in enumerate(jobs.items())}
             for name, f in futs.items():
@@ -125,6 +125,11 @@ def test_pp_reno_matches_kernel_reno_and_lia_against_the_best_tcp(loaded_bytes):
     not tuned)."""
     got = _medians({"renos": _renos, "disjoint": _disjoint,
                     "disjoint_random": lambda k, p, r: _disjoint(k, p, r, DISJOINT_RANDOM)})
+    # One pp_reno/reno run varies from 0.68 to 1.17 (sd ~0.15), so a median of 5 misses the 15%
+    # band by chance about one time in seven; 8 more runs on two more beds make the median's sd
+    # ~0.05. The band is the issue's target, unchanged.
+    more = _medians({"renos_b": _renos, "renos_c": _renos}, runs=4)
+    got["renos"] += more["renos_b"] + more["renos_c"]
     med = {name: statistics.median(v) for name, v in got.items()}
     assert abs(med["renos"] - 1.0) <= 0.15, got["renos"]
     # Measured medians 0.962, 0.886, 0.949 (per-run sd ~0.1; RFC 6356 goal 0.9-1): about 4 sd
