@@ -13,8 +13,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from pathpool import errors
-from pathpool.errors import EXIT_BAD_INPUT, EXIT_FAILED
+# One definition of the exit codes and the one-line error (exit 2 by default), in pathpool.errors.
+from pathpool.errors import EXIT_BAD_INPUT, EXIT_FAILED, fail
 
 __all__ = [
     "EXIT_BAD_INPUT",
@@ -30,11 +30,6 @@ __all__ = [
     "scenario_arg",
     "seeds_arg",
 ]
-
-
-def fail(message: str, code: int = EXIT_BAD_INPUT) -> int:
-    """:func:`pathpool.errors.fail` with bad input (exit 2) as the default, the message kept on one line."""
-    return errors.fail(" ".join(str(message).splitlines()), code)
 
 
 def at_least(low: int) -> Callable[[str], int]:
@@ -78,11 +73,22 @@ def positive_float(text: str) -> float:
 
 
 def jobs_arg(text: str) -> int:
-    """argparse type of ``-j/--jobs``: :func:`pathpool.procpool.jobs_arg`, imported only when the
-    option is given (the process-pool module costs more than the rest of ``--help``)."""
-    from pathpool.procpool import jobs_arg as parse
+    """argparse type of ``-j/--jobs``: an integer >= 1 (leave the option out for one per core).
 
-    return parse(text)
+    Kept here, not in :mod:`pathpool.procpool`, so that ``--help`` need not import the pool.
+
+    Examples
+    --------
+    >>> jobs_arg("2")
+    2
+    """
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {n} (leave --jobs out for one per core)")
+    return n
 
 
 def seeds_arg(text: str) -> list[int]:

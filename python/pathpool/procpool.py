@@ -28,7 +28,7 @@ from typing import Any
 
 from pathpool.errors import SimulationError
 
-__all__ = ["WATCH_EVERY_S", "check_jobs", "default_jobs", "imap_unordered", "jobs_arg"]
+__all__ = ["WATCH_EVERY_S", "check_jobs", "default_jobs", "imap_unordered"]
 
 #: How often a worker checks that its parent is alive, seconds.
 WATCH_EVERY_S = 0.2
@@ -67,25 +67,6 @@ def check_jobs(jobs: int | None, n_tasks: int) -> int:
     if isinstance(jobs, bool) or int(jobs) != jobs or jobs < 1:
         raise ValueError(f"jobs must be an integer >= 1 (or None for one per core), got {jobs!r}")
     return max(1, min(int(jobs), n_tasks))
-
-
-def jobs_arg(text: str) -> int:
-    """argparse type of ``--jobs``: an integer >= 1 (leave the option out for one per core).
-
-    Examples
-    --------
-    >>> jobs_arg("2")
-    2
-    """
-    import argparse
-
-    try:
-        n = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {n} (leave --jobs out for one per core)")
-    return n
 
 
 def _watch_parent(parent: int) -> None:
