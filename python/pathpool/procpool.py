@@ -90,6 +90,8 @@ def _kill_workers(pool: ProcessPoolExecutor) -> None:
     # handle on the workers. SIGKILL, not SIGTERM: a worker inside the simulator must not get
     # to finish its seed first.
     procs = list((getattr(pool, "_processes", None) or {}).values())
+    # Taken before shutdown(), which drops the executor's reference to it.
+    manager = getattr(pool, "_executor_manager_thread", None)
     for p in procs:
         if p.is_alive():
             p.kill()
@@ -99,8 +101,8 @@ def _kill_workers(pool: ProcessPoolExecutor) -> None:
     # Let the executor's manager thread see the dead workers and close its wake-up pipe now:
     # otherwise the interpreter's exit hook (concurrent.futures.process._python_exit, 3.11) can
     # write to that pipe while the thread closes it, and prints an EBADF traceback after our
-    # one-line "stopped" message.
-    manager = getattr(pool, "_executor_manager_thread", None)
+    # one-line "stopped" message. (Reading the thread after shutdown() found None, so this join
+    # never happened and the race stayed: CI failure of stop 16.)
     if manager is not None:
         manager.join(timeout=5)
 
