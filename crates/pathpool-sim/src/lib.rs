@@ -18,6 +18,7 @@ mod net;
 pub mod output;
 pub mod packet;
 mod rate;
+pub mod recovery;
 pub mod rng;
 mod sim;
 pub mod tcp;

@@ -138,6 +138,9 @@ pub struct Conn {
     pub scheduler: Scheduler,
     pub rr_next: usize,
     pub delayed_ack: bool,
+    /// RACK-TLP and PRR state of each subflow with `recovery = "linux"`; empty with
+    /// `"rfc6675"` (the transport tests `is_empty()` to pick the rules).
+    pub linux: Vec<crate::recovery::LinuxState>,
     pub start: Nanos,
     pub stop: Option<Nanos>,
     pub started: bool,

@@ -6,7 +6,7 @@ use std::fmt;
 
 use pathpool_cc::Subflow;
 
-use crate::config::{AckRoute, App, FlowKind, Scenario};
+use crate::config::{AckRoute, App, FlowKind, Recovery, Scenario};
 use crate::event::{Ev, EventQueue};
 use crate::link::Link;
 use crate::metrics::jain_index;
@@ -15,6 +15,7 @@ use crate::net::{Hop, Net, Path, Route};
 use crate::output::{FlowRecord, LinkRecord, RunOutput, RunStats, Series, SubflowRecord};
 use crate::packet::Pool;
 use crate::rate::{self, RateFlow};
+use crate::recovery::LinuxState;
 use crate::rng::Stream;
 use crate::tcp::{Receiver, Sender};
 use crate::time::{secs, Nanos};
@@ -138,7 +139,13 @@ impl World {
                 algorithm: f.algorithm.clone(),
                 ctrl,
                 views: (0..k).map(|_| Subflow::new(f.mss)).collect(),
-                snd: (0..k).map(|_| Sender::default()).collect(),
+                snd: (0..k)
+                    .map(|_| {
+                        let mut s = Sender::default();
+                        s.dupthresh = f.recovery == Recovery::Rfc6675;
+                        s
+                    })
+                    .collect(),
                 rcv: (0..k).map(|_| Receiver::default()).collect(),
                 data_route: f.paths.iter().map(|&p| paths[p].data).collect(),
                 ack_route: f.paths.iter().map(|&p| paths[p].ack).collect(),
@@ -149,6 +156,10 @@ impl World {
                 scheduler: f.scheduler,
                 rr_next: 0,
                 delayed_ack: f.delayed_ack,
+                linux: match f.recovery {
+                    Recovery::Rfc6675 => Vec::new(),
+                    Recovery::Linux => vec![LinuxState::default(); k],
+                },
                 start,
                 stop: f.stop,
                 started: false,

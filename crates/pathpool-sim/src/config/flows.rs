@@ -13,7 +13,8 @@ use super::check::{
 use super::network::Names;
 use super::raw::{Quantity, RawFlow};
 use super::{
-    AckRoute, App, ConfigError, FlowKind, FlowSpec, LinkSpec, PathSpec, RateSpec, Scheduler,
+    AckRoute, App, ConfigError, FlowKind, FlowSpec, LinkSpec, PathSpec, RateSpec, Recovery,
+    Scheduler,
 };
 
 /// Every flow, `count` expanded; for each the index of its `[[flows]]` entry; for each entry
@@ -95,7 +96,7 @@ type Flows = (Vec<FlowSpec>, Vec<usize>, Vec<Vec<&'static str>>);
 /// The optional fields a `[[flows]]` entry writes, in file-format order: for callers to whom
 /// "written" differs from "left at its default" (the Linux test bed's ACK policy).
 fn written(fl: &RawFlow) -> Vec<&'static str> {
-    let present: [(&'static str, bool); 22] = [
+    let present: [(&'static str, bool); 23] = [
         ("path", fl.path.is_some()),
         ("paths", fl.paths.is_some()),
         ("algorithm", fl.algorithm.is_some()),
@@ -112,6 +113,7 @@ fn written(fl: &RawFlow) -> Vec<&'static str> {
         ("mss", fl.mss.is_some()),
         ("rcv_buffer", fl.rcv_buffer.is_some()),
         ("delayed_ack", fl.delayed_ack.is_some()),
+        ("recovery", fl.recovery.is_some()),
         ("rates", fl.rates.is_some()),
         ("block_length", fl.block_length.is_some()),
         ("source_per_block", fl.source_per_block.is_some()),
@@ -449,6 +451,22 @@ fn flow(
         .as_ref()
         .map(|b| *b.get_ref())
         .unwrap_or(false);
+    let recovery = match fl
+        .recovery
+        .as_ref()
+        .map(|s| (s.get_ref().as_str(), s.span()))
+    {
+        None | Some(("rfc6675", _)) => Recovery::Rfc6675,
+        Some(("linux", _)) => Recovery::Linux,
+        Some((other, sp)) => {
+            return Err(ctx.err(
+                Some(sp),
+                f("recovery"),
+                format!("unknown recovery {other:?}"),
+                Some("rfc6675, linux"),
+            ))
+        }
+    };
     Ok((
         FlowSpec {
             name,
@@ -466,6 +484,7 @@ fn flow(
             mss,
             rcv_buffer,
             delayed_ack,
+            recovery,
             rate: rate_spec,
         },
         count,
@@ -487,7 +506,7 @@ fn check_kind_fields(ctx: &Ctx, fl: &RawFlow, kind: FlowKind, i: usize) -> Resul
         ),
         ("controller", fl.controller.as_ref().map(|v| v.span())),
     ];
-    let window_only: [(&str, Option<Range<usize>>); 7] = [
+    let window_only: [(&str, Option<Range<usize>>); 8] = [
         ("algorithm", fl.algorithm.as_ref().map(|v| v.span())),
         ("params", fl.params.as_ref().map(|v| v.span())),
         ("counting", fl.counting.as_ref().map(|v| v.span())),
@@ -495,6 +514,7 @@ fn check_kind_fields(ctx: &Ctx, fl: &RawFlow, kind: FlowKind, i: usize) -> Resul
         ("size", fl.size.as_ref().map(|v| v.span())),
         ("rcv_buffer", fl.rcv_buffer.as_ref().map(|v| v.span())),
         ("delayed_ack", fl.delayed_ack.as_ref().map(|v| v.span())),
+        ("recovery", fl.recovery.as_ref().map(|v| v.span())),
     ];
     let (bad, msg, allowed) = if kind == FlowKind::Rate {
         (&window_only[..], "does not apply to kind = \"rate\" (a paced sender has no window, congestion controller or receive buffer)", "rate flow fields: rates, block_length, source_per_block, deadline, feedback_interval, controller")

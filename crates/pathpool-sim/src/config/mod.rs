@@ -111,6 +111,19 @@ pub enum Scheduler {
     RoundRobin,
 }
 
+/// How a TCP/MPTCP sender detects and repairs losses (the `recovery` field).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Recovery {
+    /// RFC 6675 SACK recovery: a segment is lost once DupThresh = 3 segments above it are
+    /// SACKed, fast retransmit on entry, then send whenever pipe < cwnd; no tail loss probe.
+    #[default]
+    Rfc6675,
+    /// What Linux >= 4.18 runs by default (`tcp_recovery = 1`, `tcp_early_retrans = 3`):
+    /// RACK time-based loss detection and the tail loss probe (RFC 8985) instead of DupThresh,
+    /// and proportional rate reduction (RFC 6937) during recovery (`src/recovery.rs`).
+    Linux,
+}
+
 /// What the sending application does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum App {
@@ -171,6 +184,8 @@ pub struct FlowSpec {
     pub mss: u32,
     pub rcv_buffer: u64,
     pub delayed_ack: bool,
+    /// Loss detection and recovery of the flow's (sub)flows.
+    pub recovery: Recovery,
     /// `Some` exactly for `kind = "rate"`.
     pub rate: Option<RateSpec>,
 }
