@@ -153,3 +153,19 @@ def test_ack_readings_set_delayed_acks_and_counting_per_paper(experiments):
     assert set(counted.values()) == {(True, "acks")}
     with pytest.raises(ValueError, match="ack_reading"):
         Options(ack_reading="sometimes")
+
+
+def test_recovery_reading_sets_every_window_flows_recovery(experiments):
+    from pathpool import load_scenario
+
+    by_key = {e.key: e for e in experiments}
+    t3 = by_key["balia/table3"]
+    # Default: the files' own setting (no field, the simulator's rfc6675).
+    assert all("recovery" not in f for f in t3.scenario("balia")["flows"])
+    sc = t3.scenario("balia", options=Options(recovery_reading="linux"))
+    assert {f["recovery"] for f in sc["flows"]} == {"linux"}
+    # Rust validates the field once: every expanded flow runs Linux's recovery.
+    spec = load_scenario(sc).spec
+    assert {f["recovery"] for f in spec["flows"]} == {"linux"}
+    with pytest.raises(ValueError, match="recovery_reading"):
+        Options(recovery_reading="newreno")

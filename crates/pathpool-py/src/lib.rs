@@ -340,7 +340,7 @@ fn secs(ns: u64) -> f64 {
 /// The validated scenario as plain Python data: SI units (seconds, bit/s, bytes), defaults
 /// filled, names instead of indices, `count` expanded. `pathpool.sim.scenario` documents it.
 fn spec_dict<'py>(py: Python<'py>, sc: &Scenario) -> PyResult<Bound<'py, PyDict>> {
-    use pathpool_sim::config::{AckRoute, App, Scheduler};
+    use pathpool_sim::config::{AckRoute, App, Recovery, Scheduler};
     use pathpool_sim::link::Buffer;
     let d = PyDict::new(py);
     d.set_item("name", &sc.name)?;
@@ -453,6 +453,13 @@ fn spec_dict<'py>(py: Python<'py>, sc: &Scenario) -> PyResult<Bound<'py, PyDict>
         x.set_item("mss", f.mss)?;
         x.set_item("rcv_buffer_bytes", f.rcv_buffer)?;
         x.set_item("delayed_ack", f.delayed_ack)?;
+        x.set_item(
+            "recovery",
+            match f.recovery {
+                Recovery::Rfc6675 => "rfc6675",
+                Recovery::Linux => "linux",
+            },
+        )?;
         let rate = match &f.rate {
             None => None,
             Some(r) => {

@@ -74,6 +74,12 @@ ACK_READINGS: dict[str, str] = {
     "seeds-rsf-bytes": "as seeds, RSF per acknowledged segment",
 }
 
+#: ``--recovery-reading`` values and what each means (the report prints the chosen one).
+RECOVERY_READINGS: dict[str, str] = {
+    "rfc6675": "RFC 6675 SACK recovery, DupThresh 3, no tail loss probe",
+    "linux": "Linux's RACK-TLP loss detection and PRR (Linux >= 4.18 defaults)",
+}
+
 #: Algorithms the RSF paper introduced; the ``seeds`` readings count them separately.
 _RSF_ALGORITHMS = ("rsf-db", "rsf-lb")
 
@@ -106,6 +112,10 @@ class Options:
         before the stretch-ACK counting of Linux 4.0); RSF-DB/LB per ACK.
         ``seeds-rsf-bytes``: as ``seeds`` but RSF-DB/LB per acknowledged segment (the paper
         does not say how they counted).
+    recovery_reading : {"rfc6675", "linux"}
+        Loss recovery of every window-based flow (the scenario field ``recovery``, see
+        :data:`RECOVERY_READINGS`). ``rfc6675`` (default): the scenario files' own setting,
+        RFC 6675 SACK recovery. ``linux``: RACK-TLP and PRR as Linux >= 4.18 runs them.
     time_scale : float
         Multiplies durations, start/stop times and measurement windows (tests use < 1).
     size_scale : float
@@ -117,6 +127,7 @@ class Options:
     balia_reading: str = "two-link"
     khalili_reading: str = "capped"
     ack_reading: str = "quickack"
+    recovery_reading: str = "rfc6675"
     time_scale: float = 1.0
     size_scale: float = 1.0
 
@@ -127,6 +138,7 @@ class Options:
             "balia_reading": ("two-link", "single-bottleneck"),
             "khalili_reading": ("capped", "uncapped"),
             "ack_reading": tuple(ACK_READINGS),
+            "recovery_reading": tuple(RECOVERY_READINGS),
         }
         for name, values in allowed.items():
             if getattr(self, name) not in values:
@@ -282,6 +294,10 @@ def _apply_readings(sc: dict, paper: str, o: Options) -> None:
         for p in sc["paths"]:
             p["links"] = [n for n in p["links"] if n != "access"]
     _apply_ack_reading(sc, paper, o.ack_reading)
+    if o.recovery_reading != "rfc6675":
+        for fl in sc["flows"]:
+            if fl.get("kind") != "rate":
+                fl["recovery"] = o.recovery_reading
     if o.time_scale != 1.0:
         sc["duration"] = parse_seconds(sc["duration"]) * o.time_scale
         for fl in sc["flows"]:

@@ -216,7 +216,7 @@ def write_report(outcome) -> None:
     o = outcome.options
     readings = (f"delay reading `{o.delay_reading}`, buffer reading `{o.buffer_reading}`, Balia network "
                 f"`{o.balia_reading}`, Khalili access `{o.khalili_reading}`, ACK reading `{o.ack_reading}` "
-                f"({ACK_READINGS[o.ack_reading]})"
+                f"({ACK_READINGS[o.ack_reading]}), recovery reading `{o.recovery_reading}`"
                 + (f", time scale {o.time_scale:g}, size scale {o.size_scale:g}" if (o.time_scale, o.size_scale) != (1, 1) else ""))
     head = (f"Seeds: {len(outcome.seeds)} ({outcome.seeds[0]}..{outcome.seeds[-1]}); jobs: {outcome.timing['jobs']}; "
             f"simulation wall time {outcome.timing['simulate_s']:.0f} s. Readings: {readings}. "
