@@ -491,15 +491,7 @@ impl Conn {
         if conn.linux[i].tlp_high_seq.is_none() {
             conn.linux[i].tlp_retrans = false;
             if let Some((dsn, reinjection)) = conn.next_data() {
-                if reinjection {
-                    conn.reinject.pop_front();
-                    conn.reinjected += 1;
-                } else {
-                    conn.next_dsn += 1;
-                }
-                let len = conn.seg_len(dsn);
-                let seq = conn.snd[i].push_new(dsn, len, now);
-                self.send_segment(net, c, i, seq, Some((dsn, len)));
+                self.send_new(net, c, i, dsn, reinjection);
             } else {
                 let seq = conn.snd[i].snd_nxt - 1;
                 self.send_segment(net, c, i, seq, None);

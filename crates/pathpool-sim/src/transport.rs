@@ -419,6 +419,29 @@ impl Conn {
         }
     }
 
+    /// Send `dsn` (from [`Conn::next_data`]: a reinjection or the next new one) as subflow
+    /// `i`'s next new segment.
+    #[inline]
+    pub(crate) fn send_new(
+        &mut self,
+        net: &mut Net,
+        c: usize,
+        i: usize,
+        dsn: u64,
+        reinjection: bool,
+    ) {
+        let conn = &mut *self;
+        if reinjection {
+            conn.reinject.pop_front();
+            conn.reinjected += 1;
+        } else {
+            conn.next_dsn += 1;
+        }
+        let len = conn.seg_len(dsn);
+        let seq = conn.snd[i].push_new(dsn, len, net.now);
+        self.send_segment(net, c, i, seq, Some((dsn, len)));
+    }
+
     /// Send whatever the windows allow: each subflow's retransmissions first (RFC 6675 NextSeg
     /// rule 1), then new data (rule 2) through the scheduler.
     pub(crate) fn try_send(&mut self, net: &mut Net, c: usize) {
@@ -450,16 +473,8 @@ impl Conn {
                 blocked = true;
                 break;
             };
-            if reinjection {
-                conn.reinject.pop_front();
-                conn.reinjected += 1;
-            } else {
-                conn.next_dsn += 1;
-            }
-            let len = conn.seg_len(dsn);
-            let seq = conn.snd[i].push_new(dsn, len, now);
             conn.snd[i].sent_in_pass = true;
-            self.send_segment(net, c, i, seq, Some((dsn, len)));
+            self.send_new(net, c, i, dsn, reinjection);
         }
         // Linux `tcp_cwnd_validate` after a write pass, per subflow as v0.95's
         // `mptcp_write_xmit` does: for each subflow that sent new data, and (as a single-path

@@ -4,36 +4,23 @@
 
 mod common;
 
-use common::scenario;
+use common::{header, link, mptcp_flow, path, scenario, tcp_flow};
 use pathpool_sim::{run, RunOutput, Scenario};
 
 /// A 10-segment file (the initial window) into a 10 Mbps link whose 8-packet buffer drops
 /// the last two segments of the burst; one-way delays 50 ms each way, no send jitter.
 fn tail(recovery: &str) -> String {
-    format!(
-        r#"
-name = "tail"
-duration = "10s"
-[[links]]
-name = "l"
-rate = "10Mbps"
-delay = "50ms"
-buffer = 8
-[[paths]]
-name = "p"
-links = ["l"]
-ack_delay = "50ms"
-[[flows]]
-name = "f"
-kind = "tcp"
-path = "p"
-algorithm = "reno"
-app = "file"
-size = "14480B"
-send_jitter = 0
-recovery = "{recovery}"
-"#
-    )
+    header("tail", "\"10s\"")
+        + &link("l", "10Mbps", "50ms", "8 packets", "")
+        + &path("p", &["l"], "ack_delay = \"50ms\"")
+        + &tcp_flow(
+            "f",
+            "p",
+            "reno",
+            &format!(
+                "app = \"file\"\nsize = \"14480B\"\nsend_jitter = 0\nrecovery = \"{recovery}\""
+            ),
+        )
 }
 
 fn ms(out: &RunOutput) -> f64 {
@@ -71,52 +58,35 @@ fn tail_loss_is_repaired_by_a_probe_not_a_timeout() {
     assert!((ms(&out) - 473.0).abs() < 1e-6, "{}", ms(&out));
 }
 
-/// Two MPTCP connections over two lossy paths, the second of which reorders; file
-/// downloads, so delivery must be complete and exactly once.
+/// Two MPTCP connections over two lossy paths, the second of which reorders, and a TCP
+/// flow with delayed ACKs on it; file downloads, so delivery must be complete and exactly once.
 fn lossy(recovery: &str) -> Scenario {
-    scenario(&format!(
-        r#"
-name = "lossy"
-duration = "600s"
-[[links]]
-name = "a"
-rate = "10Mbps"
-delay = "60ms"
-buffer = 100
-loss = 0.05
-[[links]]
-name = "b"
-rate = "5Mbps"
-delay = "20ms"
-buffer = 50
-loss = 0.02
-reorder = {{ probability = 0.05, extra_delay = "5ms" }}
-[[paths]]
-name = "pa"
-links = ["a"]
-[[paths]]
-name = "pb"
-links = ["b"]
-[[flows]]
-name = "m"
-kind = "mptcp"
-paths = ["pa", "pb"]
-algorithm = "lia"
-app = "file"
-size = "10MB"
-count = 2
-recovery = "{recovery}"
-[[flows]]
-name = "t"
-kind = "tcp"
-path = "pb"
-algorithm = "cubic"
-app = "file"
-size = "2MB"
-delayed_ack = true
-recovery = "{recovery}"
-"#
-    ))
+    let r = format!("recovery = \"{recovery}\"");
+    scenario(
+        &(header("lossy", "\"600s\"")
+            + &link("a", "10Mbps", "60ms", "100 packets", "loss = 0.05")
+            + &link(
+                "b",
+                "5Mbps",
+                "20ms",
+                "50 packets",
+                "loss = 0.02\nreorder = { probability = 0.05, extra_delay = \"5ms\" }",
+            )
+            + &path("pa", &["a"], "")
+            + &path("pb", &["b"], "")
+            + &mptcp_flow(
+                "m",
+                &["pa", "pb"],
+                "lia",
+                &format!("app = \"file\"\nsize = \"10MB\"\ncount = 2\n{r}"),
+            )
+            + &tcp_flow(
+                "t",
+                "pb",
+                "cubic",
+                &format!("app = \"file\"\nsize = \"2MB\"\ndelayed_ack = true\n{r}"),
+            )),
+    )
 }
 
 #[test]
@@ -167,23 +137,10 @@ fn unknown_recovery_names_field_and_allowed_values() {
     assert_eq!(e.allowed.as_deref(), Some("rfc6675, linux"));
     assert!(e.to_string().starts_with("bad.toml:"), "{e}");
     // A rate flow has no window to recover.
-    let rate = r#"
-name = "r"
-duration = "1s"
-[[links]]
-name = "l"
-rate = "10Mbps"
-delay = "10ms"
-[[paths]]
-name = "p"
-links = ["l"]
-[[flows]]
-name = "f"
-kind = "rate"
-paths = ["p"]
-rates = [100]
-recovery = "linux"
-"#;
-    let e = Scenario::from_toml_str(rate, "rate.toml").unwrap_err();
+    let rate = header("r", "\"1s\"")
+        + &link("l", "10Mbps", "10ms", "100 packets", "")
+        + &path("p", &["l"], "")
+        + "[[flows]]\nname = \"f\"\nkind = \"rate\"\npaths = [\"p\"]\nrates = [100]\nrecovery = \"linux\"\n";
+    let e = Scenario::from_toml_str(&rate, "rate.toml").unwrap_err();
     assert_eq!(e.field, "flows[0].recovery");
 }
