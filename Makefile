@@ -39,7 +39,7 @@ test-python:
 	$(PY) -m pytest
 
 reproduce: install
-	$(VENV)/bin/pathpool reproduce all --seeds 30 --out report
+	$(VENV)/bin/pathpool reproduce all --seeds 30 --recovery-reading linux --out report
 
 bench: install
 	$(VENV)/bin/pathpool bench
