@@ -11,9 +11,8 @@ pub mod reno;
 pub mod rsf;
 pub mod wischik;
 
-pub use balia::{Balia, BaliaVariant};
 pub use cubic::Cubic;
-pub use generalized::Generalized;
+pub use generalized::{BaliaVariant, Decrease, Generalized};
 pub use lia::Lia;
 pub use olia::Olia;
 pub use reno::Reno;
