@@ -4,7 +4,7 @@
 mod common;
 
 use common::{ack, ca, close, near, num, params};
-use pathpool_cc::algos::{BaliaVariant, Generalized, Wischik};
+use pathpool_cc::algos::{BaliaVariant, Generalized, Max};
 use pathpool_cc::{build, build_with_counting, Counting, ParamValue, Params, Subflow};
 
 fn after_ack(name: &str, ps: &Params, mut sfs: Vec<Subflow>, i: usize) -> Vec<Subflow> {
@@ -148,19 +148,19 @@ fn max_increase_from_rates() {
     // w/rtt^2 = 10/0.01 = 1000, 20/0.04 = 500 -> max 1000.
     // sum w/rtt = 100 + 100 = 200, squared 40000. Increase 1000/40000 = 0.025 on either path.
     let base = vec![ca(10.0, 100), ca(20.0, 200)];
-    close(Wischik::max().increase(&base, 0), 0.025);
+    close(Max::new().increase(&base, 0), 0.025);
     let s = after_ack("max", &Params::new(), base.clone(), 1);
     close(s[1].cwnd, 20.025);
     // Three paths: add w = 5 at 50 ms: 5/0.0025 = 2000 (new max); sum = 200 + 100 = 300.
     // Increase 2000/90000 = 0.0222...
     let three = vec![ca(10.0, 100), ca(20.0, 200), ca(5.0, 50)];
-    close(Wischik::max().increase(&three, 0), 2000.0 / 90000.0);
+    close(Max::new().increase(&three, 0), 2000.0 / 90000.0);
     let s = after_loss("max", &Params::new(), three, 1);
     close(s[1].cwnd, 10.0);
     // A path without an RTT sample takes Reno's 1/w and is left out of the others' sums.
     let unknown = vec![ca(10.0, 100), ca(20.0, 0)];
-    close(Wischik::max().increase(&unknown, 1), 0.05);
-    close(Wischik::max().increase(&unknown, 0), 0.1); // (10/0.01)/(100)^2 = 0.1
+    close(Max::new().increase(&unknown, 1), 0.05);
+    close(Max::new().increase(&unknown, 0), 0.1); // (10/0.01)/(100)^2 = 0.1
 }
 
 #[test]
@@ -255,14 +255,8 @@ fn generalized_with_lia_labels_is_max_and_with_swapped_labels_is_not() {
     // (eta, beta) = (0, 1): I_0 = 100/(0.1*90000) * (1 + 1*(2-1)) * 1 = 0.0222..; D_0 = 10/2 = 5.
     let lia_labels = Generalized::new(0.0, 1.0);
     close(lia_labels.increase(&base, 0), 2.0 / 90.0);
-    close(
-        lia_labels.increase(&base, 0),
-        Wischik::max().increase(&base, 0),
-    );
-    close(
-        lia_labels.increase(&base, 1),
-        Wischik::max().increase(&base, 1),
-    );
+    close(lia_labels.increase(&base, 0), Max::new().increase(&base, 0));
+    close(lia_labels.increase(&base, 1), Max::new().increase(&base, 1));
     close(lia_labels.decrease(&base, 0), 5.0);
     // (beta, eta) = (0, 1), i.e. eta = 1, beta = 0: same increase, decrease 10/2 * 2 = 10 (not LIA's 5).
     let swapped = Generalized::new(1.0, 0.0);
@@ -286,11 +280,11 @@ fn generalized_with_unequal_rtts_differs_from_max() {
     // (eta, beta) = (0, 1) on path 0: a = 2, I = 100/(0.1 * 90000) * 2 = 0.0222 (x_max/tau_0 in place of
     // max_k x_k/tau_k); on path 1: a = 1, I = 200/(0.2*90000) = 0.0111 = Max.
     let s = vec![ca(10.0, 100), ca(40.0, 200)];
-    close(Wischik::max().increase(&s, 0), 1.0 / 90.0);
+    close(Max::new().increase(&s, 0), 1.0 / 90.0);
     close(Generalized::new(0.0, 1.0).increase(&s, 0), 2.0 / 90.0);
     close(
         Generalized::new(0.0, 1.0).increase(&s, 1),
-        Wischik::max().increase(&s, 1),
+        Max::new().increase(&s, 1),
     );
 }
 
