@@ -1,7 +1,9 @@
 //! `generalized`: the (eta, beta) design family of seed 002 ("Design of the tradeoff").
 
 use super::common::{active_count, add_credited, ca_credit, halve, rates, set_ssthresh};
-use crate::controller::{Ack, Controller, Counting, Nanos, Subflow, MIN_CWND, MIN_SSTHRESH};
+use crate::controller::{
+    Ack, Controller, Counting, Nanos, Subflow, WindowRules, MIN_CWND, MIN_SSTHRESH,
+};
 use crate::registry::{number, AlgorithmInfo, CcError, ParamInfo, Params};
 
 pub(crate) const INFO: AlgorithmInfo = AlgorithmInfo {
@@ -212,6 +214,13 @@ impl Controller for Generalized {
             Decrease::Family => INFO.name,
             Decrease::Balia(_) => super::balia::INFO.name,
         }
+    }
+
+    fn window_rules(&self, subflows: &[Subflow], i: usize) -> Option<WindowRules> {
+        Some(WindowRules {
+            increase: self.increase(subflows, i),
+            decrease: self.decrease(subflows, i),
+        })
     }
 
     fn on_ack(&mut self, subflows: &mut [Subflow], i: usize, ack: &Ack) {

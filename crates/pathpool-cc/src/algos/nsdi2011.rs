@@ -11,7 +11,9 @@
 use super::common::{
     active_count, add_credited, alpha_ratio, ca_credit, halve, rtt, set_ssthresh, window_total,
 };
-use crate::controller::{Ack, Controller, Counting, Nanos, Subflow, MIN_CWND, MIN_SSTHRESH};
+use crate::controller::{
+    Ack, Controller, Counting, Nanos, Subflow, WindowRules, MIN_CWND, MIN_SSTHRESH,
+};
 use crate::registry::{number, AlgorithmInfo, CcError, ParamInfo, Params};
 
 pub(crate) const EWTCP_INFO: AlgorithmInfo = AlgorithmInfo {
@@ -274,6 +276,13 @@ impl Controller for Ewtcp {
         EWTCP_INFO.name
     }
 
+    fn window_rules(&self, subflows: &[Subflow], i: usize) -> Option<WindowRules> {
+        Some(WindowRules {
+            increase: self.increase(subflows, i),
+            decrease: subflows[i].cwnd / 2.0,
+        })
+    }
+
     fn on_ack(&mut self, subflows: &mut [Subflow], i: usize, ack: &Ack) {
         on_ack_with(subflows, i, ack, self.counting, |s, i| self.increase(s, i));
     }
@@ -286,6 +295,13 @@ impl Controller for Ewtcp {
 impl Controller for Coupled {
     fn name(&self) -> &'static str {
         COUPLED_INFO.name
+    }
+
+    fn window_rules(&self, subflows: &[Subflow], i: usize) -> Option<WindowRules> {
+        Some(WindowRules {
+            increase: self.increase(subflows, i),
+            decrease: window_total(subflows, i) / 2.0,
+        })
     }
 
     fn on_ack(&mut self, subflows: &mut [Subflow], i: usize, ack: &Ack) {
@@ -309,6 +325,13 @@ impl Controller for Semicoupled {
         SEMICOUPLED_INFO.name
     }
 
+    fn window_rules(&self, subflows: &[Subflow], i: usize) -> Option<WindowRules> {
+        Some(WindowRules {
+            increase: self.increase(subflows, i),
+            decrease: subflows[i].cwnd / 2.0,
+        })
+    }
+
     fn on_ack(&mut self, subflows: &mut [Subflow], i: usize, ack: &Ack) {
         on_ack_with(subflows, i, ack, self.counting, |s, i| self.increase(s, i));
     }
@@ -321,6 +344,13 @@ impl Controller for Semicoupled {
 impl Controller for Max {
     fn name(&self) -> &'static str {
         MAX_INFO.name
+    }
+
+    fn window_rules(&self, subflows: &[Subflow], i: usize) -> Option<WindowRules> {
+        Some(WindowRules {
+            increase: self.increase(subflows, i),
+            decrease: subflows[i].cwnd / 2.0,
+        })
     }
 
     fn on_ack(&mut self, subflows: &mut [Subflow], i: usize, ack: &Ack) {
