@@ -16,9 +16,18 @@ fn configs() -> Vec<(&'static str, Params)> {
         "balia",
         params(&[("variant", ParamValue::Text("kernel".into()))]),
     ));
-    out.push(("generalized", params(&[("eta", num(0.0)), ("beta", num(1.0))])));
-    out.push(("generalized", params(&[("eta", num(3.0)), ("beta", num(0.7))])));
-    out.push(("lia", params(&[("alpha_every_ack", ParamValue::Bool(true))])));
+    out.push((
+        "generalized",
+        params(&[("eta", num(0.0)), ("beta", num(1.0))]),
+    ));
+    out.push((
+        "generalized",
+        params(&[("eta", num(3.0)), ("beta", num(0.7))]),
+    ));
+    out.push((
+        "lia",
+        params(&[("alpha_every_ack", ParamValue::Bool(true))]),
+    ));
     out
 }
 
@@ -42,7 +51,12 @@ fn window_rules_are_the_steps_on_ack_and_on_congestion_event_take() {
         for case in 0..200 {
             let n = 1 + case % 3;
             let s: Vec<Subflow> = (0..n)
-                .map(|_| ca((4.0 + 200.0 * next()).floor() + 0.5, 5 + (300.0 * next()) as u64))
+                .map(|_| {
+                    ca(
+                        (4.0 + 200.0 * next()).floor() + 0.5,
+                        5 + (300.0 * next()) as u64,
+                    )
+                })
                 .collect();
             let i = case % n;
             let rules = build(name, &ps, n).unwrap().window_rules(&s, i).unwrap();
@@ -56,7 +70,9 @@ fn window_rules_are_the_steps_on_ack_and_on_congestion_event_take() {
                 rules.increase
             );
             let mut lost = s.clone();
-            build(name, &ps, n).unwrap().on_congestion_event(&mut lost, i, 0);
+            build(name, &ps, n)
+                .unwrap()
+                .on_congestion_event(&mut lost, i, 0);
             let target = w - rules.decrease;
             if target >= 2.0 {
                 unfloored += 1;
