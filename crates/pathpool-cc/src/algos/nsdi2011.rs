@@ -120,6 +120,11 @@ impl Ewtcp {
     pub fn increase(&self, subflows: &[Subflow], i: usize) -> f64 {
         self.a / subflows[i].cwnd
     }
+
+    /// `D_r = w_r / 2`.
+    pub fn decrease(&self, subflows: &[Subflow], i: usize) -> f64 {
+        subflows[i].cwnd / 2.0
+    }
 }
 
 /// Coupled, the fully coupled design (Kelly & Voice 2005; Han et al. 2006; seed 004 Section
@@ -153,6 +158,11 @@ impl Coupled {
     /// `I_r = 1 / w_total`.
     pub fn increase(&self, subflows: &[Subflow], i: usize) -> f64 {
         1.0 / window_total(subflows, i)
+    }
+
+    /// `D_r = w_total / 2` (may exceed `w_r`; the loss response floors).
+    pub fn decrease(&self, subflows: &[Subflow], i: usize) -> f64 {
+        window_total(subflows, i) / 2.0
     }
 }
 
@@ -188,6 +198,11 @@ impl Semicoupled {
     pub fn increase(&self, subflows: &[Subflow], i: usize) -> f64 {
         self.a / window_total(subflows, i)
     }
+
+    /// `D_r = w_r / 2`.
+    pub fn decrease(&self, subflows: &[Subflow], i: usize) -> f64 {
+        subflows[i].cwnd / 2.0
+    }
 }
 
 /// Max (Wischik et al. 2011; seed 004 Section II-B, equations lost in extraction; RFC 6356
@@ -215,6 +230,11 @@ impl Max {
     /// `I_r = max_k(w_k/rtt_k^2) / (sum_k w_k/rtt_k)^2`, Reno's `1/w_r` without a sample.
     pub fn increase(&self, subflows: &[Subflow], i: usize) -> f64 {
         max_increase(subflows, i).unwrap_or(1.0 / subflows[i].cwnd)
+    }
+
+    /// `D_r = w_r / 2`.
+    pub fn decrease(&self, subflows: &[Subflow], i: usize) -> f64 {
+        subflows[i].cwnd / 2.0
     }
 }
 
@@ -271,93 +291,51 @@ pub(crate) fn build_max(
     Ok(Box::new(Max { counting }))
 }
 
-impl Controller for Ewtcp {
-    fn name(&self) -> &'static str {
-        EWTCP_INFO.name
-    }
-
-    fn window_rules(&self, subflows: &[Subflow], i: usize) -> Option<WindowRules> {
-        Some(WindowRules {
-            increase: self.increase(subflows, i),
-            decrease: subflows[i].cwnd / 2.0,
-        })
-    }
-
-    fn on_ack(&mut self, subflows: &mut [Subflow], i: usize, ack: &Ack) {
-        on_ack_with(subflows, i, ack, self.counting, |s, i| self.increase(s, i));
-    }
-
-    fn on_congestion_event(&mut self, subflows: &mut [Subflow], i: usize, _now: Nanos) {
-        halve(&mut subflows[i]);
-    }
+/// Coupled's loss response: `ssthresh = max(w_r - w_total/2, floor)`, floor 1 with siblings.
+fn coupled_loss(subflows: &mut [Subflow], i: usize) {
+    let total = window_total(subflows, i);
+    let floor = if active_count(subflows, i) > 1 {
+        MIN_CWND
+    } else {
+        MIN_SSTHRESH
+    };
+    let sf = &mut subflows[i];
+    set_ssthresh(sf, sf.cwnd - total / 2.0, floor);
 }
 
-impl Controller for Coupled {
-    fn name(&self) -> &'static str {
-        COUPLED_INFO.name
-    }
+/// The `Controller` the four share: their own `increase` per credited segment, `window_rules`
+/// from `increase` and `decrease`, and `$loss` as the loss response.
+macro_rules! controller {
+    ($t:ty, $info:expr, $loss:expr) => {
+        impl Controller for $t {
+            fn name(&self) -> &'static str {
+                $info.name
+            }
 
-    fn window_rules(&self, subflows: &[Subflow], i: usize) -> Option<WindowRules> {
-        Some(WindowRules {
-            increase: self.increase(subflows, i),
-            decrease: window_total(subflows, i) / 2.0,
-        })
-    }
+            fn window_rules(&self, subflows: &[Subflow], i: usize) -> Option<WindowRules> {
+                Some(WindowRules {
+                    increase: self.increase(subflows, i),
+                    decrease: self.decrease(subflows, i),
+                })
+            }
 
-    fn on_ack(&mut self, subflows: &mut [Subflow], i: usize, ack: &Ack) {
-        on_ack_with(subflows, i, ack, self.counting, |s, i| self.increase(s, i));
-    }
+            fn on_ack(&mut self, subflows: &mut [Subflow], i: usize, ack: &Ack) {
+                on_ack_with(subflows, i, ack, self.counting, |s, i| self.increase(s, i));
+            }
 
-    fn on_congestion_event(&mut self, subflows: &mut [Subflow], i: usize, _now: Nanos) {
-        let total = window_total(subflows, i);
-        let floor = if active_count(subflows, i) > 1 {
-            MIN_CWND
-        } else {
-            MIN_SSTHRESH
-        };
-        let sf = &mut subflows[i];
-        set_ssthresh(sf, sf.cwnd - total / 2.0, floor);
-    }
+            fn on_congestion_event(&mut self, subflows: &mut [Subflow], i: usize, _now: Nanos) {
+                $loss(subflows, i)
+            }
+        }
+    };
 }
 
-impl Controller for Semicoupled {
-    fn name(&self) -> &'static str {
-        SEMICOUPLED_INFO.name
-    }
-
-    fn window_rules(&self, subflows: &[Subflow], i: usize) -> Option<WindowRules> {
-        Some(WindowRules {
-            increase: self.increase(subflows, i),
-            decrease: subflows[i].cwnd / 2.0,
-        })
-    }
-
-    fn on_ack(&mut self, subflows: &mut [Subflow], i: usize, ack: &Ack) {
-        on_ack_with(subflows, i, ack, self.counting, |s, i| self.increase(s, i));
-    }
-
-    fn on_congestion_event(&mut self, subflows: &mut [Subflow], i: usize, _now: Nanos) {
-        halve(&mut subflows[i]);
-    }
+/// The Reno loss response of EWTCP, Semicoupled and Max.
+fn halve_loss(subflows: &mut [Subflow], i: usize) {
+    halve(&mut subflows[i]);
 }
 
-impl Controller for Max {
-    fn name(&self) -> &'static str {
-        MAX_INFO.name
-    }
-
-    fn window_rules(&self, subflows: &[Subflow], i: usize) -> Option<WindowRules> {
-        Some(WindowRules {
-            increase: self.increase(subflows, i),
-            decrease: subflows[i].cwnd / 2.0,
-        })
-    }
-
-    fn on_ack(&mut self, subflows: &mut [Subflow], i: usize, ack: &Ack) {
-        on_ack_with(subflows, i, ack, self.counting, |s, i| self.increase(s, i));
-    }
-
-    fn on_congestion_event(&mut self, subflows: &mut [Subflow], i: usize, _now: Nanos) {
-        halve(&mut subflows[i]);
-    }
-}
+controller!(Ewtcp, EWTCP_INFO, halve_loss);
+controller!(Coupled, COUPLED_INFO, coupled_loss);
+controller!(Semicoupled, SEMICOUPLED_INFO, halve_loss);
+controller!(Max, MAX_INFO, halve_loss);
