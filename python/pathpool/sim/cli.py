@@ -290,7 +290,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_out(p, None, "results directory (default: results/<scenario name>)")
     p.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
                    help="override one scenario field before validation, as a dotted path with TOML value "
-                   "or unit string, e.g. links.bottleneck_a.rate=20Mbps; repeatable")
+                   "or unit string, e.g. links.bottleneck_a.rate=20Mbps; '~FIELD' removes a field (it takes "
+                   "its default) or an array element, e.g. --set '~paths.p1.ack_delay' --set '~links.c'; "
+                   "repeatable, applied in order")
     p.add_argument("--allow-large", action="store_true",
                    help="run even beyond the run-cost limits (about 1e10 simulator events or 4 GiB per seed; "
                    "SCENARIOS.md, Limits)")

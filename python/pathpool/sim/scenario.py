@@ -27,7 +27,9 @@ import tomli_w
 from pathpool import _core
 from pathpool.errors import ScenarioError
 
-__all__ = ["DEFAULTS", "EXTENSIONS", "RATE_CONTROLLERS", "Scenario", "ScenarioLike", "load_scenario", "quantity"]
+__all__ = [
+    "DEFAULTS", "EXTENSIONS", "RATE_CONTROLLERS", "Scenario", "ScenarioLike", "load_scenario", "override", "quantity",
+]
 
 DICT_ORIGIN = "<dict>"
 
@@ -183,8 +185,11 @@ def load_scenario(
     overrides : list of str, optional
         ``FIELD=VALUE`` assignments applied to the parsed document before validation, as
         ``pathpool run --set`` does: ``links.bottleneck.rate=20Mbps`` (array elements by
-        ``name`` or index), ``duration=30s``, ``flows.0.algorithm=lia``. An error in one names
-        it: ``FILE: --set FIELD=VALUE: FIELD: MESSAGE (allowed: ...)``.
+        ``name`` or index), ``duration=30s``, ``flows.0.algorithm=lia``; ``~FIELD`` (Hydra's
+        form) removes a key, which then takes its default, or an array element:
+        ``~paths.p1.ack_delay``, ``~links.access``. An error in one names it:
+        ``FILE: --set FIELD=VALUE: FIELD: MESSAGE (allowed: ...)``; removing what the
+        document does not hold is one.
     allow_large : bool, default False
         Skip the run-cost limits (about 10^10 simulator events or 4 GiB per seed; see
         ``SCENARIOS.md``, "Limits").
@@ -216,6 +221,18 @@ def load_scenario(
         text=info["text"],
         info=info,
     )
+
+
+def override(field: str, value: Any) -> str:
+    """One ``FIELD=VALUE`` override with ``value`` written as TOML (so ``"lia"`` stays a string).
+
+    Examples
+    --------
+    >>> override("links.a.rate", "20Mbps"), override("duration", 5.0), override("paths.0.links", ["a"])
+    ('links.a.rate="20Mbps"', 'duration=5.0', 'paths.0.links=["a"]')
+    """
+    text = tomli_w.dumps({"v": value}).split("=", 1)[1].strip()
+    return f"{field}={text}"
 
 
 def quantity(kind: str, value: Any) -> float:
