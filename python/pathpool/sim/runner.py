@@ -151,7 +151,11 @@ def _run_sequential(sc: Scenario, seeds: tuple[int, ...], progress: _Progress) -
 
 def _run_pool(sc: Scenario, seeds: tuple[int, ...], jobs: int, progress: _Progress) -> list[dict[str, Any]]:
     ctx = multiprocessing.get_context("spawn")
-    q = ctx.Queue() if progress.active else None
+    # Fractions from inside the workers only for the terminal bar: the queue that carries them
+    # starts a resource-tracker process, one more for Ctrl-C to catch half-started. A callable
+    # (the CLI's plain lines off a terminal) hears each seed's completion, which the parent sees
+    # anyway.
+    q = ctx.Queue() if progress.bar is not None else None
     raws: list[dict[str, Any] | None] = [None] * len(seeds)
 
     def drain() -> None:
@@ -192,7 +196,8 @@ def run(
         Seeds to run, in the order their rows should appear. Default: the scenario's ``seeds``.
     progress : bool or callable, default False
         True shows a rich progress bar on stderr; a callable is called with the overall fraction
-        done (0 to 1) every so often.
+        done (0 to 1): every so often with ``jobs=1``, and as each seed finishes with several
+        workers.
     jobs : int or None, default 1
         Worker processes. 1 runs in this process (the GIL is released while simulating); None
         uses one per core, capped at the number of seeds. Output does not depend on it. A
