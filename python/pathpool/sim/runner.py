@@ -220,6 +220,30 @@ def run(
     KeyboardInterrupt
         Ctrl-C: the run stops within about 50 ms of wall time (the simulator looks for
         pending signals between slices of simulated time), in this process and in workers.
+
+    Examples
+    --------
+    A scenario file (here one shipped with the package), with a field changed:
+
+    >>> import pathpool
+    >>> from pathpool.data import scenario_path
+    >>> sc = pathpool.load_scenario(scenario_path("examples/two_paths"), ["duration=5s"])
+    >>> res = pathpool.run(sc, seeds=[1, 2])
+    >>> bool(res.flows.groupby("flow")["goodput_bps"].mean().gt(0).all())
+    True
+
+    The same structure as a dict, several seeds in worker processes (in a script, under
+    ``if __name__ == "__main__":``), with a progress callable:
+
+    >>> doc = {"name": "one", "duration": "2s",
+    ...        "links": [{"name": "l", "rate": "10Mbps", "delay": "10ms"}],
+    ...        "paths": [{"name": "p", "links": ["l"]}],
+    ...        "flows": [{"name": "f", "kind": "tcp", "path": "p", "algorithm": "cubic"}]}
+    >>> done = []
+    >>> res = pathpool.run(doc, seeds=[1, 2, 3], jobs=None, progress=done.append)  # doctest: +SKIP
+    >>> res = pathpool.run(doc, seeds=[7], progress=done.append)
+    >>> done[-1], res.flows.loc[0, "algorithm"]
+    (1.0, 'cubic')
     """
     sc = load_scenario(scenario)
     seed_tuple = _check_seeds(sc.seeds if seeds is None else seeds, sc.origin)
