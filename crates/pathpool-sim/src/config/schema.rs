@@ -478,6 +478,21 @@ rates = [100]
     }
 
     #[test]
+    fn a_seed_above_i64_in_a_rendered_scenario_names_its_field() {
+        // Read as is, the file may hold any u64 seed; rendered anew after an override, TOML's
+        // i64 values cannot: the error names the field (it was a bare "u64 value was too large").
+        let e = load(vec!["seeds=[18446744073709551615]".into()]).unwrap_err();
+        assert_eq!(e.field, "seeds[0]", "{e}");
+        assert!(e.message.contains("2^63-1"), "{e}");
+        let text = BASE.replace(
+            "duration = 10",
+            "duration = 10\nseeds = [18446744073709551615]",
+        );
+        let sc = Scenario::from_toml_str(&text, "big.toml").unwrap();
+        assert_eq!(sc.seeds, [u64::MAX]);
+    }
+
+    #[test]
     fn every_documented_unit_parses() {
         use crate::units;
         for u in UNITS {
