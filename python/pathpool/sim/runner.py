@@ -134,6 +134,12 @@ class _Progress:
         if self.bar is not None:
             self.bar.update(self.task, completed=overall)
 
+    def heartbeat(self) -> None:
+        """Hand the callable the overall fraction again (no news from the workers): a periodic
+        consumer such as the CLI's plain lines then still reports elapsed time."""
+        if self.callback is not None:
+            self.callback(sum(self.fractions) / len(self.fractions))
+
     def close(self) -> None:
         if self.bar is not None:
             self.bar.stop()
@@ -160,6 +166,7 @@ def _run_pool(sc: Scenario, seeds: tuple[int, ...], jobs: int, progress: _Progre
 
     def drain() -> None:
         if q is None:
+            progress.heartbeat()
             return
         while True:
             try:
@@ -196,8 +203,8 @@ def run(
         Seeds to run, in the order their rows should appear. Default: the scenario's ``seeds``.
     progress : bool or callable, default False
         True shows a rich progress bar on stderr; a callable is called with the overall fraction
-        done (0 to 1): every so often with ``jobs=1``, and as each seed finishes with several
-        workers.
+        done (0 to 1): every so often with ``jobs=1``; with several workers as each seed
+        finishes, and about every 0.1 s in between with the same value.
     jobs : int or None, default 1
         Worker processes. 1 runs in this process (the GIL is released while simulating); None
         uses one per core, capped at the number of seeds. Output does not depend on it. A
