@@ -87,7 +87,7 @@ TABLES: dict[str, tuple[Column, ...]] = {
         Column("time_s", "float64", "s", "sample time"),
         Column("entity", "string", "", '"flow", "subflow" or "link"'),
         Column("id", "string", "", 'flow name, "flow/subflow-index" or link name'),
-        Column("metric", "string", "", 'flow: "goodput_bps" (bit/s); subflow: "cwnd" (segments), "srtt_s" (s), "in_flight" (packets); link: "queue_bytes" (bytes)'),
+        Column("metric", "string", "", 'flow: "goodput_bps" (bit/s); subflow: "cwnd" (segments), "srtt_s" (s), "in_flight" (packets), "goodput_bps" (bit/s); link: "queue_bytes" (bytes)'),
         Column("value", "float64", "(per metric)", "sample value"),
     ),
     "stats": (
