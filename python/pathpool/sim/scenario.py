@@ -243,9 +243,19 @@ def override(field: str, value: Any) -> str:
     --------
     >>> override("links.a.rate", "20Mbps"), override("duration", 5.0), override("paths.0.links", ["a"])
     ('links.a.rate="20Mbps"', 'duration=5.0', 'paths.0.links=["a"]')
+    >>> override("flows.0.params", {"d": 0.1, "alpha every ack": True})
+    'flows.0.params={"d" = 0.1, "alpha every ack" = true}'
     """
-    text = tomli_w.dumps({"v": value}).split("=", 1)[1].strip()
-    return f"{field}={text}"
+    return f"{field}={_toml_value(value)}"
+
+
+def _toml_value(v: Any) -> str:
+    """``v`` as one line of TOML (tomli_w writes arrays over several lines, tables as sections)."""
+    if isinstance(v, Mapping):
+        return "{" + ", ".join(f"{_toml_value(str(k))} = {_toml_value(x)}" for k, x in v.items()) + "}"
+    if isinstance(v, (list, tuple)):
+        return "[" + ", ".join(_toml_value(x) for x in v) + "]"
+    return tomli_w.dumps({"v": v}).split("=", 1)[1].strip()
 
 
 def quantity(kind: str, value: Any) -> float:
