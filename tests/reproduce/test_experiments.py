@@ -61,7 +61,7 @@ def test_job_grid_of_a_sweep(repo_root):
     assert all(f["algorithm"] == "rsf-db" and f["params"] == {"d": 0.1} for f in j.scenario.spec["flows"])
     # The job runs the text Rust rendered from the file plus the overrides that made it.
     assert j.scenario.text.splitlines()[0] == (
-        f'# {e.path} --set flows.0.algorithm="rsf-db" --set flows.0.params.d=0.1 --set links.1.rate="80Mbps"')
+        f'# {e.path} --set flows.0.algorithm="rsf-db" --set flows.0.params={{"d" = 0.1}} --set links.1.rate="80Mbps"')
     # distinct runs have distinct cache keys
     assert len({j.key() for j in jobs}) == len(jobs)
 

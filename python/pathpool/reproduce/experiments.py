@@ -224,9 +224,10 @@ class Experiment:
                 out += [f"~{at}.{k}" for k in ("scheduler", "params") if k in fl["written"]]
             else:
                 out.append(override(f"{at}.algorithm", algorithm))
-                if "params" in fl["written"]:
+                if algorithm in params:
+                    out.append(override(f"{at}.params", params[algorithm]))
+                elif "params" in fl["written"]:
                     out.append(f"~{at}.params")
-                out += [override(f"{at}.params.{k}", v) for k, v in params.get(algorithm, {}).items()]
         if self.sweep and not math.isnan(x):
             v = int(x) if float(x).is_integer() else x
             text = self.sweep.get("format", "{}").format(v)
