@@ -161,3 +161,46 @@ def test_ack_readings_set_delayed_acks_and_counting_per_paper(experiments):
     assert set(counted.values()) == {(True, "acks")}
     with pytest.raises(ValueError, match="ack_reading"):
         Options(ack_reading="sometimes")
+
+
+def _edited(path, edit):
+    """The scenario file edited as a dict (the way experiments.py built jobs before issue 15),
+    validated: an independent construction to compare the overrides against."""
+    import tomllib
+
+    doc = tomllib.loads(path.read_text(encoding="utf-8"))
+    doc.pop("reproduce")
+    edit(doc)
+    return pathpool.load_scenario(doc).spec
+
+
+def test_deletions_build_the_same_scenario_as_editing_the_file(repo_root):
+    k = load_experiment(repo_root / "scenarios/khalili/n1_15.toml")
+
+    def uncapped(doc):
+        doc["links"] = [ln for ln in doc["links"] if ln["name"] != "access"]
+        for p in doc["paths"]:
+            p["links"] = [n for n in p["links"] if n != "access"]
+        for fl in doc["flows"]:
+            if fl["name"] == "type1":
+                fl["algorithm"] = "olia"
+
+    assert k.scenario("olia", options=Options(khalili_reading="uncapped")).spec == _edited(k.path, uncapped)
+
+    def single_path(doc):
+        for fl in doc["flows"]:
+            if fl["name"] == "type1":
+                fl.update(kind="tcp", path=fl.pop("paths")[0], algorithm="reno")
+                fl.pop("scheduler", None)
+                fl.pop("params", None)
+
+    assert k.scenario("tcp").spec == _edited(k.path, single_path)
+    e = load_experiment(repo_root / "scenarios/rsf2020/table2_s2_homogeneous_2pct.toml")
+
+    def one_way(doc):
+        for p in doc["paths"]:
+            p.pop("ack_delay", None)
+        doc["flows"][0]["algorithm"] = "lia"
+        doc["flows"][0].pop("params", None)
+
+    assert e.scenario("lia", options=Options(delay_reading="one-way")).spec == _edited(e.path, one_way)
