@@ -100,21 +100,10 @@ impl Pool {
     /// Ask the CPU to start loading packet `i` into cache (a hint: no effect on results).
     #[inline]
     pub fn prefetch(&self, i: u32) {
-        #[cfg(target_arch = "x86_64")]
         if let Some(p) = self.slots.get(i as usize) {
-            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-            let a = (p as *const Packet).cast::<i8>();
-            // A packet is two cache lines; the hop reads `route`/`hop`/`wire`, the endpoint
-            // the rest.
-            // SAFETY: prefetch is a hint that never faults and reads nothing into the program;
-            // SSE is part of the x86_64 baseline.
-            unsafe {
-                _mm_prefetch::<_MM_HINT_T0>(a);
-                _mm_prefetch::<_MM_HINT_T0>(a.wrapping_add(64));
-            }
+            // Both lines: the hop reads `route`/`hop`/`wire`, the endpoint the rest.
+            crate::mem::prefetch::<Packet, 2>(p);
         }
-        #[cfg(not(target_arch = "x86_64"))]
-        let _ = i;
     }
 
     /// Packets currently in use.
