@@ -35,7 +35,7 @@ impl Conn {
         conn.received_packets += 1;
         let arrival = conn.rcv[j].on_segment(seq);
         let (app, mss, key) = (conn.app, conn.mss, conn.tag_key);
-        conn.data.on_segment(dsn, len, tag, now, |d| {
+        conn.data.on_segment(dsn, len, tag, j as u16, now, |d| {
             (seg_len(app, mss, d), content_tag(key, d))
         });
         if conn.completion.is_none() && conn.data.rcv_nxt >= conn.total_segs {

@@ -85,6 +85,18 @@ class Scenario:
     estimate : dict
         Upper-bound cost of one seed, what the limits compare (``SCENARIOS.md``, "Limits"):
         ``events``, ``memory_bytes``, ``series_rows``.
+
+    Examples
+    --------
+    >>> import pathpool
+    >>> from pathpool.data import scenario_path
+    >>> sc = pathpool.load_scenario(scenario_path("examples/two_paths"))
+    >>> sc.name, sc.seeds
+    ('two_paths', (1, 2))
+    >>> [(f["name"], f["kind"], f["paths"]) for f in sc.spec["flows"]]
+    [('mptcp', 'mptcp', ['a', 'b']), ('tcp', 'tcp', ['a'])]
+    >>> sc.estimate["events"] > 0
+    True
     """
 
     name: str
@@ -200,7 +212,8 @@ def load_scenario(
 
     Examples
     --------
-    >>> sc = load_scenario("scenarios/examples/two_paths.toml", ["links.bottleneck_a.rate=20Mbps"])
+    >>> from pathpool.data import scenario_path
+    >>> sc = load_scenario(scenario_path("examples/two_paths"), ["links.bottleneck_a.rate=20Mbps"])
     >>> sc.spec["links"][0]["rate_bps"]
     20000000
     """

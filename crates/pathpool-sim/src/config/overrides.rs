@@ -157,8 +157,21 @@ pub(super) fn take_table(
 /// The document as TOML text (after overrides, without the extension tables).
 pub(super) fn render(ctx: &Ctx, root: &Spanned<DeTable>) -> Result<String, ConfigError> {
     let de = toml::de::Deserializer::from(root.clone());
-    let table: toml::Table = serde::Deserialize::deserialize(de)
-        .map_err(|e| ctx.err(e.span(), "", e.message().to_string(), None))?;
+    let table: toml::Table = serde_path_to_error::deserialize(de).map_err(|e| {
+        // toml::Value holds i64: a seed above 2^63-1, valid in a file read as is, cannot be
+        // rendered anew. Name the field rather than leave serde's bare "u64 value was too large".
+        let field = e.path().to_string();
+        let inner = e.into_inner();
+        let (message, allowed) = if inner.message().contains("too large") {
+            (
+                "integer above 2^63-1 in a scenario rendered anew (after --set, or without its extension tables)".to_string(),
+                Some("integers up to 2^63-1 there (the file itself, read as is, may hold up to 2^64-1)"),
+            )
+        } else {
+            (inner.message().to_string(), None)
+        };
+        ctx.err(inner.span(), field.trim_start_matches('.'), message, allowed)
+    })?;
     let body = toml::to_string(&table).map_err(|e| ctx.err(None, "", e.to_string(), None))?;
     // Say where the document came from: the results' scenario.toml is this text.
     let mut head = format!("# {}", ctx.origin.replace('\n', " "));
