@@ -230,6 +230,9 @@ impl World {
         while let Some((t, ev)) = self.net.q.pop_until(until) {
             self.net.now = t;
             self.events += 1;
+            if let Some(next) = self.net.q.next_in_lane() {
+                self.net.pool.prefetch(next);
+            }
             let net = &mut self.net;
             match ev {
                 Ev::Arrive(pid) => self.arrive(pid),

@@ -84,7 +84,6 @@ impl Conn {
             sacks,
             n_sacks: n,
             data_ack: conn.data.rcv_nxt,
-            rwnd_edge: conn.data.window_edge(),
             ..Packet::default()
         };
         conn.ack_packets += 1;
@@ -162,7 +161,8 @@ impl Conn {
         let (ts, owd) = (p.ts, p.owd);
         let conn = &mut *self;
         conn.data_una = conn.data_una.max(p.data_ack);
-        conn.rwnd_edge = conn.rwnd_edge.max(p.rwnd_edge);
+        // The receiver's window edge when it sent this ACK (`DataReceiver::window_edge`).
+        conn.rwnd_edge = conn.rwnd_edge.max(p.data_ack + conn.data.cap);
         let s = &mut conn.snd[i];
         let eff = s.on_ack(p.cum_ack, &p.sacks[..p.n_sacks as usize]);
         // Nothing below allocates a packet before the slot is no longer read.
