@@ -8,10 +8,11 @@
  * Coupling. A subflow finds its MPTCP connection through its ULP context:
  *   inet_csk(sk)->icsk_ulp_data  --bpf_rdonly_cast-->  struct mptcp_subflow_context  ->conn
  * (bpf_skc_to_mptcp_sock() is refused for struct_ops programs on 6.x and
- * bpf_mptcp_sock_from_subflow() is not callable from them). The connection pointer keys a hash
- * map whose value holds one slot per subflow (window, RTT, OLIA's inter-loss bytes). A subflow
- * claims a slot with a compare-and-swap at init and frees it at release; the last one out
- * deletes the entry. A subflow writes only its own slot and reads its siblings' slots as plain
+ * bpf_mptcp_sock_from_subflow() is not callable from them). The first subflow of a connection
+ * claims an entry of the array pp_conns (pp_conn_index; the hash map pp_conn_ids maps the
+ * connection pointer to it for later subflows) that holds one slot per subflow (window, RTT,
+ * OLIA's inter-loss bytes). A subflow claims a slot with a compare-and-swap at init and frees it
+ * at release; the last one out frees the entry. A subflow writes only its own slot and reads its siblings' slots as plain
  * loads: on other CPUs those values may be a few ACKs old. The coupled formulas are rates
  * averaged over RTTs, so a stale sibling window only shifts one increment by a fraction of a
  * 1/w step; nothing requires a consistent snapshot.
