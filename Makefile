@@ -5,7 +5,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
 
-.PHONY: install system-deps test lint test-rust test-python reproduce bench kernel wheel wheel-only docs
+.PHONY: install system-deps test lint test-rust test-python reproduce bench kernel wheel wheel-only docs scenarios-md
 
 # System packages (clang, bpftool, libbpf, nftables) for the kernel/BPF part; skipped when not root.
 system-deps:
@@ -57,5 +57,10 @@ wheel-only:
 
 # The documentation site (mkdocs material + mkdocstrings) into target/site; tests/package/test_docs.py
 # builds it the same way with --strict inside `make test`.
-docs: install
+docs: install scenarios-md
 	$(VENV)/bin/mkdocs build --strict
+
+# SCENARIOS.md's field tables, regenerated from the validator's schema (config/schema.rs);
+# tests/package/test_scenario_reference.py fails when the committed file is stale.
+scenarios-md:
+	$(PY) -m pathpool.sim.reference --write crates/pathpool-sim/SCENARIOS.md

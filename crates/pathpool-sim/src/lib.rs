@@ -12,6 +12,7 @@
 pub mod config;
 pub mod event;
 pub mod link;
+pub(crate) mod mem;
 pub mod metrics;
 pub mod mptcp;
 mod net;

@@ -35,7 +35,7 @@ impl Conn {
         conn.received_packets += 1;
         let arrival = conn.rcv[j].on_segment(seq);
         let (app, mss, key) = (conn.app, conn.mss, conn.tag_key);
-        conn.data.on_segment(dsn, len, tag, now, |d| {
+        conn.data.on_segment(dsn, len, tag, j as u16, now, |d| {
             (seg_len(app, mss, d), content_tag(key, d))
         });
         if conn.completion.is_none() && conn.data.rcv_nxt >= conn.total_segs {
@@ -84,7 +84,6 @@ impl Conn {
             sacks,
             n_sacks: n,
             data_ack: conn.data.rcv_nxt,
-            rwnd_edge: conn.data.window_edge(),
             ..Packet::default()
         };
         conn.ack_packets += 1;
@@ -162,7 +161,8 @@ impl Conn {
         let (ts, owd) = (p.ts, p.owd);
         let conn = &mut *self;
         conn.data_una = conn.data_una.max(p.data_ack);
-        conn.rwnd_edge = conn.rwnd_edge.max(p.rwnd_edge);
+        // The receiver's window edge when it sent this ACK (`DataReceiver::window_edge`).
+        conn.rwnd_edge = conn.rwnd_edge.max(p.data_ack + conn.data.cap);
         let s = &mut conn.snd[i];
         let eff = s.on_ack(p.cum_ack, &p.sacks[..p.n_sacks as usize]);
         // Nothing below allocates a packet before the slot is no longer read.

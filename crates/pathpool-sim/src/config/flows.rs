@@ -12,6 +12,7 @@ use super::check::{
 };
 use super::network::Names;
 use super::raw::{Quantity, RawFlow};
+use super::schema::allowed as a;
 use super::{
     AckRoute, App, ConfigError, FlowKind, FlowSpec, LinkSpec, PathSpec, RateSpec, Scheduler,
 };
@@ -148,7 +149,7 @@ fn flow(
                 Some(fl.kind.span()),
                 f("kind"),
                 format!("unknown flow kind {other:?}"),
-                Some("tcp, mptcp, rate"),
+                Some(a::KIND),
             ))
         }
     };
@@ -325,7 +326,7 @@ fn flow(
                 Some(sp),
                 f("scheduler"),
                 format!("unknown scheduler {other:?}"),
-                Some("minrtt, roundrobin"),
+                Some(a::SCHEDULER),
             ))
         }
     };
@@ -350,36 +351,33 @@ fn flow(
                     Some("a size >= 1 byte, e.g. \"4MB\""),
                 ))
             }
-            Some(sz) => App::File(ctx.q(
-                sz,
-                &f("size"),
-                |q| bytes_in(q, 1, MAX_FILE_BYTES),
-                "a size from 1 byte to 10^12 bytes, e.g. \"4MB\", \"10MiB\", or bytes as a number",
-            )?),
+            Some(sz) => {
+                App::File(ctx.q(sz, &f("size"), |q| bytes_in(q, 1, MAX_FILE_BYTES), a::SIZE)?)
+            }
         },
         Some((other, sp)) => {
             return Err(ctx.err(
                 Some(sp),
                 f("app"),
                 format!("unknown app {other:?}"),
-                Some("bulk, file"),
+                Some(a::APP),
             ))
         }
     };
     let start = match &fl.start {
         None => 0,
-        Some(v) => ctx.time(v, &f("start"), 0, MAX_TIME, "a time from 0 to 10^6 s")?,
+        Some(v) => ctx.time(v, &f("start"), 0, MAX_TIME, a::START)?,
     };
     let stop = match &fl.stop {
         None => None,
         Some(v) => {
-            let t = ctx.time(v, &f("stop"), 0, MAX_TIME, "a time > start, at most 10^6 s")?;
+            let t = ctx.time(v, &f("stop"), 0, MAX_TIME, a::STOP)?;
             if t <= start {
                 return Err(ctx.err(
                     Some(v.span()),
                     f("stop"),
                     "stop must be later than start",
-                    Some("a time > start"),
+                    Some(a::STOP),
                 ));
             }
             Some(t)
@@ -387,23 +385,11 @@ fn flow(
     };
     let start_jitter = match &fl.start_jitter {
         None => 0,
-        Some(v) => ctx.time(
-            v,
-            &f("start_jitter"),
-            0,
-            MAX_DELAY,
-            "a time from 0 to 1000 s",
-        )?,
+        Some(v) => ctx.time(v, &f("start_jitter"), 0, MAX_DELAY, a::START_JITTER)?,
     };
     let send_jitter = match &fl.send_jitter {
         None => DEFAULT_SEND_JITTER,
-        Some(v) => ctx.time(
-            v,
-            &f("send_jitter"),
-            0,
-            MAX_DELAY,
-            "a time from 0 (none) to 1000 s",
-        )?,
+        Some(v) => ctx.time(v, &f("send_jitter"), 0, MAX_DELAY, a::SEND_JITTER)?,
     };
     let count = match &fl.count {
         None => 1,
@@ -413,18 +399,13 @@ fn flow(
                 Some(c.span()),
                 f("count"),
                 format!("count {} is out of range", c.get_ref()),
-                Some("an integer in 1..=100000"),
+                Some(a::COUNT),
             ))
         }
     };
     let mss = match &fl.mss {
         None => DEFAULT_MSS,
-        Some(v) => ctx.q(
-            v,
-            &f("mss"),
-            |q| bytes_in(q, 64, 9000),
-            "payload bytes in 64..=9000",
-        )? as u32,
+        Some(v) => ctx.q(v, &f("mss"), |q| bytes_in(q, 64, 9000), a::MSS)? as u32,
     };
     let rcv_buffer = match &fl.rcv_buffer {
         None => DEFAULT_RCV_BUFFER,
@@ -432,7 +413,7 @@ fn flow(
             v,
             &f("rcv_buffer"),
             |q| bytes_in(q, 1, MAX_RCV_BUFFER),
-            "a size from 2 * mss to 1 GiB, e.g. \"4MiB\"",
+            a::RCV_BUFFER,
         )?,
     };
     if rcv_buffer < u64::from(mss) * 2 {
@@ -441,7 +422,7 @@ fn flow(
             sp,
             f("rcv_buffer"),
             "receive buffer must hold at least two segments",
-            Some("a size >= 2 * mss"),
+            Some(a::RCV_BUFFER),
         ));
     }
     let delayed_ack = fl
@@ -539,7 +520,7 @@ fn rate_spec(
     controllers: Option<&[String]>,
 ) -> Result<RateSpec, ConfigError> {
     let f = |k: &str| format!("flows[{i}].{k}");
-    let rates_allowed = "a list of packets/s >= 0, one per path, not all 0, e.g. [100, 50]";
+    let rates_allowed = a::RATES;
     let rates = match &fl.rates {
         None => {
             return Err(ctx.err(
@@ -599,7 +580,7 @@ fn rate_spec(
                 Some(b.span()),
                 f("block_length"),
                 format!("block length {} is out of range", b.get_ref()),
-                Some("an integer in 1..=65535"),
+                Some(a::BLOCK_LENGTH),
             ))
         }
     };
@@ -617,19 +598,13 @@ fn rate_spec(
                     "{} source packets do not fit a block of {block_length}",
                     k.get_ref()
                 ),
-                Some("an integer in 1..=block_length"),
+                Some(a::SOURCE_PER_BLOCK),
             ))
         }
     };
     let deadline = match &fl.deadline {
         None => DEFAULT_DEADLINE,
-        Some(v) => ctx.time(
-            v,
-            &f("deadline"),
-            1,
-            MAX_DELAY,
-            "a time > 0 and at most 1000 s, e.g. \"300ms\"",
-        )?,
+        Some(v) => ctx.time(v, &f("deadline"), 1, MAX_DELAY, a::DEADLINE)?,
     };
     let feedback_interval = match &fl.feedback_interval {
         None => DEFAULT_FEEDBACK_INTERVAL,
@@ -638,7 +613,7 @@ fn rate_spec(
             &f("feedback_interval"),
             1_000_000,
             MAX_TIME,
-            "a time from 1 ms to 10^6 s, e.g. \"1s\"",
+            a::FEEDBACK_INTERVAL,
         )?,
     };
     let controller = match &fl.controller {

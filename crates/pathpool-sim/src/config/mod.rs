@@ -15,6 +15,7 @@ mod flows;
 mod network;
 mod overrides;
 mod raw;
+pub mod schema;
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -292,7 +293,7 @@ impl Scenario {
 /// A scenario name becomes a directory name (`results/NAME`) and a file-name stem, so it is a
 /// plain slug: letters, digits, `.`, `_`, `-`, not starting with `.` (no `..`, no `/`, no NUL).
 fn scenario_name(ctx: &check::Ctx, v: &toml::Spanned<String>) -> Result<String, ConfigError> {
-    let allowed = "1 to 128 of A-Z a-z 0-9 . _ -, not starting with '.' (it names output files)";
+    let allowed = schema::allowed::NAME;
     let name = v.get_ref().trim();
     let ok = !name.is_empty()
         && name.len() <= 128
@@ -322,19 +323,19 @@ fn validate(
         "duration",
         1,
         MAX_TIME,
-        "a time > 0 and at most 10^6 s, e.g. \"30s\", \"500ms\", or seconds as a number",
+        schema::allowed::DURATION,
     )?;
     let seeds = match &raw.seeds {
         None => vec![1],
         Some(s) => {
-            let allowed = format!("1 to {MAX_SEEDS} distinct integers from 0 to 2^64-1");
+            let allowed = schema::allowed::SEEDS;
             let list = s.get_ref();
             if list.is_empty() || list.len() > MAX_SEEDS {
                 return Err(ctx.err(
                     Some(s.span()),
                     "seeds",
                     format!("{} seeds listed", list.len()),
-                    Some(&allowed),
+                    Some(allowed),
                 ));
             }
             let mut seen = std::collections::HashSet::with_capacity(list.len());
@@ -343,7 +344,7 @@ fn validate(
                     Some(s.span()),
                     "seeds",
                     format!("seed {d} is listed twice"),
-                    Some(&allowed),
+                    Some(allowed),
                 ));
             }
             list.clone()
@@ -352,7 +353,7 @@ fn validate(
     let sample_interval = match raw.metrics.as_ref().and_then(|m| m.interval.as_ref()) {
         None => 0,
         Some(v) => {
-            let allowed = "0 (no time series) or a time from 1 us to 10^6 s";
+            let allowed = schema::allowed::METRICS_INTERVAL;
             let t = ctx.time(v, "metrics.interval", 0, MAX_TIME, allowed)?;
             if t != 0 && t < check::MIN_SAMPLE_INTERVAL {
                 return Err(ctx.err(
