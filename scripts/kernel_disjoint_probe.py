@@ -40,10 +40,11 @@ def delta(a: dict, b: dict) -> dict:
 
 def one_run(args, r: int) -> dict:
     flows = [FlowSpec("mp", "mptcp", args.cc, 0)]
+    n_paths = 1 if args.single else 2
     if not args.alone:
-        flows += [FlowSpec("t0", "tcp", "reno", 0), FlowSpec("t1", "tcp", "reno", 1)]
+        flows += [FlowSpec(f"t{k}", "tcp", "reno", k) for k in range(n_paths)]
     snap: dict = {}
-    with Testbed([PathSpec(**DISJOINT), PathSpec(**DISJOINT)], prefix=args.prefix,
+    with Testbed([PathSpec(**DISJOINT) for _ in range(n_paths)], prefix=args.prefix,
                  quickack=False) as tb:
         n0 = {ns: nstat(tb, ns) for ns in (tb.ns_c, tb.ns_s)}
 
@@ -83,7 +84,7 @@ def one_run(args, r: int) -> dict:
            "nstat_client": delta(n0[tb.ns_c], n1[tb.ns_c]),
            "nstat_server": delta(n0[tb.ns_s], n1[tb.ns_s])}
     if not args.alone:
-        res["ratio"] = round(bps["mp"] / max(bps["t0"], bps["t1"]), 3)
+        res["ratio"] = round(bps["mp"] / max(v for k, v in bps.items() if k != "mp"), 3)
     if args.ss:
         res.update(snap)
     return res
@@ -97,6 +98,8 @@ def main() -> None:
     ap.add_argument("--duration", type=float, default=20.0)
     ap.add_argument("--omit", type=int, default=3)
     ap.add_argument("--alone", action="store_true", help="MPTCP only, no TCP competitors")
+    ap.add_argument("--single", action="store_true",
+                    help="one path: a one-subflow MPTCP connection against one TCP")
     ap.add_argument("--ss", action="store_true", help="include ss -tiM at mid-run")
     ap.add_argument("--prefix", default="ppd-")
     ap.add_argument("--port", type=int, default=5601)
