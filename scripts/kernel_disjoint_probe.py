@@ -15,11 +15,15 @@ from __future__ import annotations
 
 import argparse
 import json
+import subprocess
+import sys
 import threading
+from pathlib import Path
 
 from pathpool.kernel import loader
 from pathpool.kernel.testbed import FlowSpec, PathSpec, Testbed, acked_rate_bps, records
 
+SNIFF = Path(__file__).with_name("kernel_burst_sniff.py")
 DISJOINT = {"rate_mbps": 10.0, "delay_ms": 10.0, "queue_pkts": 30}
 
 
@@ -49,6 +53,13 @@ def one_run(args, r: int) -> dict:
         n0 = {ns: nstat(tb, ns) for ns in (tb.ns_c, tb.ns_s)}
 
         def mid():
+            if args.sniff:
+                # Arrivals at the router from each client link (before any queue): how bursty
+                # each flow's sender is.
+                procs = [subprocess.Popen(
+                    ["ip", "netns", "exec", tb.ns_r, sys.executable, str(SNIFF), f"c{k}", "4"],
+                    stdout=subprocess.PIPE, text=True) for k in range(n_paths)]
+                snap["bursts"] = [json.loads(p.communicate()[0] or "{}") for p in procs]
             snap["ss_client"] = tb.ns(tb.ns_c, "ss", "-tiMn", check=False).stdout
             snap["ss_server"] = tb.ns(tb.ns_s, "ss", "-tiMn", check=False).stdout
         t = threading.Timer(args.duration / 2 + (args.omit if args.engine == "iperf3" else 0), mid)
@@ -87,6 +98,10 @@ def one_run(args, r: int) -> dict:
         res["ratio"] = round(bps["mp"] / max(v for k, v in bps.items() if k != "mp"), 3)
     if args.ss:
         res.update(snap)
+    if "bursts" in snap:
+        res["bursts"] = snap["bursts"]
+        if args.engine == "own":
+            res["ports"] = {f.name: raw["senders"][f.name].get("local_port") for f in flows}
     return res
 
 
@@ -100,6 +115,8 @@ def main() -> None:
     ap.add_argument("--alone", action="store_true", help="MPTCP only, no TCP competitors")
     ap.add_argument("--single", action="store_true",
                     help="one path: a one-subflow MPTCP connection against one TCP")
+    ap.add_argument("--sniff", action="store_true",
+                    help="burst lengths of each flow's arrivals at the router (4 s at mid-run)")
     ap.add_argument("--ss", action="store_true", help="include ss -tiM at mid-run")
     ap.add_argument("--prefix", default="ppd-")
     ap.add_argument("--port", type=int, default=5601)
