@@ -1,4 +1,9 @@
 """Kernel-timestamped arrivals of TCP data packets on one device (AF_PACKET): per source port,
+burst lengths (packets of that flow whose gap to its previous packet is < GAP_US).
+
+    ip netns exec NS python scripts/kernel_burst_sniff.py DEV SECONDS
+"""
+
 import json
 import socket
 import statistics
@@ -6,7 +11,6 @@ import struct
 import sys
 import time
 
-burst lengths (packets of that flow whose gap to its previous packet is < GAP_US)."""
 dev, secs = sys.argv[1], float(sys.argv[2])
 GAP_US = 100
 s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(0x0800))
@@ -18,7 +22,7 @@ last, bursts, cur, n = {}, {}, {}, {}
 while time.monotonic() < end:
     try:
         data, anc, _, addr = s.recvmsg(128, 64)
-    except socket.timeout:
+    except TimeoutError:
         continue
     if addr[2] == socket.PACKET_OUTGOING or len(data) < 40 or data[9] != 6:
         continue
