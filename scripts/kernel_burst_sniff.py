@@ -13,7 +13,7 @@ import time
 
 dev, secs = sys.argv[1], float(sys.argv[2])
 GAP_US = 100
-s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(0x0800))
+s = socket.socket(socket.AF_PACKET, socket.SOCK_DGRAM, socket.htons(0x0800))
 s.bind((dev, 0))
 s.setsockopt(socket.SOL_SOCKET, 35, 1)  # SO_TIMESTAMPNS
 s.settimeout(0.5)
