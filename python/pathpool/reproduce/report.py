@@ -173,27 +173,114 @@ def findings_text(outcome) -> tuple[str, str]:
 
 
 _TABLE_HEAD = ("row", "algorithm", "metric", "paper", "ours: mean [95% CI]", "n", "verdict")
+#: Column heads when both engines ran: each engine's mean, n and verdict.
+_TABLE_HEAD_BOTH = ("row", "algorithm", "metric", "paper", "simulator: mean [95% CI]", "n", "simulator verdict",
+                    "kernel: mean [95% CI]", "n", "kernel verdict")
+
+
+def _kernel_cell(r) -> str:
+    m, lo, hi = float(r.linux_mean), float(r.linux_lo), float(r.linux_hi)
+    if math.isnan(m):
+        return "—"
+    return f"{m:.3g} (n={int(r.linux_n)})" if math.isnan(lo) else f"{m:.3g} [{lo:.3g}, {hi:.3g}]"
+
+
+def _head(c: pd.DataFrame, backend: str = "sim") -> tuple[str, ...]:
+    if "linux_mean" in c.columns:
+        return _TABLE_HEAD_BOTH
+    if backend == "linux":
+        return tuple(h.replace("ours", "kernel") for h in _TABLE_HEAD)
+    return _TABLE_HEAD
 
 
 def _table_rows(c: pd.DataFrame) -> list[tuple[str, ...]]:
     rows = []
+    both = "linux_mean" in c.columns
     for r in c.itertuples():
         paper = _num(r.paper) + (f" ± {_num(r.paper_ci)}" if not math.isnan(r.paper_ci) else "")
-        rows.append((str(r.group), r.algorithm, r.metric, paper, _ours(r), str(r.n), r.verdict))
+        row = (str(r.group), r.algorithm, r.metric, paper, _ours(r), str(r.n), r.verdict)
+        if both:
+            row += (_kernel_cell(r), str(int(r.linux_n)), str(r.linux_verdict))
+        rows.append(row)
     return rows
 
 
-def _md_table(c: pd.DataFrame) -> str:
-    out = ["| " + " | ".join(_TABLE_HEAD) + " |", "|" + "---|" * len(_TABLE_HEAD)]
-    out += ["| " + " | ".join(row) + " |" for row in _table_rows(c)]
+def _md_grid(head: tuple[str, ...], rows: list[tuple[str, ...]]) -> str:
+    out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    out += ["| " + " | ".join(row) + " |" for row in rows]
     return "\n".join(out)
 
 
-def _html_table(c: pd.DataFrame) -> str:
-    head = "".join(f"<th>{h}</th>" for h in _TABLE_HEAD)
-    body = "".join("<tr>" + "".join(f"<td>{html.escape(v)}</td>" for v in row[:-1])
-                   + f"<td class='{_VERDICT_CLASS.get(row[-1], '')}'>{row[-1]}</td></tr>" for row in _table_rows(c))
-    return f"<table><tr>{head}</tr>{body}</table>"
+def _html_grid(head: tuple[str, ...], rows: list[tuple[str, ...]]) -> str:
+    """A table whose cells that hold a verdict word are coloured by it."""
+    h = "".join(f"<th>{x}</th>" for x in head)
+    body = "".join("<tr>" + "".join(f"<td class='{_VERDICT_CLASS.get(v, '')}'>{html.escape(v)}</td>" for v in row)
+                   + "</tr>" for row in rows)
+    return f"<table><tr>{h}</tr>{body}</table>"
+
+
+def _md_table(c: pd.DataFrame, backend: str = "sim") -> str:
+    return _md_grid(_head(c, backend), _table_rows(c))
+
+
+def _html_table(c: pd.DataFrame, backend: str = "sim") -> str:
+    return _html_grid(_head(c, backend), _table_rows(c))
+
+
+def _x_text(x: float) -> str:
+    return "" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:g}"
+
+
+def kernel_sections(outcome) -> list[tuple[str, str, str, str]]:
+    """The kernel's sections: the agreement table, the rows where the engines disagree by more
+    than :data:`pathpool.reproduce.compare.DISAGREE`, and what the test bed could not run."""
+    from pathpool.reproduce.compare import DISAGREE
+
+    k = outcome.kernel
+    out: list[tuple[str, str, str, str]] = []
+    if k is None:
+        return out
+    a = k.agreement
+    if len(a):
+        head = ("experiment", "algorithm", "x", "metric", "simulator [95% CI]", "n", "kernel [95% CI]", "n",
+                "kernel / simulator", "CIs overlap")
+        rows = []
+        for r in a.itertuples():
+            ov = "—" if r.overlap is None or (isinstance(r.overlap, float) and math.isnan(r.overlap)) else (
+                "yes" if r.overlap else "no")
+            rows.append((r.experiment, r.algorithm, _x_text(r.x), r.metric,
+                         f"{_num(r.sim_mean)} [{_num(r.sim_lo)}, {_num(r.sim_hi)}]", str(int(r.sim_n)),
+                         f"{_num(r.linux_mean)} [{_num(r.linux_lo)}, {_num(r.linux_hi)}]", str(int(r.linux_n)),
+                         _num(r.ratio), ov))
+        n_dis = int(a["disagree"].sum())
+        intro = (f"Every quantity both engines measured, from the same scenario files and seeds (the kernel's seed "
+                 f"labels a repetition). {len(a)} rows; {n_dis} differ by more than {DISAGREE:.0%} "
+                 f"(kernel / simulator outside [{1 - DISAGREE:.2f}, {1 + DISAGREE:.2f}]); the CIs overlap in "
+                 f"{int(sum(v is True for v in a['overlap']))} (a comparison needs n >= 2 on both sides).")
+        out.append(("Simulator vs kernel", "", intro + "\n\n" + _md_grid(head, rows),
+                    _md_to_html(intro) + _html_grid(head, rows)))
+        dis = a[a["disagree"]]
+        if len(dis):
+            lines = []
+            for r in dis.itertuples():
+                lines.append(f"- `{r.experiment}` {r.algorithm}{' x=' + _x_text(r.x) if _x_text(r.x) else ''} "
+                             f"{r.metric}: simulator {_num(r.sim_mean)}, kernel {_num(r.linux_mean)} "
+                             f"(x{_num(r.ratio)}).")
+            text = ("Each row below differs by more than " f"{DISAGREE:.0%}" " between the engines. What was measured "
+                    "is listed; the causes we could establish are in the Findings (section *Simulator vs kernel: "
+                    "why they differ*); a row not explained there is one whose cause we do not know.\n\n"
+                    + "\n".join(lines))
+            out.append((f"Where the engines disagree by more than {DISAGREE:.0%}", "", text, _md_to_html(text)))
+    if len(k.skipped):
+        head = ("experiment", "algorithms", "why the test bed cannot run it")
+        rows = []
+        for (exp, reason), g in k.skipped.groupby(["experiment", "reason"], sort=False):
+            rows.append((exp, ", ".join(g["algorithm"]), reason))
+        intro = ("Not dropped silently: these experiments ran in the simulator only, for the reason the mapping onto "
+                 "the test bed gives (`pathpool.kernel.mapping`).")
+        out.append(("Not run on the kernel", "", intro + "\n\n" + _md_grid(head, rows),
+                    _md_to_html(intro) + _html_grid(head, rows)))
+    return out
 
 
 def _md_to_html(text: str) -> str:
@@ -218,8 +305,18 @@ def write_report(outcome) -> None:
                 f"`{o.balia_reading}`, Khalili access `{o.khalili_reading}`, ACK reading `{o.ack_reading}` "
                 f"({ACK_READINGS[o.ack_reading]})"
                 + (f", time scale {o.time_scale:g}, size scale {o.size_scale:g}" if (o.time_scale, o.size_scale) != (1, 1) else ""))
-    head = (f"Seeds: {len(outcome.seeds)} ({outcome.seeds[0]}..{outcome.seeds[-1]}); jobs: {outcome.timing['jobs']}; "
-            f"simulation wall time {outcome.timing['simulate_s']:.0f} s. Readings: {readings}. "
+    backend = getattr(outcome, "backend", "sim")
+    engines = {"sim": "the simulator", "linux": "the real Linux kernel (namespace test bed, pp_* BPF controls)",
+               "both": "the simulator and the real Linux kernel (namespace test bed, pp_* BPF controls)"}[backend]
+    kinfo = ""
+    if outcome.kernel is not None:
+        import platform
+
+        kinfo = (f" Kernel: Linux {platform.release()}, {outcome.kernel.jobs} runs in real time, "
+                 f"{outcome.kernel.wall_s:.0f} s wall time (cached runs included at ~0).")
+    sim_time = f"simulation wall time {outcome.timing['simulate_s']:.0f} s. " if backend != "linux" else ""
+    head = (f"Engines: {engines}. Seeds: {len(outcome.seeds)} ({outcome.seeds[0]}..{outcome.seeds[-1]}); "
+            f"jobs: {outcome.timing['jobs']}; {sim_time}Readings: {readings}.{kinfo} "
             "Seed documents are cited by file name (see References).")
     gen, interp = findings_text(outcome)
     c = outcome.comparison
@@ -228,7 +325,7 @@ def write_report(outcome) -> None:
     sections: list[tuple[str, str, str, str]] = []
     for table in (c["table"].unique() if len(c) else []):
         sub = c[c["table"] == table]
-        sections.append((sub["title"].iloc[0], table, _md_table(sub), _html_table(sub)))
+        sections.append((sub["title"].iloc[0], table, _md_table(sub, backend), _html_table(sub, backend)))
     if len(outcome.claims):
         md_rows = ["| claim | measured | verdict |", "|---|---|---|"]
         html_rows = ["<table><tr><th>claim</th><th>measured</th><th>verdict</th></tr>"]
@@ -239,6 +336,7 @@ def write_report(outcome) -> None:
                              f"<td class='{_VERDICT_CLASS.get(r.verdict, '')}'>{r.verdict}</td></tr>")
         html_rows.append("</table>")
         sections.append(("Claims of the text", "", "\n".join(md_rows), "".join(html_rows)))
+    sections += kernel_sections(outcome)
     findings_md = gen + ("\n\n### Interpretation\n\n" + interp if interp else "")
     sections.append(("Findings", "", findings_md, _md_to_html(findings_md)))
     md_figs, html_figs = [], []
