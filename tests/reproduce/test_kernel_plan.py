@@ -138,3 +138,15 @@ def test_kernel_unavailable_is_one_line_exit_2(tmp_path, monkeypatch, capsys):
     assert code == 2
     lines = [x for x in out.err.splitlines() if x.strip()]
     assert len(lines) == 1 and "no BTF" in lines[0], out.err
+
+
+def test_only_selects_experiments_and_refuses_unknown_patterns(tmp_path, capsys):
+    from pathpool.reproduce.runner import select
+
+    exps = load_experiments(["rsf"])
+    assert [e.key for e in select(exps, ["table2_s1", "rsf/table2_s2"])] == ["rsf/table2_s1", "rsf/table2_s2"]
+    assert {e.key for e in select(exps, ["table2_s*"])} == {f"rsf/table2_s{i}" for i in range(7)}
+    assert select(exps, None) == exps
+    code, out = _cli(["reproduce", "rsf", "--only", "table9", "-o", str(tmp_path / "r")], capsys)
+    lines = [x for x in out.err.splitlines() if x.strip()]
+    assert code == 2 and len(lines) == 1 and "--only 'table9' matches no experiment" in lines[0], out.err

@@ -55,9 +55,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    "pp_* BPF controls (root; real time); both: side by side, with an agreement table")
     p.add_argument("--beds", type=at_least(1), default=None, metavar="N",
                    help="linux: test beds side by side (default: one per two cores)")
+    p.add_argument("--kernel-seeds", type=at_least(1), default=None, metavar="N",
+                   help="linux/both: the kernel runs only the first N seeds (repetitions; default: all of --seeds)")
     p.add_argument("--kernel-max-duration", type=positive_float, default=None, metavar="S",
                    help="linux: cap on one kernel run in seconds (default 300; downloads still running count "
                    "as incomplete, as in the simulator)")
+    p.add_argument("--only", action="append", default=None, metavar="PATTERN",
+                   help="run only the experiments whose key or name matches (shell pattern, e.g. 'table2_s*' or "
+                   "rsf/fig2; repeatable); their report is written to --out as usual")
     p.add_argument("--khalili-reading", choices=["capped", "uncapped"], default="capped",
                    help="Khalili: type-1 users behind a shared 10 Mbps access (default) or not")
     p.set_defaults(func=_main)
@@ -94,7 +99,10 @@ def _main(args: argparse.Namespace) -> int:
         with progress(f"reproduce {args.paper}: runs") as tick:
             outcome = reproduce([args.paper], seeds=args.seeds, out=out_dir, workers=args.jobs, dask=args.dask,
                                 force=args.force, options=options, progress=tick, backend=args.backend,
-                                beds=args.beds, kernel_max_s=args.kernel_max_duration)
+                                beds=args.beds, kernel_max_s=args.kernel_max_duration, only=args.only,
+                                kernel_seeds=args.kernel_seeds)
+    except ValueError as e:
+        return fail(f"pathpool reproduce: {e}")
     except KernelError as e:
         return fail(f"pathpool reproduce: {str(e).splitlines()[0] if str(e) else 'kernel backend failed'}")
     wall = time.perf_counter() - t0

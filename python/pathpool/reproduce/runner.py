@@ -146,6 +146,8 @@ def reproduce(
     backend: str = "sim",
     beds: int | None = None,
     kernel_max_s: float | None = None,
+    only: Sequence[str] | None = None,
+    kernel_seeds: int | None = None,
 ) -> Outcome:
     """Run the published experiments of ``papers`` and write results and report under ``out``.
 
@@ -171,6 +173,12 @@ def reproduce(
     kernel_max_s : float, optional
         Cap on one kernel run's real time (default
         :data:`pathpool.reproduce.kernel.DEFAULT_MAX_DURATION_S`).
+    kernel_seeds : int, optional
+        The kernel runs only the first ``kernel_seeds`` seeds (repetitions), the simulator all
+        of them (default: all on both); kernel runs take real time, simulator runs do not.
+    only : sequence of str, optional
+        Shell patterns (``fnmatch``) on the experiment keys (``rsf/table2_s1``) or names
+        (``table2_s*``): run just those experiments (e.g. a kernel run split into pieces).
 
     Raises
     ------
@@ -204,7 +212,7 @@ def reproduce(
     check_replaceable(out / "results", is_results_folder)
     # One reproduce per output folder at a time; the second is refused before simulating.
     with directory_lock(out / "results"):
-        experiments = load_experiments(papers, scenario_root)
+        experiments = select(load_experiments(papers, scenario_root), only)
         base_jobs = build_jobs(experiments, seed_list, options)
         jobs = base_jobs + trace_jobs(experiments, seed_list[0], options) if use_sim else []
         tables = (run_sweep(jobs, cache_dir=out / "cache", force=force, workers=workers, dask=dask, progress=progress)
@@ -212,7 +220,8 @@ def reproduce(
         t_sim = time.perf_counter() - t0
         ks = None
         if use_linux:
-            ks = _run_kernel(experiments, base_jobs, out, options, force=force, beds=beds, progress=progress,
+            kseeds = set(seed_list[:kernel_seeds] if kernel_seeds else seed_list)
+            ks = _run_kernel(experiments, [j for j in base_jobs if j.seed in kseeds], out, options, force=force, beds=beds, progress=progress,
                              max_s=kernel_max_s)
         if use_sim:
             per_run = metrics.compute(tables, experiments, options)
@@ -259,6 +268,24 @@ def reproduce(
             timing["total_s"] = time.perf_counter() - t0
             atomic_path(res / "timing.json", lambda p: Path(p).write_text(json.dumps(timing, indent=2)))
     return outcome
+
+
+def select(experiments: Sequence[Experiment], only: Sequence[str] | None) -> list[Experiment]:
+    """The experiments whose key or name matches one of the ``only`` patterns (all if None).
+
+    Raises
+    ------
+    ValueError
+        A pattern matches no experiment (named, with the keys there are).
+    """
+    if not only:
+        return list(experiments)
+    from fnmatch import fnmatchcase
+
+    for pat in only:
+        if not any(fnmatchcase(e.key, pat) or fnmatchcase(e.name, pat) for e in experiments):
+            raise ValueError(f"--only {pat!r} matches no experiment (allowed: {', '.join(e.key for e in experiments)})")
+    return [e for e in experiments if any(fnmatchcase(e.key, p) or fnmatchcase(e.name, p) for p in only)]
 
 
 def _run_kernel(experiments: Sequence[Experiment], jobs: Sequence[Job], out: Path, options: Options, *, force: bool,
