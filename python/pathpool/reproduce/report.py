@@ -329,6 +329,12 @@ def kernel_sections(outcome) -> list[tuple[str, str, str, str]]:
                     "establish about the causes follows the list; where it says nothing, we do not know why.\n\n"
                     + "\n".join(lines) + "\n\n" + KERNEL_EXPLAINED)
             out.append((f"Where the engines disagree by more than {DISAGREE:.0%}", "", text, _md_to_html(text)))
+    if getattr(outcome, "backend", "sim") == "both" and len(k.claims):
+        head = ("claim", "measured on the kernel", "kernel verdict")
+        rows = [(f"{r.claim} ({r.source})", str(r.measured), str(r.verdict)) for r in k.claims.itertuples()]
+        intro = "The claims of the text checked against the kernel's runs (same thresholds as the simulator's)."
+        out.append(("Claims of the text on the kernel", "", intro + "\n\n" + _md_grid(head, rows),
+                    _md_to_html(intro) + _html_grid(head, rows)))
     if len(k.skipped):
         head = ("experiment", "algorithms", "why the test bed cannot run it")
         rows = []
@@ -408,6 +414,11 @@ def write_report(outcome) -> None:
     files = ("`results/`: per_run, summary, comparison, claims, flows, subflows, links (Parquet + CSV); "
              "series (Parquet; CSV for the first seed); timing.json. `figures/`: every figure as PNG (200 dpi) "
              "and PDF. `cache/`: one folder per run, reused unless `--force`.")
+    if outcome.kernel is not None:
+        files += (" Kernel: `results/linux_skipped` (what the test bed cannot run)"
+                  + (", linux_per_run, linux_summary, linux_comparison, linux_claims, linux_flows, linux_subflows "
+                     "and agreement" if backend == "both" else "")
+                  + "; `cache-linux/<kernel release>/`: one folder per kernel run.")
     sections.append(("Files", "", files, _md_to_html(files)))
     refs = "\n".join(f"- `{f}`: {text}" for f, text in REFERENCES)
     sections.append(("References", "", refs, _md_to_html(refs)))

@@ -215,14 +215,23 @@ def reproduce(
         experiments = select(load_experiments(papers, scenario_root), only)
         base_jobs = build_jobs(experiments, seed_list, options)
         jobs = base_jobs + trace_jobs(experiments, seed_list[0], options) if use_sim else []
-        tables = (run_sweep(jobs, cache_dir=out / "cache", force=force, workers=workers, dask=dask, progress=progress)
-                  if use_sim else {})
+        planned = None
+        if use_linux:
+            from pathpool.reproduce import kernel as kb
+
+            kseeds = set(seed_list[:kernel_seeds] if kernel_seeds else seed_list)
+            planned = kb.plan_jobs([j for j in base_jobs if j.seed in kseeds], options.ack_reading,
+                                   kb.DEFAULT_MAX_DURATION_S if kernel_max_s is None else kernel_max_s)
+        # One progress count over both engines: simulator runs first, then kernel runs.
+        n_k = len(planned[0]) if planned else 0
+        sim_progress = (lambda d, t: progress(d, t + n_k)) if progress else None
+        k_progress = (lambda d, t: progress(len(jobs) + d, len(jobs) + t)) if progress else None
+        tables = (run_sweep(jobs, cache_dir=out / "cache", force=force, workers=workers, dask=dask,
+                            progress=sim_progress) if use_sim else {})
         t_sim = time.perf_counter() - t0
         ks = None
-        if use_linux:
-            kseeds = set(seed_list[:kernel_seeds] if kernel_seeds else seed_list)
-            ks = _run_kernel(experiments, [j for j in base_jobs if j.seed in kseeds], out, options, force=force, beds=beds, progress=progress,
-                             max_s=kernel_max_s)
+        if planned is not None:
+            ks = _run_kernel(experiments, *planned, out, options, force=force, beds=beds, progress=k_progress)
         if use_sim:
             per_run = metrics.compute(tables, experiments, options)
             summary = summarise(per_run)
@@ -288,14 +297,12 @@ def select(experiments: Sequence[Experiment], only: Sequence[str] | None) -> lis
     return [e for e in experiments if any(fnmatchcase(e.key, p) or fnmatchcase(e.name, p) for p in only)]
 
 
-def _run_kernel(experiments: Sequence[Experiment], jobs: Sequence[Job], out: Path, options: Options, *, force: bool,
-                beds: int, progress: Callable[[int, int], Any] | None, max_s: float | None) -> KernelSide:
-    """Plan, run (or read from the cache) and summarise the experiments' jobs on the kernel."""
+def _run_kernel(experiments: Sequence[Experiment], kjobs: Sequence[Any], skipped: Sequence[Any], out: Path,
+                options: Options, *, force: bool, beds: int, progress: Callable[[int, int], Any] | None) -> KernelSide:
+    """Run (or read from the cache) and summarise the planned kernel jobs."""
     from pathpool.reproduce import kernel as kb
 
     t0 = time.perf_counter()
-    kjobs, skipped = kb.plan_jobs(jobs, options.ack_reading,
-                                  kb.DEFAULT_MAX_DURATION_S if max_s is None else max_s)
     ktables = kb.run_kernel_jobs(kjobs, kb.cache_root(out), force=force, beds=beds, progress=progress)
     ran = {kj.job.tags["experiment"] for kj in kjobs}
     kexps = [e for e in experiments if e.key in ran]
