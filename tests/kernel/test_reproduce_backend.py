@@ -87,7 +87,8 @@ def outcome(root_env, tmp_path_factory):
     from pathpool.reproduce import reproduce
 
     tmp = tmp_path_factory.mktemp("kr")
-    return reproduce(["rsf"], seeds=[1, 2], out=tmp / "out", workers=1, backend="both", beds=1,
+    # Two test beds side by side (own namespace prefixes pp-r0-, pp-r1-; one loading of pp_lia).
+    return reproduce(["rsf"], seeds=[1, 2], out=tmp / "out", workers=1, backend="both", beds=2,
                      scenario_root=_root(tmp), report=True)
 
 

@@ -239,6 +239,29 @@ def ensure_loaded(need: Sequence[str], tunables: dict[str, Any]) -> bool:
     return True
 
 
+def testbed_for(plan: TestbedPlan, prefix: str = "pp-") -> Any:
+    """The :class:`~pathpool.kernel.testbed.Testbed` a plan runs on (not yet up)."""
+    from pathpool.kernel.testbed import Testbed
+
+    return Testbed(plan.paths, shared_bottleneck=plan.shared_bottleneck, prefix=prefix,
+                   mptcp_paths=plan.mptcp_paths, quickack=plan.quickack)
+
+
+def run_once(tb: Any, plan: TestbedPlan, seed: int) -> dict:
+    """One repetition of the plan's flows on the test bed ``tb`` (up): the run record
+    :func:`results_from_raw` takes. Checks that every flow ran the algorithm asked for (an
+    MPTCP socket silently keeps the default for an unregistered name)."""
+    before = tb.link_stats()
+    t0 = time.monotonic()
+    raw = tb.run_flows(plan.flows, duration_s=plan.duration_s)
+    wall = time.monotonic() - t0
+    for f in plan.flows:
+        got = raw["senders"][f.name]["cc"]
+        if got != f.cc:
+            raise KernelError(f"flow {f.name} ran {got!r}, not {f.cc!r}")
+    return {"seed": seed, "raw": raw, "links_before": before, "links_after": tb.link_stats(), "wall_s": wall}
+
+
 def run_linux(
     scenario: Any,
     *,
@@ -276,7 +299,6 @@ def run_linux(
     KernelError
         Not root, no MPTCP/BTF, loading failed, a transfer failed.
     """
-    from pathpool.kernel.testbed import Testbed
     from pathpool.sim.scenario import load_scenario
 
     sc = load_scenario(scenario)
@@ -291,21 +313,11 @@ def run_linux(
     loaded_here = ensure_loaded(plan.kernel_algorithms(), plan.tunables)
     runs = []
     try:
-        with Testbed(plan.paths, shared_bottleneck=plan.shared_bottleneck, prefix=prefix,
-                     mptcp_paths=plan.mptcp_paths, quickack=plan.quickack) as tb:
+        with testbed_for(plan, prefix) as tb:
             for seed in seeds:
                 if progress:
                     progress(f"seed {seed}: {plan.duration_s:g} s on the test bed")
-                before = tb.link_stats()
-                t0 = time.monotonic()
-                raw = tb.run_flows(plan.flows, duration_s=plan.duration_s)
-                wall = time.monotonic() - t0
-                for f in plan.flows:
-                    got = raw["senders"][f.name]["cc"]
-                    if got != f.cc:
-                        raise KernelError(f"flow {f.name} ran {got!r}, not {f.cc!r}")
-                runs.append({"seed": seed, "raw": raw, "links_before": before,
-                             "links_after": tb.link_stats(), "wall_s": wall})
+                runs.append(run_once(tb, plan, seed))
     finally:
         if loaded_here:
             loader.unload()

@@ -34,7 +34,6 @@ import dataclasses
 import os
 import platform
 import threading
-import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -157,29 +156,18 @@ def _run_one(kj: KernelJob, prefix: str, beds: list, lock: threading.Lock,
              stop: threading.Event) -> dict[str, pd.DataFrame]:
     """One job on a fresh test bed named ``prefix`` (registered in ``beds`` while it is up)."""
     from pathpool.kernel.loader import KernelError
-    from pathpool.kernel.run import results_from_raw
-    from pathpool.kernel.testbed import Testbed
+    from pathpool.kernel.run import results_from_raw, run_once, testbed_for
     from pathpool.sim.scenario import load_scenario
 
     plan = kj.plan
-    tb = Testbed(plan.paths, shared_bottleneck=plan.shared_bottleneck, prefix=prefix,
-                 mptcp_paths=plan.mptcp_paths, quickack=plan.quickack)
+    tb = testbed_for(plan, prefix)
     with lock:
         beds.append(tb)
     try:
         with tb:
             if stop.is_set():   # the run was stopped while this bed was coming up
                 raise KernelError("stopped")
-            before = tb.link_stats()
-            t0 = time.monotonic()
-            raw = tb.run_flows(plan.flows, duration_s=plan.duration_s)
-            wall = time.monotonic() - t0
-            for f in plan.flows:
-                got = raw["senders"][f.name]["cc"]
-                if got != f.cc:
-                    raise KernelError(f"flow {f.name} ran {got!r}, not {f.cc!r}")
-            run = {"seed": kj.job.seed, "raw": raw, "links_before": before, "links_after": tb.link_stats(),
-                   "wall_s": wall}
+            run = run_once(tb, plan, kj.job.seed)
     finally:
         with lock:
             beds.remove(tb)
