@@ -243,6 +243,18 @@ def _retrans_share(tables: dict, r) -> str:
     return f"{100 * float(sel['retransmitted_packets'].sum()) / sent:.1f}%" if sent > 0 else "—"
 
 
+def _packets_per_run(tables: dict, r) -> str:
+    """Mean over runs of the packets the row's bottleneck links forwarded ("—" if unknown)."""
+    t = tables.get("links")
+    if t is None or not len(t) or "experiment" not in t:
+        return "—"
+    sel = t[(t["experiment"] == r.experiment) & (t["run_algorithm"] == r.algorithm)]
+    if isinstance(r.x, float) and not math.isnan(r.x):
+        sel = sel[np.isclose(sel["x"], r.x)]
+    per = sel.groupby("seed")["forwarded_packets"].sum()
+    return f"{per.mean():.0f}" if len(per) else "—"
+
+
 #: How each ACK reading runs on the kernel (``pathpool.reproduce.kernel``).
 KERNEL_ACKS = {
     "quickack": "the receiver acknowledges every segment (route attribute `quickack 1`), as the scenario files do",
@@ -257,13 +269,20 @@ KERNEL_ACKS = {
 #: What we measured about the engines' differences (kept with the code that produced the rows;
 #: revised by hand from the last full kernel run, see python/pathpool/reproduce/README.md).
 KERNEL_EXPLAINED = (
-    "Measured so far (RSF Table 2 on Linux 6.18, quickack reading): without random loss (scenarios 0 and 1) the "
-    "multipath downloads finish about 20% later on the kernel than in the simulator while single-path TCP agrees "
-    "within a few percent, and the kernel retransmits about three times as many packets in those runs (the 1000-"
-    "packet buffer lets slow start overshoot by hundreds of packets on both engines; the kernel loses more of "
-    "them). We have not established why the kernel loses more: candidates we did not separate are the MPTCP "
-    "scheduler's and reinjection's behaviour in the overshoot, TSO bursts into the `tbf` queue, and the second "
-    "subflow starting one handshake later on the kernel."
+    "Measured on RSF Table 2 (Linux 6.18, quickack reading, 3 repetitions; numbers in "
+    "`python/pathpool/reproduce/README.md`): with **one subflow** (scenario 0) every algorithm agrees within 10% "
+    "(kernel/simulator 1.04-1.09), and single-path TCP on the kernel's reno agrees within 5% wherever it ran. With "
+    "**two subflows** the kernel is slower for every algorithm, coupled or not (RSF-DB is Reno per subflow): "
+    "0.83-0.88 without loss (scenario 1), 0.72-0.82 at 2% loss (scenario 2), 0.63-0.81 with 20 + 60 ms paths "
+    "(scenario 5). So the gap comes with MPTCP's second subflow, not with the congestion-control arithmetic, "
+    "which the single-subflow runs and the BPF test vectors check. What differs in those runs: without loss the "
+    "kernel puts 20% more packets through the bottlenecks for the same 20 MB (16,600 vs 13,815 per run; mean "
+    "frame 1,290 bytes against 1,508 for kernel TCP: its MPTCP sends many sub-MSS segments) and loses 15-35% more "
+    "packets in slow start's overshoot of the 1000-packet queues; with random loss it sends 3-6% more packets "
+    "than the simulator (data sent again at the connection level), while the simulator takes many more RTOs "
+    "(16-65 per run against 0.3-13). Which of these costs the kernel its 12-37% we have not separated; the "
+    "MPTCP scheduler's choice of subflow, connection-level head-of-line blocking and the receive window the "
+    "kernel advertises are candidates we did not measure."
 )
 
 KERNEL_METHOD = (
@@ -322,9 +341,11 @@ def kernel_sections(outcome) -> list[tuple[str, str, str, str]]:
             lines = []
             for r in dis.itertuples():
                 rs, rk = _retrans_share(outcome.tables, r), _retrans_share(k.tables, r)
+                ps, pk = _packets_per_run(outcome.tables, r), _packets_per_run(k.tables, r)
                 lines.append(f"- `{r.experiment}` {r.algorithm}{' x=' + _x_text(r.x) if _x_text(r.x) else ''} "
                              f"{r.metric}: simulator {_num(r.sim_mean)}, kernel {_num(r.linux_mean)} "
-                             f"(x{_num(r.ratio)}); retransmitted: simulator {rs}, kernel {rk}.")
+                             f"(x{_num(r.ratio)}); retransmitted: simulator {rs}, kernel {rk}; packets through the "
+                             f"bottleneck(s) per run: simulator {ps}, kernel {pk}.")
             text = (f"Each row below differs by more than {DISAGREE:.0%} between the engines; what was measured is "
                     "listed, with the retransmitted share of the packets each engine sent (same runs). What we could "
                     "establish about the causes follows the list; where it says nothing, we do not know why.\n\n"
