@@ -16,7 +16,7 @@ from pathpool.analysis.friendliness import fig2_network
 def test_jacobian_matches_hand_derivative_ewtcp():
     # phi_r = 2a/(tau^2 x_r^2): diagonal, d phi_r/d x_r = -4a/(tau^2 x_r^3)
     x, tau = np.array([100.0, 300.0]), np.array([0.1, 0.1])
-    J = phi_jacobian("ewtcp", x, tau)
+    J = phi_jacobian("ewtcp(a=1)", x, tau)
     np.testing.assert_allclose(np.diag(J), -4 / (0.01 * x**3), rtol=1e-6)
     assert abs(J[0, 1]) < 1e-15 and abs(J[1, 0]) < 1e-15
 
@@ -57,17 +57,17 @@ def test_window_oscillation_reno_half_and_multipath_less():
     assert window_oscillation("reno", np.array([300.0]), np.array([0.1])) == pytest.approx(0.5)
     x, tau = np.array([300.0, 100.0]), np.array([0.1, 0.1])
     # k_r = x_r^2/2 algorithms: S = (1/2) sum x_r phi_r x_r / (sum x sum phi x) < 1/2
-    for alg in ("ewtcp", "semicoupled", "max", "lia"):
+    for alg in ("ewtcp(a=1)", "semicoupled", "max", "lia"):
         assert window_oscillation(alg, x, tau) < 0.5
     # first-order (13) agrees with Lemma III.1 to O(q w): at 10x the rates q w is ~0.7 %
-    for alg in ("ewtcp", "balia"):
+    for alg in ("ewtcp(a=1)", "balia"):
         a = window_oscillation(alg, 10 * x, tau)
         b = window_oscillation(alg, 10 * x, tau, first_order=False)
         assert a == pytest.approx(b, rel=0.01)
 
 
 def test_responsiveness_identity_and_stability():
-    for alg in ("ewtcp", "max", "generalized"):
+    for alg in ("ewtcp(a=1)", "max", "generalized"):
         eq = solve_equilibrium(fig2_network(alg))
         r = responsiveness(eq)
         assert r["abscissa"] < 0

@@ -39,7 +39,7 @@ def test_random_loss_route_is_closed_form():
     np.testing.assert_allclose(eq.x, np.sqrt(2 / np.array([0.01, 0.02])) / np.array([0.04, 0.08]), rtol=1e-9)
 
 
-@pytest.mark.parametrize("alg", ["ewtcp", "semicoupled", "max", "lia", "balia", "generalized"])
+@pytest.mark.parametrize("alg", ["ewtcp(a=1)", "semicoupled", "max", "lia", "balia", "generalized"])
 def test_ode_converges_to_direct_equilibrium(alg):
     net = fig2_network(alg)
     eq = solve_equilibrium(net)
@@ -72,7 +72,7 @@ def test_every_algorithm_reduces_to_reno_on_one_path():
 
 
 def test_friendliness_ordering_fig2():
-    df = friendliness(["coupled", "max", "ewtcp", "semicoupled"], network="fig2")
+    df = friendliness(["coupled", "max", "ewtcp(a=1)", "semicoupled(a=1)"], network="fig2")
     assert list(df.algorithm) == ["ewtcp(a=1)", "semicoupled(a=1)", "max", "coupled"]
     assert np.all(np.diff(df.mp_rate) < 0)
 
@@ -82,7 +82,7 @@ def test_friendliness_fig1_closed_forms():
     # Max and Coupled 1x (a tie in the fluid model)
     ratios = {}
     for alg in ["ewtcp", "semicoupled", "max", "coupled"]:
-        eq = solve_equilibrium(fig1_network(alg))
+        eq = solve_equilibrium(fig1_network(alg + "(a=1)" if alg == "ewtcp" else alg))
         mp, sp = eq.source_rates()
         ratios[alg] = mp / sp
     assert ratios["ewtcp"] == pytest.approx(2.0, rel=1e-8)

@@ -8,7 +8,7 @@
 //! the window / ssthresh the reference controller leaves. kernel/test/host_test.c replays
 //! each with the C functions and checks the stated error bound. Deterministic (fixed seed).
 
-use pathpool_cc::algos::{Balia, BaliaVariant, Lia, Olia};
+use pathpool_cc::algos::{BaliaVariant, Generalized, Lia, Olia};
 use pathpool_cc::{build_with_counting, Ack, Controller, Counting, Params, Subflow};
 
 /// The counting of the single-step vectors (one MSS per ACK: both countings agree there). The
@@ -255,7 +255,7 @@ fn coupled_sequences(rng: &mut Rng, out: &mut Vec<String>, counting: Counting) {
             let mut olia = Olia::new(n);
             olia.counting = counting;
             let balia = |v| {
-                let mut b = Balia::new(v);
+                let mut b = Generalized::balia(v);
                 b.counting = counting;
                 b
             };

@@ -157,6 +157,17 @@ impl Counting {
     }
 }
 
+/// One algorithm's window rules at one state, as seed 004 eq. (7) needs them to turn the
+/// algorithm into a fluid model (`k_r = x_r D_r / tau_r`, `phi_r = I_r / D_r`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct WindowRules {
+    /// `I_r`: window increase per acknowledged segment in congestion avoidance (segments).
+    pub increase: f64,
+    /// `D_r`: window decrease per loss event, before any floor (segments); it may exceed the
+    /// subflow's own window (Coupled's `w_total/2`), where the packet-level rule floors.
+    pub decrease: f64,
+}
+
 /// A congestion controller for one connection's subflows.
 ///
 /// The transport calls:
@@ -205,6 +216,17 @@ pub trait Controller: Send + std::fmt::Debug {
     fn on_rto(&mut self, subflows: &mut [Subflow], i: usize, now: Nanos) {
         self.on_congestion_event(subflows, i, now);
         subflows[i].cwnd = MIN_CWND;
+    }
+
+    /// The per-segment increase and per-loss decrease of subflow `i` at this state (congestion
+    /// avoidance, before the window floors): what `on_ack` adds per acknowledged segment and
+    /// what `on_congestion_event` takes off. Read only; fluid models take their rules from it.
+    ///
+    /// `None` (the default) for an algorithm whose steps are not a function of the windows,
+    /// RTTs and its own loss history (CUBIC's depend on the time since the last loss, RSF's on
+    /// delay and loss estimates).
+    fn window_rules(&self, _subflows: &[Subflow], _i: usize) -> Option<WindowRules> {
+        None
     }
 
     /// Recovery on subflow `i` has ended. The default deflates the window to `ssthresh`

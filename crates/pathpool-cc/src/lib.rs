@@ -14,8 +14,8 @@ pub mod controller;
 pub mod registry;
 
 pub use controller::{
-    slow_start, total_cwnd, Ack, Controller, Counting, Nanos, Subflow, MIN_CWND, MIN_SSTHRESH,
-    NANOS_PER_SEC,
+    slow_start, total_cwnd, Ack, Controller, Counting, Nanos, Subflow, WindowRules, MIN_CWND,
+    MIN_SSTHRESH, NANOS_PER_SEC,
 };
 pub use registry::{
     build, build_with_counting, catalog, AlgorithmInfo, CcError, ParamInfo, ParamValue, Params,

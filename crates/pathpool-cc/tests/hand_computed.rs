@@ -4,7 +4,7 @@
 mod common;
 
 use common::{ack, ca, close, near, num, params};
-use pathpool_cc::algos::{Balia, BaliaVariant, Generalized, Wischik};
+use pathpool_cc::algos::{BaliaVariant, Generalized, Max};
 use pathpool_cc::{build, build_with_counting, Counting, ParamValue, Params, Subflow};
 
 fn after_ack(name: &str, ps: &Params, mut sfs: Vec<Subflow>, i: usize) -> Vec<Subflow> {
@@ -148,19 +148,19 @@ fn max_increase_from_rates() {
     // w/rtt^2 = 10/0.01 = 1000, 20/0.04 = 500 -> max 1000.
     // sum w/rtt = 100 + 100 = 200, squared 40000. Increase 1000/40000 = 0.025 on either path.
     let base = vec![ca(10.0, 100), ca(20.0, 200)];
-    close(Wischik::max().increase(&base, 0), 0.025);
+    close(Max::new().increase(&base, 0), 0.025);
     let s = after_ack("max", &Params::new(), base.clone(), 1);
     close(s[1].cwnd, 20.025);
     // Three paths: add w = 5 at 50 ms: 5/0.0025 = 2000 (new max); sum = 200 + 100 = 300.
     // Increase 2000/90000 = 0.0222...
     let three = vec![ca(10.0, 100), ca(20.0, 200), ca(5.0, 50)];
-    close(Wischik::max().increase(&three, 0), 2000.0 / 90000.0);
+    close(Max::new().increase(&three, 0), 2000.0 / 90000.0);
     let s = after_loss("max", &Params::new(), three, 1);
     close(s[1].cwnd, 10.0);
     // A path without an RTT sample takes Reno's 1/w and is left out of the others' sums.
     let unknown = vec![ca(10.0, 100), ca(20.0, 0)];
-    close(Wischik::max().increase(&unknown, 1), 0.05);
-    close(Wischik::max().increase(&unknown, 0), 0.1); // (10/0.01)/(100)^2 = 0.1
+    close(Max::new().increase(&unknown, 1), 0.05);
+    close(Max::new().increase(&unknown, 0), 0.1); // (10/0.01)/(100)^2 = 0.1
 }
 
 #[test]
@@ -169,7 +169,7 @@ fn balia_continuous_increase_and_decrease() {
     // Path 0: alpha = 2. Increase = 100/(0.1 * 300^2) * (1+2)/2 * (4+2)/5 = (1/90) * 1.5 * 1.2 = 0.02.
     // Path 1: alpha = 1. Increase = 200/(0.1 * 90000) = 0.0222...
     let base = vec![ca(10.0, 100), ca(20.0, 100)];
-    let b = Balia::new(BaliaVariant::Continuous);
+    let b = Generalized::balia(BaliaVariant::Continuous);
     close(b.increase(&base, 0), 0.02);
     close(b.increase(&base, 1), 200.0 / 9000.0);
     let s = after_ack("balia", &Params::new(), base.clone(), 0);
@@ -206,17 +206,17 @@ fn balia_three_paths_unequal_rtts() {
     // Path 0: alpha = 1.2. Increase = 100/(0.1 * 320^2) * 1.1 * 1.04 = (100/10240) * 1.144 = 0.01117188
     let s = vec![ca(10.0, 100), ca(20.0, 200), ca(6.0, 50)];
     close(
-        Balia::new(BaliaVariant::Continuous).increase(&s, 0),
+        Generalized::balia(BaliaVariant::Continuous).increase(&s, 0),
         100.0 / 10240.0 * 1.1 * 1.04,
     );
     near(
-        Balia::new(BaliaVariant::Continuous).increase(&s, 0),
+        Generalized::balia(BaliaVariant::Continuous).increase(&s, 0),
         0.01117188,
         1e-8,
     );
     // Path 2: alpha = 1. Increase = 120/(0.05 * 102400) = 0.0234375.
     close(
-        Balia::new(BaliaVariant::Continuous).increase(&s, 2),
+        Generalized::balia(BaliaVariant::Continuous).increase(&s, 2),
         0.0234375,
     );
 }
@@ -255,14 +255,8 @@ fn generalized_with_lia_labels_is_max_and_with_swapped_labels_is_not() {
     // (eta, beta) = (0, 1): I_0 = 100/(0.1*90000) * (1 + 1*(2-1)) * 1 = 0.0222..; D_0 = 10/2 = 5.
     let lia_labels = Generalized::new(0.0, 1.0);
     close(lia_labels.increase(&base, 0), 2.0 / 90.0);
-    close(
-        lia_labels.increase(&base, 0),
-        Wischik::max().increase(&base, 0),
-    );
-    close(
-        lia_labels.increase(&base, 1),
-        Wischik::max().increase(&base, 1),
-    );
+    close(lia_labels.increase(&base, 0), Max::new().increase(&base, 0));
+    close(lia_labels.increase(&base, 1), Max::new().increase(&base, 1));
     close(lia_labels.decrease(&base, 0), 5.0);
     // (beta, eta) = (0, 1), i.e. eta = 1, beta = 0: same increase, decrease 10/2 * 2 = 10 (not LIA's 5).
     let swapped = Generalized::new(1.0, 0.0);
@@ -286,17 +280,17 @@ fn generalized_with_unequal_rtts_differs_from_max() {
     // (eta, beta) = (0, 1) on path 0: a = 2, I = 100/(0.1 * 90000) * 2 = 0.0222 (x_max/tau_0 in place of
     // max_k x_k/tau_k); on path 1: a = 1, I = 200/(0.2*90000) = 0.0111 = Max.
     let s = vec![ca(10.0, 100), ca(40.0, 200)];
-    close(Wischik::max().increase(&s, 0), 1.0 / 90.0);
+    close(Max::new().increase(&s, 0), 1.0 / 90.0);
     close(Generalized::new(0.0, 1.0).increase(&s, 0), 2.0 / 90.0);
     close(
         Generalized::new(0.0, 1.0).increase(&s, 1),
-        Wischik::max().increase(&s, 1),
+        Max::new().increase(&s, 1),
     );
 }
 
 #[test]
 fn generalized_balia_labels_give_balias_increase_but_not_its_decrease() {
-    let b = Balia::new(BaliaVariant::Continuous);
+    let b = Generalized::balia(BaliaVariant::Continuous);
     // (eta, beta) = (0.5, 0.2) and the swapped (0.2, 0.5): I = x_r/(tau (sum x)^2) (1+0.5(a-1))(1+0.2(a-1))
     // = x_r/(tau (sum x)^2) (1+a)/2 (4+a)/5, Balia's increase, for any state.
     let states = [
@@ -349,4 +343,59 @@ fn generalized_default_is_balia_point_and_floor_is_two() {
         0,
     );
     close(s[0].ssthresh, 2.0);
+}
+
+#[test]
+fn balia_is_the_family_member_with_the_slides_float_operations() {
+    // Balia = Generalized::balia = (eta, beta) = (0.5, 0.2) with its capped decrease. Its increase
+    // must be the slide formula operation for operation (result files stay bit-identical), on
+    // states with 1-3 paths, equal and unequal RTTs. The family evaluated as 1 + p (a - 1) (the
+    // implementation before the merge) differs from it in the last bits on some of these states.
+    let mut rng = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = move || {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        (rng >> 11) as f64 / (1u64 << 53) as f64
+    };
+    let family = Generalized::new(0.5, 0.2);
+    let balia = Generalized::balia(BaliaVariant::Continuous);
+    let mut old_form_differs = 0;
+    for case in 0..300 {
+        let n = 1 + case % 3;
+        let s: Vec<Subflow> = (0..n)
+            .map(|_| ca(2.0 + 200.0 * next(), 5 + (300.0 * next()) as u64))
+            .collect();
+        for i in 0..n {
+            let x: Vec<f64> = s.iter().map(|f| f.cwnd / f.srtt_secs().unwrap()).collect();
+            let (x_r, tau_r) = (x[i], s[i].srtt_secs().unwrap());
+            let sum: f64 = x.iter().sum();
+            let a = x.iter().cloned().fold(0.0, f64::max) / x_r;
+            let slide = x_r / (tau_r * sum * sum) * (1.0 + a) / 2.0 * (4.0 + a) / 5.0;
+            assert_eq!(
+                balia.increase(&s, i).to_bits(),
+                slide.to_bits(),
+                "{s:?} {i}"
+            );
+            assert_eq!(
+                family.increase(&s, i).to_bits(),
+                slide.to_bits(),
+                "{s:?} {i}"
+            );
+            let w = s[i].cwnd;
+            assert_eq!(
+                balia.decrease(&s, i).to_bits(),
+                (w / 2.0 * a.min(1.5)).to_bits()
+            );
+            let old = x_r / (tau_r * sum * sum) * (1.0 + 0.2 * (a - 1.0)) * (1.0 + 0.5 * (a - 1.0));
+            old_form_differs += usize::from(old.to_bits() != slide.to_bits());
+        }
+    }
+    assert!(old_form_differs > 10, "{old_form_differs}");
+    // Max's labels (0, 1): the factor 1/1 form gives exactly a, and a single path exactly 1/w.
+    let s = vec![ca(10.0, 100), ca(20.0, 100)];
+    assert_eq!(
+        Generalized::new(0.0, 1.0).increase(&s, 0).to_bits(),
+        (100.0 / (0.1 * 300.0 * 300.0) * 2.0f64).to_bits()
+    );
 }

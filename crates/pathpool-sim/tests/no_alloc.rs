@@ -9,7 +9,10 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
-use pathpool_sim::{Scenario, Simulation};
+mod common;
+
+use common::{header, link, mptcp_flow, path, scenario, tcp_flow};
+use pathpool_sim::Simulation;
 
 struct Counting;
 
@@ -53,84 +56,31 @@ const NS: u64 = 1_000_000_000;
 /// both schedulers, SACK recovery under random and bursty loss, RTOs with reinjection (the
 /// Gilbert-Elliott link), delayed ACKs, ACKs over shared lossy links and over fixed delays, send
 /// jitter on and off, a multi-hop path.
-const SCENARIO: &str = r#"
-name = "no_alloc"
-duration = "100s"
-seeds = [7]
-
-[[links]]
-name = "a"
-rate = "100Mbps"
-delay = "5ms"
-buffer = "100pkt"
-loss = 0.001
-
-[[links]]
-name = "b"
-rate = "50Mbps"
-delay = "20ms"
-buffer = "150KB"
-gilbert = { p = 0.002, r = 0.3, loss_good = 0, loss_bad = 0.5 }
-
-[[links]]
-name = "c"
-rate = "200Mbps"
-delay = "1ms"
-buffer = "60pkt"
-
-[[links]]
-name = "back"
-rate = "100Mbps"
-delay = "5ms"
-buffer = "200pkt"
-loss = 0.001
-
-[[paths]]
-name = "pa"
-links = ["a", "c"]
-ack_links = ["back"]
-
-[[paths]]
-name = "pb"
-links = ["b"]
-
-[[flows]]
-name = "lia"
-kind = "mptcp"
-paths = ["pa", "pb"]
-algorithm = "lia"
-count = 3
-delayed_ack = true
-
-[[flows]]
-name = "olia"
-kind = "mptcp"
-paths = ["pb", "pa"]
-algorithm = "olia"
-scheduler = "roundrobin"
-send_jitter = 0
-
-[[flows]]
-name = "balia"
-kind = "mptcp"
-paths = ["pa", "pb"]
-algorithm = "balia"
-rcv_buffer = "64KiB"
-
-[[flows]]
-name = "reno"
-kind = "tcp"
-path = "pa"
-algorithm = "reno"
-count = 2
-
-[[flows]]
-name = "cubic"
-kind = "tcp"
-path = "pb"
-algorithm = "cubic"
-send_jitter = 0
-"#;
+fn scenario_text() -> String {
+    header("no_alloc", "\"100s\"\nseeds = [7]")
+        + &link("a", "100Mbps", "5ms", "100pkt", "loss = 0.001")
+        + &link(
+            "b",
+            "50Mbps",
+            "20ms",
+            "150KB",
+            "gilbert = { p = 0.002, r = 0.3, loss_good = 0, loss_bad = 0.5 }",
+        )
+        + &link("c", "200Mbps", "1ms", "60pkt", "")
+        + &link("back", "100Mbps", "5ms", "200pkt", "loss = 0.001")
+        + &path("pa", &["a", "c"], "ack_links = [\"back\"]")
+        + &path("pb", &["b"], "")
+        + &mptcp_flow("lia", &["pa", "pb"], "lia", "count = 3\ndelayed_ack = true")
+        + &mptcp_flow(
+            "olia",
+            &["pb", "pa"],
+            "olia",
+            "scheduler = \"roundrobin\"\nsend_jitter = 0",
+        )
+        + &mptcp_flow("balia", &["pa", "pb"], "balia", "rcv_buffer = \"64KiB\"")
+        + &tcp_flow("reno", "pa", "reno", "count = 2")
+        + &tcp_flow("cubic", "pb", "cubic", "send_jitter = 0")
+}
 
 /// Allocations and simulated data packets while running from the current time to `t`.
 fn phase(sim: &mut Simulation, t: u64) -> (u64, u64) {
@@ -141,7 +91,7 @@ fn phase(sim: &mut Simulation, t: u64) -> (u64, u64) {
 
 #[test]
 fn steady_state_allocates_nothing_per_packet() {
-    let sc = Scenario::from_toml_str(SCENARIO, "no_alloc").unwrap_or_else(|e| panic!("{e}"));
+    let sc = scenario(&scenario_text());
     let mut sim = Simulation::new(&sc, sc.seeds()[0]).unwrap();
     let (warm_allocs, warm_packets) = phase(&mut sim, 10 * NS);
     // The counter works: building and warming up the world allocates.

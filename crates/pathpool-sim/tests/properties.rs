@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::scenario;
+use common::{header, link, metrics, mptcp_flow, path, scenario, tcp_flow};
 use pathpool_sim::{run, RunOutput};
 use proptest::prelude::*;
 
@@ -194,47 +194,34 @@ proptest! {
     }
 }
 
-const TWO_PATHS: &str = r#"
-name = "det"
-duration = "5s"
-[metrics]
-interval = "50ms"
-[[links]]
-name = "a"
-rate = "10Mbps"
-delay = "10ms"
-buffer = 30
-loss = "0.5%"
-[[links]]
-name = "b"
-rate = "5Mbps"
-delay = "40ms"
-buffer = "40KB"
-gilbert = { p = 0.01, r = 0.3, loss_bad = 0.5 }
-reorder = { probability = "2%", extra_delay = "15ms" }
-[[paths]]
-name = "pa"
-links = ["a"]
-[[paths]]
-name = "pb"
-links = ["b"]
-[[flows]]
-name = "mp"
-kind = "mptcp"
-paths = ["pa", "pb"]
-algorithm = "lia"
-[[flows]]
-name = "t"
-kind = "tcp"
-path = "pa"
-count = 2
-start_jitter = "1s"
-delayed_ack = true
-"#;
+/// An LIA connection over a lossy link and a bursty-loss, reordering one, and two delayed-ACK
+/// TCP flows beside it on the first.
+fn two_paths() -> String {
+    header("det", "\"5s\"")
+        + &metrics("50ms")
+        + &link("a", "10Mbps", "10ms", "30pkt", "loss = \"0.5%\"")
+        + &link(
+            "b",
+            "5Mbps",
+            "40ms",
+            "40KB",
+            "gilbert = { p = 0.01, r = 0.3, loss_bad = 0.5 }\n\
+             reorder = { probability = \"2%\", extra_delay = \"15ms\" }",
+        )
+        + &path("pa", &["a"], "")
+        + &path("pb", &["b"], "")
+        + &mptcp_flow("mp", &["pa", "pb"], "lia", "")
+        + &tcp_flow(
+            "t",
+            "pa",
+            "",
+            "count = 2\nstart_jitter = \"1s\"\ndelayed_ack = true",
+        )
+}
 
 #[test]
 fn same_seed_same_output_and_seeds_differ() {
-    let sc = scenario(TWO_PATHS);
+    let sc = scenario(&two_paths());
     let mut a = run(&sc, 7).unwrap();
     let mut b = run(&sc, 7).unwrap();
     a.stats.wall_s = 0.0;
@@ -253,25 +240,15 @@ fn lossless_download_completes_at_the_bottleneck_rate() {
     // 1 MB over a 10 Mb/s, 10 ms link with a buffer that never overflows: no loss, so the
     // download takes at least size/rate and not much more than slow start plus size/rate.
     let sc = scenario(
-        r#"
-name = "dl"
-duration = "10s"
-[[links]]
-name = "l"
-rate = "10Mbps"
-delay = "10ms"
-buffer = 100000
-[[paths]]
-name = "p"
-links = ["l"]
-[[flows]]
-name = "f"
-kind = "tcp"
-path = "p"
-app = "file"
-size = "1MB"
-send_jitter = 0
-"#,
+        &(header("dl", "\"10s\"")
+            + &link("l", "10Mbps", "10ms", "100000pkt", "")
+            + &path("p", &["l"], "")
+            + &tcp_flow(
+                "f",
+                "p",
+                "",
+                "app = \"file\"\nsize = \"1MB\"\nsend_jitter = 0",
+            )),
     );
     let out = run(&sc, 1).unwrap();
     let f = &out.flows[0];
@@ -292,24 +269,10 @@ fn a_stopped_flow_reports_goodput_within_its_path_capacity() {
     // backlog takes seconds to drain. Goodput is over the active interval [start, stop]: only
     // bytes delivered by then count, so it cannot exceed what the link carried.
     let sc = scenario(
-        r#"
-name = "stopped"
-duration = "10s"
-[[links]]
-name = "l"
-rate = "10Mbps"
-delay = "5ms"
-buffer = 2000
-[[paths]]
-name = "p"
-links = ["l"]
-[[flows]]
-name = "f"
-kind = "tcp"
-path = "p"
-stop = "500ms"
-rcv_buffer = "64MiB"
-"#,
+        &(header("stopped", "\"10s\"")
+            + &link("l", "10Mbps", "5ms", "2000pkt", "")
+            + &path("p", &["l"], "")
+            + &tcp_flow("f", "p", "", "stop = \"500ms\"\nrcv_buffer = \"64MiB\"")),
     );
     let out = run(&sc, 1).unwrap();
     check_invariants(&out, None);

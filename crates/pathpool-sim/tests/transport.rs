@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::scenario;
+use common::{header, link, metrics, mptcp_flow, path, scenario, tcp_flow};
 use pathpool_sim::{run, RunOutput};
 
 /// Largest sampled `cwnd` of subflow `id` ("flow/index").
@@ -22,60 +22,33 @@ fn max_cwnd(out: &RunOutput, id: &str) -> f64 {
 /// not the congestion window, limits them. 0.1% random loss takes them into congestion
 /// avoidance now and then.
 fn rwnd_limited(algorithm: &str) -> String {
-    format!(
-        r#"
-name = "rwnd"
-duration = "20s"
-[metrics]
-interval = "10ms"
-[[links]]
-name = "t"
-rate = "10Mbps"
-delay = "10ms"
-buffer = 1000
-loss = 0.001
-[[links]]
-name = "m1"
-rate = "10Mbps"
-delay = "10ms"
-buffer = 1000
-loss = 0.001
-[[links]]
-name = "m2"
-rate = "10Mbps"
-delay = "20ms"
-buffer = 1000
-loss = 0.001
-[[paths]]
-name = "pt"
-links = ["t"]
-[[paths]]
-name = "p1"
-links = ["m1"]
-[[paths]]
-name = "p2"
-links = ["m2"]
-[[flows]]
-name = "tcp"
-kind = "tcp"
-path = "pt"
-algorithm = "{tcp_alg}"
-rcv_buffer = "{tcp_buf}B"
-[[flows]]
-name = "mp"
-kind = "mptcp"
-paths = ["p1", "p2"]
-algorithm = "{algorithm}"
-rcv_buffer = "{mp_buf}B"
-"#,
-        tcp_alg = if algorithm == "cubic" {
-            "cubic"
-        } else {
-            "reno"
-        },
-        tcp_buf = 20 * 1448,
-        mp_buf = 40 * 1448,
-    )
+    let lossy = "loss = 0.001";
+    let tcp_alg = if algorithm == "cubic" {
+        "cubic"
+    } else {
+        "reno"
+    };
+    let (tcp_buf, mp_buf) = (20 * 1448, 40 * 1448);
+    header("rwnd", "\"20s\"")
+        + &metrics("10ms")
+        + &link("t", "10Mbps", "10ms", "1000pkt", lossy)
+        + &link("m1", "10Mbps", "10ms", "1000pkt", lossy)
+        + &link("m2", "10Mbps", "20ms", "1000pkt", lossy)
+        + &path("pt", &["t"], "")
+        + &path("p1", &["m1"], "")
+        + &path("p2", &["m2"], "")
+        + &tcp_flow(
+            "tcp",
+            "pt",
+            tcp_alg,
+            &format!("rcv_buffer = \"{tcp_buf}B\""),
+        )
+        + &mptcp_flow(
+            "mp",
+            &["p1", "p2"],
+            algorithm,
+            &format!("rcv_buffer = \"{mp_buf}B\""),
+        )
 }
 
 #[test]
@@ -113,36 +86,31 @@ fn receive_window_limited_flows_do_not_inflate_their_windows() {
     }
 }
 
-const REORDERING: &str = r#"
-name = "reorder"
-duration = "10s"
-[[links]]
-name = "fwd"
-rate = "10Mbps"
-delay = "10ms"
-buffer = 1000
-reorder = { probability = "5%", extra_delay = "10ms" }
-[[links]]
-name = "back"
-rate = "10Mbps"
-delay = "10ms"
-buffer = 1000
-reorder = { probability = 0.2, extra_delay = "3ms" }
-[[paths]]
-name = "p"
-links = ["fwd"]
-ack_links = ["back"]
-[[flows]]
-name = "f"
-kind = "tcp"
-path = "p"
-app = "file"
-size = "2MB"
-"#;
+/// A 2 MB download over a link that holds back 5% of the data packets by 10 ms, with ACKs
+/// over a link that holds back 20% by 3 ms: reordering, no loss.
+fn reordering() -> String {
+    header("reorder", "\"10s\"")
+        + &link(
+            "fwd",
+            "10Mbps",
+            "10ms",
+            "1000pkt",
+            "reorder = { probability = \"5%\", extra_delay = \"10ms\" }",
+        )
+        + &link(
+            "back",
+            "10Mbps",
+            "10ms",
+            "1000pkt",
+            "reorder = { probability = 0.2, extra_delay = \"3ms\" }",
+        )
+        + &path("p", &["fwd"], "ack_links = [\"back\"]")
+        + &tcp_flow("f", "p", "", "app = \"file\"\nsize = \"2MB\"")
+}
 
 #[test]
 fn reordering_without_loss_gives_spurious_retransmissions_but_exact_delivery() {
-    let sc = scenario(REORDERING);
+    let sc = scenario(&reordering());
     let out = run(&sc, 1).unwrap();
     let f = &out.flows[0];
     let drops: u64 = out
@@ -185,31 +153,16 @@ fn delayed_acks_cost_reno_a_factor_sqrt2_in_window_only_under_ack_counting() {
     // of byte counting's window (every segment credited, b = 1). Large buffer, so random
     // loss is the only loss; 4 seeds averaged.
     let text = |counting: &str| {
-        format!(
-            r#"
-name = "dack"
-duration = "120s"
-seeds = [1, 2, 3, 4]
-[metrics]
-interval = "50ms"
-[[links]]
-name = "l"
-rate = "100Mbps"
-delay = "10ms"
-buffer = 100000
-loss = 0.002
-[[paths]]
-name = "p"
-links = ["l"]
-[[flows]]
-name = "t"
-kind = "tcp"
-path = "p"
-algorithm = "reno"
-delayed_ack = true
-counting = "{counting}"
-"#
-        )
+        header("dack", "\"120s\"\nseeds = [1, 2, 3, 4]")
+            + &metrics("50ms")
+            + &link("l", "100Mbps", "10ms", "100000pkt", "loss = 0.002")
+            + &path("p", &["l"], "")
+            + &tcp_flow(
+                "t",
+                "p",
+                "reno",
+                &format!("delayed_ack = true\ncounting = \"{counting}\""),
+            )
     };
     let mean = |counting: &str| {
         let sc = scenario(&text(counting));

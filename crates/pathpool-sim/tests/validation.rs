@@ -99,50 +99,22 @@ fn reno_flows_share_a_drop_tail_bottleneck_fully_and_fairly() {
 fn shared_with_tcp(algorithm: &str, params: &str, secs: u32, bottleneck: &str) -> String {
     // Three senders with their own identical access links (so all RTTs are equal) meet at one
     // bottleneck: an MPTCP connection with two subflows and one TCP Reno flow.
-    format!(
-        r#"
-name = "shared"
-duration = {secs}
-[[links]]
-name = "a1"
-rate = "1Gbps"
-delay = "2ms"
-[[links]]
-name = "a2"
-rate = "1Gbps"
-delay = "2ms"
-[[links]]
-name = "a3"
-rate = "1Gbps"
-delay = "2ms"
-[[links]]
-name = "bottleneck"
-delay = "20ms"
-{bottleneck}
-[[paths]]
-name = "m1"
-links = ["a1", "bottleneck"]
-[[paths]]
-name = "m2"
-links = ["a2", "bottleneck"]
-[[paths]]
-name = "s"
-links = ["a3", "bottleneck"]
-[[flows]]
-name = "mp"
-kind = "mptcp"
-paths = ["m1", "m2"]
-algorithm = "{algorithm}"
-params = {{ {params} }}
-start_jitter = "500ms"
-[[flows]]
-name = "tcp"
-kind = "tcp"
-path = "s"
-algorithm = "reno"
-start_jitter = "500ms"
-"#
-    )
+    let jitter = "start_jitter = \"500ms\"";
+    header("shared", &secs.to_string())
+        + &link("a1", "1Gbps", "2ms", "", "")
+        + &link("a2", "1Gbps", "2ms", "", "")
+        + &link("a3", "1Gbps", "2ms", "", "")
+        + &format!("[[links]]\nname = \"bottleneck\"\ndelay = \"20ms\"\n{bottleneck}\n")
+        + &path("m1", &["a1", "bottleneck"], "")
+        + &path("m2", &["a2", "bottleneck"], "")
+        + &path("s", &["a3", "bottleneck"], "")
+        + &mptcp_flow(
+            "mp",
+            &["m1", "m2"],
+            algorithm,
+            &format!("params = {{ {params} }}\n{jitter}"),
+        )
+        + &tcp_flow("tcp", "s", "reno", jitter)
 }
 
 /// A 20 Mb/s drop-tail bottleneck with a 80-packet buffer (about one BDP).

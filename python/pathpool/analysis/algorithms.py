@@ -1,4 +1,4 @@
-"""Fluid-model catalogue of the congestion-control algorithms of ``pathpool-cc``.
+"""Fluid-model form of the congestion-control algorithms of ``pathpool-cc``.
 
 Every algorithm is given by its window rules, as one multipath source ``s`` applies them:
 
@@ -17,42 +17,37 @@ by ``x_r tau_r (I_r - q_r D_r)`` per RTT, i.e. ``dx_r/dt = (x_r / tau_r)(I_r - q
 which is (3) with ``k_r = x_r D_r / tau_r`` and ``phi_r = I_r / D_r``.  For Reno this gives
 ``k = x^2 / 2``, ``phi = 2 / (tau x)^2`` and the equilibrium ``x = sqrt(2/q) / tau``.
 
+The rules are not copied here: ``I_r`` and ``D_r`` are pathpool-cc's own
+(``Controller::window_rules``, the per-segment increase and the per-loss decrease before the
+window floors, through :func:`pathpool._core.window_rules`), so every registry algorithm that
+has per-state rules has a fluid model, with the registry's parameters and defaults (EWTCP's
+``a`` defaults to ``1/n^2``; pass ``ewtcp(a=1)`` for uncoupled Reno increases). CUBIC and RSF,
+whose steps depend on time or on delay and loss estimates, have none.  LIA is evaluated with
+alpha computed from the state (``alpha_every_ack``); the packet-level floors (``ssthresh >= 2``,
+or 1) have no fluid counterpart: the projection at ``x_r = 0`` in (3) plays their role.
+
+OLIA's loss history in the fluid model
+--------------------------------------
+OLIA (Khalili et al., IEEE/ACM ToN 21(5) 2013, Section V) picks its best paths by
+``l_r / tau_r^2``, where ``l_r`` is the number of packets transmitted between the last two
+losses (or since the last one) on path ``r``.  In the fluid model losses on route ``r`` arrive
+once per ``1/q_r`` packets, so the fluid ``l_r`` is ``1/q_r``: the route prices are passed to
+pathpool-cc as a loss history of ``1/q_r`` segments per route (a loss-free route: 1e12), and
+OLIA's ``phi`` depends on the prices as well as on the rates (``price_dependent``).  Which
+algorithms are price dependent is measured, not listed: one whose rules change with the loss
+history on a probe state.  OLIA's max-window set ``M`` compares integer windows (Linux v0.95
+``mptcp_olia.c``, as in the simulator), so in the fluid model paths whose windows have the same
+integer part all belong to ``M``.
+
 Units: rates ``x`` in packets/s, RTTs ``tau`` in s, windows ``w = x tau`` in packets, prices
 ``q`` dimensionless (loss probability per packet).
-
-Sources of the window rules
----------------------------
-reno, ewtcp, coupled, semicoupled, max
-    seed README (the standard forms of Wischik et al., NSDI 2011, as cited by seed 004 II-B).
-lia
-    RFC 6356: ``min(alpha / w_total, 1 / w_r)`` with
-    ``alpha = w_total max_k(w_k/tau_k^2) / (sum_k w_k/tau_k)^2``, i.e. Max capped at Reno.
-olia
-    Khalili et al., IEEE/ACM ToN 21(5) 2013 (seed 001 Table 1 garbles its sets):
-    ``I_r = (w_r/tau_r^2) / (sum_k w_k/tau_k)^2 + alpha_r / w_r``, ``D_r = w_r / 2``.  Its
-    ``alpha_r`` depends on the inter-loss distances, which in the fluid model are
-    ``l_r = 1 / q_r``, so OLIA's ``phi`` depends on the prices as well as on the rates.
-balia
-    seed 002 slide "Balia" (= seed 004 eq. (1)-(2), lost in extraction):
-    ``I_r = x_r / (tau_r (sum x_k)^2) (1+alpha_r)/2 (4+alpha_r)/5``,
-    ``D_r = (w_r / 2) min(alpha_r, 1.5)``, ``alpha_r = max_k x_k / x_r``.
-generalized(eta, beta)
-    seed 002 slide "Design of the tradeoff": ``k_r = x_r (x_r + eta (x_max - x_r))`` and
-    ``phi_r = f_r (x_r + beta (x_max - x_r))``, ``f_r = 1 / (tau_r^2 x_r ||x_s||_1^2)``.  As
-    printed, a single path gives ``k = x^2``, ``phi = 1/(tau x)^2``, i.e. twice Reno's gain and
-    half its ``phi``; we normalise to Reno (``k/2`` and ``2 phi``: same product ``k phi``, so
-    the same per-ACK increment).  In window form this is
-    ``I_r = x_r / (tau_r S^2) (1 + eta(alpha_r-1)) (1 + beta(alpha_r-1))`` and
-    ``D_r = (w_r/2)(1 + eta(alpha_r - 1))``.  With (eta, beta) = (0.5, 0.2) the increment is
-    exactly Balia's; the decrement is ``w_r (1+alpha_r)/4``, not Balia's
-    ``(w_r/2) min(alpha_r, 1.5)`` (see :func:`balia_vs_generalized`).  LIA is (0, 1), which is
-    Max with equal RTTs and without LIA's cap.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cache, lru_cache
 
 import numpy as np
 
@@ -63,39 +58,58 @@ __all__ = [
     "Algorithm",
     "balia_vs_generalized",
     "get_algorithm",
-    "olia_alpha",
 ]
+
+#: Longest loss interval pathpool-cc accepts (segments); stands for a loss-free route.
+_MAX_INTERVAL = 1e12
+
+
+def _price_history(w: Array, tau: Array, q: Array | None) -> Array | None:
+    """Loss intervals ``l_r = 1/q_r`` (segments), the fluid model's loss history."""
+    if q is None:
+        return None
+    q = np.asarray(q, dtype=float)
+    with np.errstate(divide="ignore"):
+        return np.minimum(1.0 / np.maximum(q, 0.0), _MAX_INTERVAL)
 
 
 @dataclass(frozen=True)
 class Algorithm:
-    """One congestion-control algorithm in window form and in fluid form.
+    """One ``pathpool-cc`` congestion-control algorithm in window form and in fluid form.
 
     Parameters
     ----------
     name : str
-        Name as in ``pathpool-cc`` (``"lia"``, ``"ewtcp"``, ...).
+        Registry name (``"lia"``, ``"ewtcp"``, ...; ``pathpool algorithms`` lists them).
     params : dict
-        Parameter values (e.g. ``{"a": 1.0}``).
-    increment : callable
-        ``increment(w, tau, q) -> I`` per-ACK window increment on each route of one source;
-        ``w`` and ``tau`` are arrays over the source's routes, ``q`` the route prices (used only
-        by price-dependent algorithms, i.e. OLIA).
-    decrement : callable
-        ``decrement(w, tau, q) -> D`` per-loss window decrement on each route.
+        Parameter values as in a scenario (e.g. ``{"a": 1.0}``); absent ones take the
+        registry's defaults.
     source : str
-        Where the window rules come from.
+        Where the window rules come from (the registry's catalogue entry).
     price_dependent : bool
-        True when ``phi`` depends on the prices (OLIA); conditions C0-C5 are then undefined.
+        True when the rules depend on the loss history, so ``phi`` on the prices (OLIA);
+        conditions C0-C5 are then undefined.
+    label : str
+        Display name overriding :attr:`title`.
+    history : callable, optional
+        ``history(w, tau, q) -> loss intervals (segments) or None``: the loss history the
+        controller is given before its rules are read; default ``1/q_r``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> reno = get_algorithm("reno")
+    >>> float(reno.phi(np.array([250.0]), np.array([0.08]))[0])  # 2 / (tau x)^2
+    0.005
     """
 
     name: str
     params: dict
-    increment: Callable[[Array, Array, Array | None], Array]
-    decrement: Callable[[Array, Array, Array | None], Array]
-    source: str
+    source: str = ""
     price_dependent: bool = False
     label: str = field(default="")
+    history: Callable[[Array, Array, Array | None], Array | None] = field(
+        default=_price_history, repr=False, compare=False)
 
     @property
     def title(self) -> str:
@@ -106,6 +120,62 @@ class Algorithm:
             return self.name
         inner = ",".join(f"{k}={v:g}" for k, v in self.params.items())
         return f"{self.name}({inner})"
+
+    # --- window form: pathpool-cc's rules ----------------------------------------------------
+    def rules(self, w: Array, tau: Array, q: Array | None = None) -> tuple[Array, Array]:
+        """Per-ACK increments ``I_r`` and per-loss decrements ``D_r`` of one source's routes.
+
+        Parameters
+        ----------
+        w, tau : ndarray
+            Windows (packets) and RTTs (s) of one source's routes.
+        q : ndarray, optional
+            Route prices; required by price-dependent algorithms (OLIA's loss history).
+
+        Returns
+        -------
+        (ndarray, ndarray)
+            ``I_r`` and ``D_r`` (packets) per route, before the packet-level window floors.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> inc, dec = get_algorithm("coupled").rules(np.array([10.0, 30.0]), np.array([0.1, 0.1]))
+        >>> inc.tolist(), dec.tolist()  # 1/w_total, w_total/2
+        ([0.025, 0.025], [20.0, 20.0])
+        """
+        from pathpool import _core
+
+        if self.price_dependent and q is None:
+            raise ValueError(f"{self.name}: phi depends on the route prices q; pass q")
+        w = np.asarray(w, dtype=float)
+        tau = np.asarray(tau, dtype=float)
+        hist = self.history(w, tau, q) if self.price_dependent else None
+        inc, dec = _core.window_rules(self.name, self.params, w.tolist(), tau.tolist(),
+                                      None if hist is None else np.asarray(hist, float).tolist())
+        return np.asarray(inc), np.asarray(dec)
+
+    def increment(self, w: Array, tau: Array, q: Array | None = None) -> Array:
+        """Per-ACK window increment ``I_r`` on each route (see :meth:`rules`).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> get_algorithm("reno").increment(np.array([20.0]), np.array([0.1])).tolist()
+        [0.05]
+        """
+        return self.rules(w, tau, q)[0]
+
+    def decrement(self, w: Array, tau: Array, q: Array | None = None) -> Array:
+        """Per-loss window decrement ``D_r`` on each route (see :meth:`rules`).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> get_algorithm("reno").decrement(np.array([20.0]), np.array([0.1])).tolist()
+        [10.0]
+        """
+        return self.rules(w, tau, q)[1]
 
     # --- fluid form, eq. (7) of seed 004 ---------------------------------------------------
     def gain(self, x: Array, tau: Array, q: Array | None = None) -> Array:
@@ -122,6 +192,12 @@ class Algorithm:
         -------
         ndarray
             ``k_r`` for each route.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> float(get_algorithm("reno").gain(np.array([250.0]), np.array([0.08]))[0])  # x^2/2
+        31250.0
         """
         x = np.asarray(x, dtype=float)
         tau = np.asarray(tau, dtype=float)
@@ -142,216 +218,65 @@ class Algorithm:
         -------
         ndarray
             ``phi_r``: the loss probability at which route ``r`` holds its rate.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> float(get_algorithm("reno").phi(np.array([250.0]), np.array([0.08]))[0])
+        0.005
         """
         x = np.asarray(x, dtype=float)
         tau = np.asarray(tau, dtype=float)
-        w = x * tau
-        return self.increment(w, tau, q) / self.decrement(w, tau, q)
+        inc, dec = self.rules(x * tau, tau, q)
+        return inc / dec
 
 
-# ---------------------------------------------------------------------------------------------
-# window rules
-# ---------------------------------------------------------------------------------------------
+@lru_cache(maxsize=1)
+def _catalogue() -> dict[str, dict]:
+    from pathpool import _core
+
+    return {a["name"]: a for a in _core.algorithms()}
 
 
-def _reno() -> Algorithm:
-    return Algorithm(
-        "reno",
-        {},
-        lambda w, tau, q: 1.0 / w,
-        lambda w, tau, q: w / 2.0,
-        "TCP NewReno: +1/w per ACK, -w/2 per loss (seed 004 II-B)",
-    )
+@cache
+def _probe(name: str, frozen_params: tuple) -> tuple[bool, bool]:
+    """(has per-state rules, rules depend on the loss history), measured on a probe state."""
+    from pathpool import _core
+    from pathpool.errors import SimulationError
+
+    params = dict(frozen_params)
+    w, tau = [10.0, 30.0, 20.0], [0.1, 0.1, 0.05]
+    try:
+        base = _core.window_rules(name, params, w, tau)
+    except SimulationError as exc:
+        if "no per-state window rules" in str(exc):
+            return False, False
+        raise ValueError(f"algorithm {name!r}: {exc}") from None
+    histories = ([100.0, 50.0, 10.0], [50.0, 100.0, 10.0], [10.0, 10.0, 100.0])
+    depends = any(_core.window_rules(name, params, w, tau, h) != base for h in histories)
+    return True, depends
 
 
-def _ewtcp(a: float = 1.0) -> Algorithm:
-    return Algorithm(
-        "ewtcp",
-        {"a": a},
-        lambda w, tau, q: a / w,
-        lambda w, tau, q: w / 2.0,
-        "EWTCP (Honda et al. 2009): +a/w_r per ACK, -w_r/2 per loss (seed README)",
-    )
+def _fluid_names() -> tuple[str, ...]:
+    return tuple(n for n in _catalogue() if _probe(n, ())[0])
 
 
-def _coupled() -> Algorithm:
-    def inc(w, tau, q):
-        return np.full_like(w, 1.0 / np.sum(w))
-
-    def dec(w, tau, q):
-        # The floor of the packet-level rule (window never below its minimum) has no fluid
-        # counterpart; the projection at x_r = 0 in (3) plays its role.
-        return np.full_like(w, np.sum(w) / 2.0)
-
-    return Algorithm(
-        "coupled",
-        {},
-        inc,
-        dec,
-        "Coupled (Kelly & Voice 2005; Han et al. 2004): +1/w_total per ACK, "
-        "-w_total/2 per loss (seed README)",
-    )
+#: Registry algorithms that have a fluid model (all with per-state window rules).
+ALGORITHMS: tuple[str, ...] = _fluid_names()
 
 
-def _semicoupled(a: float = 1.0) -> Algorithm:
-    return Algorithm(
-        "semicoupled",
-        {"a": a},
-        lambda w, tau, q: np.full_like(w, a / np.sum(w)),
-        lambda w, tau, q: w / 2.0,
-        "Semicoupled (Wischik et al. 2011): +a/w_total per ACK, -w_r/2 per loss (seed README)",
-    )
-
-
-def _max_increment(w: Array, tau: Array) -> Array:
-    return np.full_like(w, np.max(w / tau**2) / np.sum(w / tau) ** 2)
-
-
-def _max() -> Algorithm:
-    return Algorithm(
-        "max",
-        {},
-        lambda w, tau, q: _max_increment(w, tau),
-        lambda w, tau, q: w / 2.0,
-        "Max (Wischik et al. 2011): +max_k(w_k/tau_k^2)/(sum_k w_k/tau_k)^2 per ACK, "
-        "-w_r/2 per loss (seed README)",
-    )
-
-
-def _lia() -> Algorithm:
-    return Algorithm(
-        "lia",
-        {},
-        lambda w, tau, q: np.minimum(_max_increment(w, tau), 1.0 / w),
-        lambda w, tau, q: w / 2.0,
-        "LIA (RFC 6356): min(alpha/w_total, 1/w_r) per ACK, -w_r/2 per loss",
-    )
-
-
-def olia_alpha(w: Array, tau: Array, q: Array, rel_tol: float = 1e-9) -> Array:
-    """OLIA's ``alpha_r`` (Khalili et al., ToN 2013, eq. (5)) in the fluid model.
-
-    The best paths maximise ``l_r / tau_r^2`` where ``l_r`` is the number of packets between
-    losses; in the fluid model ``l_r = 1/q_r``.  ``M`` is the set of paths with the largest
-    window.  With ``n`` paths::
-
-        alpha_r =  1 / (n |B \\ M|)   if r in B \\ M
-        alpha_r = -1 / (n |M|)        if r in M and B \\ M is not empty
-        alpha_r =  0                  otherwise
-
-    Parameters
-    ----------
-    w, tau, q : ndarray
-        Windows (packets), RTTs (s) and route prices of one source's routes.
-    rel_tol : float
-        Relative tolerance for membership of the arg-max sets (ties).
-
-    Returns
-    -------
-    ndarray
-        ``alpha_r`` per route.
-    """
-    w = np.asarray(w, dtype=float)
-    n = w.size
-    quality = 1.0 / (np.maximum(np.asarray(q, dtype=float), 1e-300) * np.asarray(tau) ** 2)
-    best = quality >= quality.max() * (1 - rel_tol)
-    maxw = w >= w.max() * (1 - rel_tol)
-    collected = best & ~maxw
-    alpha = np.zeros(n)
-    if collected.any():
-        alpha[collected] = 1.0 / (n * collected.sum())
-        alpha[maxw] = -1.0 / (n * maxw.sum())
-    return alpha
-
-
-def _olia() -> Algorithm:
-    def inc(w, tau, q):
-        if q is None:
-            raise ValueError("olia: phi depends on the route prices q; pass q")
-        x = w / tau
-        return (w / tau**2) / np.sum(x) ** 2 + olia_alpha(w, tau, q) / w
-
-    return Algorithm(
-        "olia",
-        {},
-        inc,
-        lambda w, tau, q: w / 2.0,
-        "OLIA (Khalili et al., ToN 2013): (w_r/tau_r^2)/(sum w_k/tau_k)^2 + alpha_r/w_r per "
-        "ACK, -w_r/2 per loss; fluid inter-loss distance l_r = 1/q_r",
-        price_dependent=True,
-    )
-
-
-def _balia() -> Algorithm:
-    def alpha(w, tau):
-        x = w / tau
-        return x.max() / x
-
-    def inc(w, tau, q):
-        x = w / tau
-        a = alpha(w, tau)
-        return x / (tau * np.sum(x) ** 2) * (1 + a) / 2 * (4 + a) / 5
-
-    def dec(w, tau, q):
-        return w / 2 * np.minimum(alpha(w, tau), 1.5)
-
-    return Algorithm(
-        "balia",
-        {},
-        inc,
-        dec,
-        "Balia (seed 002 slide 'Balia'; seed 004 eq. (1)-(2)), continuous form",
-    )
-
-
-def _generalized(eta: float = 0.5, beta: float = 0.2) -> Algorithm:
-    def alpha(w, tau):
-        x = w / tau
-        return x.max() / x
-
-    def inc(w, tau, q):
-        x = w / tau
-        a = alpha(w, tau)
-        return x / (tau * np.sum(x) ** 2) * (1 + eta * (a - 1)) * (1 + beta * (a - 1))
-
-    def dec(w, tau, q):
-        return w / 2 * (1 + eta * (alpha(w, tau) - 1))
-
-    return Algorithm(
-        "generalized",
-        {"eta": eta, "beta": beta},
-        inc,
-        dec,
-        "generalized (eta, beta) family, seed 002 'Design of the tradeoff', normalised to Reno",
-    )
-
-
-_FACTORIES: dict[str, Callable[..., Algorithm]] = {
-    "reno": _reno,
-    "ewtcp": _ewtcp,
-    "coupled": _coupled,
-    "semicoupled": _semicoupled,
-    "max": _max,
-    "lia": _lia,
-    "olia": _olia,
-    "balia": _balia,
-    "generalized": _generalized,
-}
-
-#: Names accepted by :func:`get_algorithm`.
-ALGORITHMS: tuple[str, ...] = tuple(_FACTORIES)
-
-
-def get_algorithm(name: str | Algorithm, **params: float) -> Algorithm:
-    """Return the fluid-model :class:`Algorithm` for a ``pathpool-cc`` algorithm name.
+def get_algorithm(name: str | Algorithm, **params) -> Algorithm:
+    """Return the fluid-model :class:`Algorithm` of a ``pathpool-cc`` registry algorithm.
 
     Parameters
     ----------
     name : str or Algorithm
-        One of :data:`ALGORITHMS`; an :class:`Algorithm` is returned unchanged.  The forms
-        ``"ewtcp(a=0.25)"`` and ``"generalized(eta=0.5,beta=0.2)"`` are accepted too.
-    **params : float
-        Algorithm parameters (``a`` for ewtcp/semicoupled, ``eta``/``beta`` for generalized).
+        A registry algorithm with per-state rules (:data:`ALGORITHMS`); an :class:`Algorithm`
+        is returned unchanged.  The forms ``"ewtcp(a=0.25)"`` and
+        ``"generalized(eta=0.5,beta=0.2)"`` are accepted too.
+    **params
+        Algorithm parameters as in a scenario (``a`` for ewtcp/semicoupled, ``eta``/``beta``
+        for generalized, ``variant`` for balia); pathpool-cc checks them.
 
     Returns
     -------
@@ -360,7 +285,15 @@ def get_algorithm(name: str | Algorithm, **params: float) -> Algorithm:
     Raises
     ------
     ValueError
-        Unknown name or parameter; the message lists the allowed values.
+        Unknown name or parameter, or an algorithm without a fluid model; the message lists
+        the allowed values.
+
+    Examples
+    --------
+    >>> get_algorithm("ewtcp(a=1)").title
+    'ewtcp(a=1)'
+    >>> get_algorithm("olia").price_dependent
+    True
     """
     if isinstance(name, Algorithm):
         return name
@@ -371,15 +304,22 @@ def get_algorithm(name: str | Algorithm, **params: float) -> Algorithm:
             if "=" not in item:
                 raise ValueError(f"algorithm {name!r}: parameter {item!r} must be key=value")
             k, v = item.split("=", 1)
-            params.setdefault(k.strip(), float(v))
+            v = v.strip()
+            try:
+                value: object = float(v)
+            except ValueError:
+                value = v.strip("\"'")
+            params.setdefault(k.strip(), value)
         text = base.strip()
     key = text.lower()
-    if key not in _FACTORIES:
-        raise ValueError(f"unknown algorithm {name!r}; allowed: {', '.join(ALGORITHMS)}")
-    try:
-        return _FACTORIES[key](**params)
-    except TypeError as exc:
-        raise ValueError(f"algorithm {key!r}: bad parameters {params}: {exc}") from None
+    allowed = _fluid_names()
+    if key not in allowed:
+        why = "has no fluid model (its steps depend on time or estimates)" if key in _catalogue() \
+            else "is unknown"
+        raise ValueError(f"algorithm {name!r} {why}; allowed: {', '.join(allowed)}")
+    frozen = tuple(sorted(params.items()))
+    _, depends = _probe(key, frozen)
+    return Algorithm(key, dict(params), source=_catalogue()[key]["source"], price_dependent=depends)
 
 
 def balia_vs_generalized(x: Array, tau: Array, eta: float = 0.5, beta: float = 0.2) -> dict:
@@ -397,12 +337,19 @@ def balia_vs_generalized(x: Array, tau: Array, eta: float = 0.5, beta: float = 0
     dict
         ``increment_balia``, ``increment_generalized``, ``decrement_balia``,
         ``decrement_generalized`` (arrays).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> c = balia_vs_generalized(np.array([200.0, 100.0]), np.array([0.1, 0.1]))
+    >>> bool(np.all(c["increment_balia"] == c["increment_generalized"]))
+    True
     """
     x = np.asarray(x, float)
     tau = np.asarray(tau, float)
     w = x * tau
-    b = _balia()
-    g = _generalized(eta, beta)
+    b = get_algorithm("balia")
+    g = get_algorithm("generalized", eta=eta, beta=beta)
     return {
         "increment_balia": b.increment(w, tau, None),
         "increment_generalized": g.increment(w, tau, None),

@@ -387,7 +387,7 @@ def table_one(
     """
     if rtt not in ("equal", "different"):
         raise ValueError(f"table_one: rtt={rtt!r}; allowed: 'equal', 'different'")
-    algorithms = algorithms or ["ewtcp", "coupled", "semicoupled", "max",
+    algorithms = algorithms or ["ewtcp(a=1)", "coupled", "semicoupled(a=1)", "max",
                                 "generalized(eta=0.5,beta=0.2)", "lia", "balia"]
     rng = np.random.default_rng(seed)
     rows = []

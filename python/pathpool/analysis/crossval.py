@@ -51,8 +51,9 @@ WIRE_BYTES = 1500
 #: Mean of a deterministic AIMD sawtooth relative to the fluid model's equilibrium.
 SAWTOOTH_FACTOR = float(np.sqrt(3.0) / 2.0)
 NETWORKS = ("two_paths", "shared", "khalili")
-#: Algorithms of the cross-validation, with explicit parameters (pathpool-cc's EWTCP default
-#: is a = 1/n^2; the fluid catalogue's is a = 1, so pass it).
+#: Algorithms of the cross-validation, with explicit parameters (EWTCP with a = 1, uncoupled
+#: Reno increases; pathpool-cc's default, used by both the simulator and the fluid model, is
+#: a = 1/n^2).
 CROSSVAL_ALGORITHMS = ("lia", "olia", "balia", "ewtcp(a=1)", "coupled")
 
 _TWO = {"loss": (0.01, 0.02), "rtt": (0.040, 0.080)}

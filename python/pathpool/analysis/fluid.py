@@ -24,6 +24,7 @@ approximation of ``1 - prod(1 - p_l)``).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -393,18 +394,18 @@ def _as_equilibrium(net: Network, z: np.ndarray) -> Equilibrium:
     return Equilibrium(x, p, net.route_price(p), net.link_rate(x), res, net)
 
 
-def _olia_surrogate(net: Network) -> Network:
-    """OLIA with alpha = 0 (its equilibrium conditions, see :func:`solve_equilibrium`)."""
-    from pathpool.analysis.algorithms import Algorithm
+def _best_paths_have_max_windows(w: np.ndarray, tau: np.ndarray, q: np.ndarray | None) -> np.ndarray:
+    """A loss history in which ``l_r / tau_r^2`` is proportional to ``w_r``: OLIA's best paths
+    are then its largest-window paths, inside ``M``, so every ``alpha_r = 0``."""
+    score = np.asarray(tau, float) ** 2 * np.asarray(w, float)
+    return np.maximum(score / score.max() * 1e6, 1e-9)
 
-    zero_alpha = Algorithm(
-        "olia",
-        {},
-        lambda w, tau, q: (w / tau**2) / np.sum(w / tau) ** 2,
-        lambda w, tau, q: w / 2.0,
-        "OLIA with alpha_r = 0",
-    )
-    algs = [zero_alpha if a.name == "olia" else a for a in net.algorithms]
+
+def _olia_surrogate(net: Network) -> Network:
+    """OLIA with alpha = 0 (its equilibrium conditions, see :func:`solve_equilibrium`):
+    pathpool-cc's OLIA at a loss history whose best paths are its max-window paths."""
+    algs = [dataclasses.replace(a, history=_best_paths_have_max_windows) if a.name == "olia" else a
+            for a in net.algorithms]
     return net.with_algorithms(algs)
 
 

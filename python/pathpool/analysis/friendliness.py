@@ -110,7 +110,7 @@ def friendliness(algorithms: list[str] | None = None, network: str = "fig1", **k
         ``mp_share`` (MP over total), ``residual``, and for ``fig2`` the paper's Table III
         share where it has the algorithm.
     """
-    algorithms = algorithms or ["ewtcp", "semicoupled", "max", "lia", "balia",
+    algorithms = algorithms or ["ewtcp(a=1)", "semicoupled(a=1)", "max", "lia", "balia",
                                 "generalized(eta=0.5,beta=0.2)", "coupled", "olia"]
     build = {"fig1": fig1_network, "fig2": fig2_network}
     if network not in build:

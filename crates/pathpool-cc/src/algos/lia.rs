@@ -2,7 +2,9 @@
 //! the out-of-tree Linux MPTCP v0.95 (`mptcp_coupled.c`) keeps it.
 
 use super::common::{active_count, add_credited, alpha_ratio, ca_credit, halve};
-use crate::controller::{Ack, Controller, Counting, Nanos, Subflow, MIN_CWND, MIN_SSTHRESH};
+use crate::controller::{
+    Ack, Controller, Counting, Nanos, Subflow, WindowRules, MIN_CWND, MIN_SSTHRESH,
+};
 use crate::registry::{flag, AlgorithmInfo, CcError, ParamInfo, Params};
 
 pub(crate) const INFO: AlgorithmInfo = AlgorithmInfo {
@@ -132,6 +134,22 @@ pub(crate) fn build(
 impl Controller for Lia {
     fn name(&self) -> &'static str {
         INFO.name
+    }
+
+    /// RFC 6356's rule with alpha computed from this state (as `alpha_every_ack` does; v0.95
+    /// recomputes it only at some moments, so on_ack may use an older alpha):
+    /// `I_r = min(alpha/w_total, 1/w_r)` with more than one active subflow, `1/w_r` alone;
+    /// `D_r = w_r/2`.
+    fn window_rules(&self, subflows: &[Subflow], i: usize) -> Option<WindowRules> {
+        let w = subflows[i].cwnd;
+        let increase = match alpha_ratio(subflows, i) {
+            Some((ratio, _)) if active_count(subflows, i) > 1 => ratio.min(1.0 / w),
+            _ => 1.0 / w,
+        };
+        Some(WindowRules {
+            increase,
+            decrease: w / 2.0,
+        })
     }
 
     fn on_ack(&mut self, subflows: &mut [Subflow], i: usize, ack: &Ack) {

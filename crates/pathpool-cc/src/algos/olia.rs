@@ -1,7 +1,7 @@
 //! `olia`: the Opportunistic Linked Increases Algorithm.
 
 use super::common::{add_credited, ca_credit, halve, participates};
-use crate::controller::{Ack, Controller, Counting, Nanos, Subflow};
+use crate::controller::{Ack, Controller, Counting, Nanos, Subflow, WindowRules};
 use crate::registry::{AlgorithmInfo, CcError, Params};
 
 pub(crate) const INFO: AlgorithmInfo = AlgorithmInfo {
@@ -214,6 +214,14 @@ pub(crate) fn build(
 impl Controller for Olia {
     fn name(&self) -> &'static str {
         INFO.name
+    }
+
+    /// `I_r` from the loss history the marks hold (see [`Olia::increase`]), `D_r = w_r/2`.
+    fn window_rules(&self, subflows: &[Subflow], i: usize) -> Option<WindowRules> {
+        Some(WindowRules {
+            increase: self.increase(subflows, i),
+            decrease: subflows[i].cwnd / 2.0,
+        })
     }
 
     fn on_ack(&mut self, subflows: &mut [Subflow], i: usize, ack: &Ack) {

@@ -1,7 +1,7 @@
 //! `reno`: NewReno-style AIMD, each subflow on its own (RFC 5681).
 
 use super::common::{add_credited, ca_credit, halve};
-use crate::controller::{Ack, Controller, Counting, Nanos, Subflow};
+use crate::controller::{Ack, Controller, Counting, Nanos, Subflow, WindowRules};
 use crate::registry::{AlgorithmInfo, CcError, Params};
 
 pub(crate) const INFO: AlgorithmInfo = AlgorithmInfo {
@@ -52,6 +52,15 @@ pub(crate) fn build(
 impl Controller for Reno {
     fn name(&self) -> &'static str {
         INFO.name
+    }
+
+    /// `I = 1/w`, `D = w/2`.
+    fn window_rules(&self, subflows: &[Subflow], i: usize) -> Option<WindowRules> {
+        let w = subflows[i].cwnd;
+        Some(WindowRules {
+            increase: 1.0 / w,
+            decrease: w / 2.0,
+        })
     }
 
     fn on_ack(&mut self, subflows: &mut [Subflow], i: usize, ack: &Ack) {

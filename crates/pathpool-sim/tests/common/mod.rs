@@ -15,10 +15,21 @@ pub fn header(name: &str, duration: &str) -> String {
     format!("name = \"{name}\"\nduration = {duration}\n")
 }
 
-/// A `[[links]]` table; `extra` holds further `key = value` lines (loss, reorder, ...).
+/// A `[metrics]` table with the sampling interval.
+pub fn metrics(interval: &str) -> String {
+    format!("[metrics]\ninterval = \"{interval}\"\n")
+}
+
+/// A `[[links]]` table; `buffer = ""` leaves the default buffer; `extra` holds further
+/// `key = value` lines (loss, reorder, ...).
 pub fn link(name: &str, rate: &str, delay: &str, buffer: &str, extra: &str) -> String {
+    let buffer = if buffer.is_empty() {
+        String::new()
+    } else {
+        format!("buffer = \"{buffer}\"\n")
+    };
     format!(
-        "[[links]]\nname = \"{name}\"\nrate = \"{rate}\"\ndelay = \"{delay}\"\nbuffer = \"{buffer}\"\n{extra}\n"
+        "[[links]]\nname = \"{name}\"\nrate = \"{rate}\"\ndelay = \"{delay}\"\n{buffer}{extra}\n"
     )
 }
 
@@ -31,11 +42,14 @@ pub fn path(name: &str, links: &[&str], extra: &str) -> String {
     )
 }
 
-/// A single-path `[[flows]]` table of kind tcp.
+/// A single-path `[[flows]]` table of kind tcp; `algorithm = ""` leaves the default.
 pub fn tcp_flow(name: &str, path: &str, algorithm: &str, extra: &str) -> String {
-    format!(
-        "[[flows]]\nname = \"{name}\"\nkind = \"tcp\"\npath = \"{path}\"\nalgorithm = \"{algorithm}\"\n{extra}\n"
-    )
+    let algorithm = if algorithm.is_empty() {
+        String::new()
+    } else {
+        format!("algorithm = \"{algorithm}\"\n")
+    };
+    format!("[[flows]]\nname = \"{name}\"\nkind = \"tcp\"\npath = \"{path}\"\n{algorithm}{extra}\n")
 }
 
 /// A multipath `[[flows]]` table of kind mptcp over `paths`.
