@@ -54,7 +54,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="sim: the simulator (default); linux: the real kernel on the namespace test bed with the "
                    "pp_* BPF controls (root; real time); both: side by side, with an agreement table")
     p.add_argument("--beds", type=at_least(1), default=None, metavar="N",
-                   help="linux: test beds side by side (default: one per two cores)")
+                   help="linux: test beds side by side (default: three per two cores)")
     p.add_argument("--kernel-seeds", type=at_least(1), default=None, metavar="N",
                    help="linux/both: the kernel runs only the first N seeds (repetitions; default: all of --seeds)")
     p.add_argument("--kernel-max-duration", type=positive_float, default=None, metavar="S",
