@@ -231,27 +231,28 @@ def _x_text(x: float) -> str:
     return "" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:g}"
 
 
-def _retrans_share(tables: dict, r) -> str:
-    """Retransmitted / sent data packets of the row's runs, as a percentage ("—" if unknown)."""
-    f = tables.get("flows")
-    if f is None or not len(f) or "experiment" not in f:
-        return "—"
-    sel = f[(f["experiment"] == r.experiment) & (f["run_algorithm"] == r.algorithm)]
+def _rows_of(tables: dict, name: str, r) -> pd.DataFrame | None:
+    """The rows of table ``name`` that belong to the agreement row ``r`` (None if there are none)."""
+    t = tables.get(name)
+    if t is None or not len(t) or "experiment" not in t:
+        return None
+    sel = t[(t["experiment"] == r.experiment) & (t["run_algorithm"] == r.algorithm)]
     if isinstance(r.x, float) and not math.isnan(r.x):
         sel = sel[np.isclose(sel["x"], r.x)]
-    sent = float(sel["sent_packets"].sum())
-    return f"{100 * float(sel['retransmitted_packets'].sum()) / sent:.1f}%" if sent > 0 else "—"
+    return sel
+
+
+def _retrans_share(tables: dict, r) -> str:
+    """Retransmitted / sent data packets of the row's runs, as a percentage ("—" if unknown)."""
+    sel = _rows_of(tables, "flows", r)
+    sent = float(sel["sent_packets"].sum()) if sel is not None else 0.0
+    return f"{100 * float(sel['retransmitted_packets'].sum()) / sent:.1f}%" if sel is not None and sent > 0 else "—"
 
 
 def _packets_per_run(tables: dict, r) -> str:
     """Mean over runs of the packets the row's bottleneck links forwarded ("—" if unknown)."""
-    t = tables.get("links")
-    if t is None or not len(t) or "experiment" not in t:
-        return "—"
-    sel = t[(t["experiment"] == r.experiment) & (t["run_algorithm"] == r.algorithm)]
-    if isinstance(r.x, float) and not math.isnan(r.x):
-        sel = sel[np.isclose(sel["x"], r.x)]
-    per = sel.groupby("seed")["forwarded_packets"].sum()
+    sel = _rows_of(tables, "links", r)
+    per = sel.groupby("seed")["forwarded_packets"].sum() if sel is not None else ()
     return f"{per.mean():.0f}" if len(per) else "—"
 
 
