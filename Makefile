@@ -5,7 +5,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
 
-.PHONY: install system-deps test lint test-rust test-python reproduce reproduce-kernel bench kernel wheel wheel-only docs
+.PHONY: install system-deps test lint test-rust test-python reproduce reproduce-kernel bench kernel wheel wheel-only docs scenarios-md
 
 # System packages (clang, bpftool, libbpf, nftables) for the kernel/BPF part; skipped when not root.
 system-deps:
@@ -39,14 +39,14 @@ test-python:
 	$(PY) -m pytest
 
 reproduce: install
-	$(VENV)/bin/pathpool reproduce all --seeds 30 --out report
+	$(VENV)/bin/pathpool reproduce all --seeds 30 --recovery-reading linux --out report
 
 # The simulator and the real kernel side by side (root; real time, see
 # python/pathpool/reproduce/README.md for the time it takes). Not part of `reproduce`: hours of
 # real traffic are not a reasonable first command.
 reproduce-kernel: install
 	$(MAKE) -C kernel runtime
-	$(VENV)/bin/pathpool reproduce all --backend both --seeds 30 --kernel-seeds 3 --out report-kernel
+	$(VENV)/bin/pathpool reproduce all --backend both --seeds 30 --kernel-seeds 3 --recovery-reading linux --out report-kernel
 
 bench: install
 	$(VENV)/bin/pathpool bench
@@ -64,5 +64,10 @@ wheel-only:
 
 # The documentation site (mkdocs material + mkdocstrings) into target/site; tests/package/test_docs.py
 # builds it the same way with --strict inside `make test`.
-docs: install
+docs: install scenarios-md
 	$(VENV)/bin/mkdocs build --strict
+
+# SCENARIOS.md's field tables, regenerated from the validator's schema (config/schema.rs);
+# tests/package/test_scenario_reference.py fails when the committed file is stale.
+scenarios-md:
+	$(PY) -m pathpool.sim.reference --write crates/pathpool-sim/SCENARIOS.md

@@ -1,6 +1,7 @@
 """mkdocs hook: pages whose content has one source elsewhere are filled in at build time.
 
-``{{ include PATH }}`` inserts a repository file (SCENARIOS.md, the kernel README), with its
+``{{ include PATH }}`` inserts a repository file (SCENARIOS.md, whose field tables are generated
+anew from the validator's schema, ``pathpool.scenario_schema()``; the kernel README), with its
 relative links turned into plain paths (they point into the repository, not the site);
 ``{{ cli_reference }}`` renders every ``pathpool`` command's ``--help`` from the argparse parsers;
 ``{{ notebook PATH }}`` renders a notebook's markdown and code cells; ``{{ algorithms }}`` and
@@ -21,6 +22,11 @@ _LINK = re.compile(r"\[([^\]]+)\]\((?!https?:|mailto:|#)([^)]+)\)")
 
 def _include(rel: str) -> str:
     text = (ROOT / rel).read_text(encoding="utf-8")
+    if rel.endswith("SCENARIOS.md"):
+        # Its field tables are generated from the validator's schema: render them fresh.
+        from pathpool.sim.reference import update_reference
+
+        text = update_reference(text)
     return _LINK.sub(lambda m: f"{m.group(1)} (`{m.group(2)}`)", text)
 
 

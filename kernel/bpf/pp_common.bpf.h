@@ -8,10 +8,11 @@
  * Coupling. A subflow finds its MPTCP connection through its ULP context:
  *   inet_csk(sk)->icsk_ulp_data  --bpf_rdonly_cast-->  struct mptcp_subflow_context  ->conn
  * (bpf_skc_to_mptcp_sock() is refused for struct_ops programs on 6.x and
- * bpf_mptcp_sock_from_subflow() is not callable from them). The connection pointer keys a hash
- * map whose value holds one slot per subflow (window, RTT, OLIA's inter-loss bytes). A subflow
- * claims a slot with a compare-and-swap at init and frees it at release; the last one out
- * deletes the entry. A subflow writes only its own slot and reads its siblings' slots as plain
+ * bpf_mptcp_sock_from_subflow() is not callable from them). The first subflow of a connection
+ * claims an entry of the array pp_conns (pp_conn_index; the hash map pp_conn_ids maps the
+ * connection pointer to it for later subflows) that holds one slot per subflow (window, RTT,
+ * OLIA's inter-loss bytes). A subflow claims a slot with a compare-and-swap at init and frees it
+ * at release; the last one out frees the entry. A subflow writes only its own slot and reads its siblings' slots as plain
  * loads: on other CPUs those values may be a few ACKs old. The coupled formulas are rates
  * averaged over RTTs, so a stale sibling window only shifts one increment by a fraction of a
  * 1/w step; nothing requires a consistent snapshot.
@@ -74,8 +75,13 @@ volatile struct pp_tunables pp_tun = PP_TUNABLES_DEFAULT;
 #define TCP_CA_Recovery_ 3
 #define TCP_CA_Loss_ 4
 
-/* One cache line per slot: each subflow writes its own slot on every ACK, and subflows run on
- * different CPUs; sharing a line would make every ACK a cache-line transfer. */
+/*
+ * One cache line per slot: each subflow writes its own slot on every ACK, and subflows run on
+ * different CPUs; sharing a line would make every ACK a cache-line transfer. The array below is
+ * BPF_F_MMAPABLE, so its values start on a page and, with a size that is a multiple of 64, every
+ * slot and the header really sit on lines of their own (a hash map's value follows the element's
+ * header at an 8-byte alignment only: there neighbouring slots shared lines).
+ */
 struct pp_slot {
 	__u64 sk;        /* owner socket pointer; 0 = free */
 	__u64 w;         /* q16 window (ssthresh while in recovery) */
@@ -86,17 +92,36 @@ struct pp_slot {
 
 struct pp_conn_state {
 	struct pp_slot s[PP_MAX_SF];
+	/* The header, read on every ACK (LIA) and written only at init/release and LIA's
+	 * recomputations. */
+	__u64 owner;     /* mptcp_sock pointer of the connection; 0 = entry free */
 	struct pp_lia_state lia; /* LIA: alpha / w_total at the last recomputation, forced flag */
 	__u32 refs;
-	__u32 pad;
-};
+	__u32 mask;      /* bit k: slot k taken and active (pp_participates' "active") */
+} __attribute__((aligned(64)));
+
+#define PP_MAX_CONNS 4096
+
+/*
+ * Connection state by index: an array lookup is inlined by the verifier (a bounds check and an
+ * add), where a hash lookup hashes the key and walks a bucket on every ACK. The subflow keeps
+ * the index in its private area; the hash map pp_conn_ids (connection -> index) is used only
+ * when a subflow joins or leaves.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, PP_MAX_CONNS);
+	__type(key, __u32);
+	__type(value, struct pp_conn_state);
+} pp_conns SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 4096);
+	__uint(max_entries, PP_MAX_CONNS);
 	__type(key, __u64);
-	__type(value, struct pp_conn_state);
-} pp_conns SEC(".maps");
+	__type(value, __u32);
+} pp_conn_ids SEC(".maps");
 
 /* Private per-socket state, inside icsk_ca_priv (104 bytes). */
 struct pp_ca {
@@ -106,18 +131,13 @@ struct pp_ca {
 	__u32 slot;
 	__u32 state;     /* last TCP_CA_* seen in set_state */
 	__u32 last_rtt_us;
-	__u32 pad;
+	__u32 idx;       /* index of the connection's entry in pp_conns (valid while conn != 0) */
 	struct pp_loss_est lest; /* RSF-LB's loss-probability estimate */
 };
 
 _Static_assert(sizeof(struct pp_ca) <= 104, "pp_ca must fit in icsk_ca_priv");
 _Static_assert((PP_MAX_SF & (PP_MAX_SF - 1)) == 0, "slot masks need a power of two");
 
-/* A new connection's state (pp_lia_init's values), from .rodata: a copy on the stack would
- * not fit the 512-byte BPF stack with 8 cache-line slots. */
-static const struct pp_conn_state pp_conn_template = {
-	.lia = { .ratio_q32 = (pp_u64)PP_INC_ONE, .forced = 1, .recomputations = 0 },
-};
 
 static __always_inline struct inet_connection_sock *pp_csk(struct sock *sk)
 {
@@ -153,11 +173,11 @@ static __always_inline __u64 pp_conn_of(struct sock *sk)
 
 static __always_inline struct pp_conn_state *pp_state(struct pp_ca *ca)
 {
-	__u64 key = ca->conn;
+	__u32 idx = ca->idx;
 
-	if (!PP_COUPLED || !key)
+	if (!PP_COUPLED || !ca->conn)
 		return 0;
-	return bpf_map_lookup_elem(&pp_conns, &key);
+	return bpf_map_lookup_elem(&pp_conns, &idx);
 }
 
 static __always_inline __u64 pp_own_window(struct sock *sk, struct pp_ca *ca)
@@ -257,12 +277,80 @@ static __always_inline void pp_rsflb_observe(struct sock *sk, struct pp_ca *ca)
 #endif
 }
 
+struct pp_claim_ctx {
+	__u64 key;
+	__u32 start;
+	__u32 idx;
+};
+
+static long pp_claim_one(__u32 n, void *data)
+{
+	struct pp_claim_ctx *c = data;
+	__u32 idx = (c->start + n) & (PP_MAX_CONNS - 1);
+	struct pp_conn_state *st = bpf_map_lookup_elem(&pp_conns, &idx);
+
+	if (!st || __sync_val_compare_and_swap(&st->owner, 0, c->key) != 0)
+		return 0;
+	c->idx = idx;
+	return 1;
+}
+
+/*
+ * The index of connection key's entry, claiming a free one (state reset to pp_lia_init's
+ * values) for the first subflow; PP_MAX_CONNS if all are taken. Two first subflows racing:
+ * pp_conn_ids' BPF_NOEXIST lets one win, the other frees its claim and joins.
+ */
+static __always_inline __u32 pp_conn_index(__u64 key)
+{
+	struct pp_claim_ctx c = { .key = key, .idx = PP_MAX_CONNS };
+	struct pp_conn_state *st;
+	__u32 *found = bpf_map_lookup_elem(&pp_conn_ids, &key);
+	int k;
+
+	if (found)
+		return *found;
+	/* Start the search where the pointer hashes to, so it usually ends at once. */
+	c.start = (__u32)((key >> 6) * 0x9E3779B97F4A7C15ULL >> 52) & (PP_MAX_CONNS - 1);
+	bpf_loop(PP_MAX_CONNS, pp_claim_one, &c, 0);
+	if (c.idx >= PP_MAX_CONNS)
+		return PP_MAX_CONNS;
+	st = bpf_map_lookup_elem(&pp_conns, &c.idx);
+	if (!st)
+		return PP_MAX_CONNS;
+	for (k = 0; k < PP_MAX_SF; k++) {
+		st->s[k].sk = 0;
+		st->s[k].w = 0;
+		st->s[k].rtt_us = 0;
+		st->s[k].active = 0;
+		st->s[k].lr = 0;
+	}
+	pp_lia_init(&st->lia);
+	st->refs = 0;
+	st->mask = 0;
+	if (bpf_map_update_elem(&pp_conn_ids, &key, &c.idx, BPF_NOEXIST)) {
+		st->owner = 0;
+		found = bpf_map_lookup_elem(&pp_conn_ids, &key);
+		return found ? *found : PP_MAX_CONNS;
+	}
+	return c.idx;
+}
+
+/* A subflow leaves (or could not take a slot): the last one out frees the entry. */
+static __always_inline void pp_conn_put(struct pp_conn_state *st, __u64 key)
+{
+	if (__sync_fetch_and_add(&st->refs, -1) == 1) {
+		bpf_map_delete_elem(&pp_conn_ids, &key);
+		st->owner = 0;
+	}
+}
+
 SEC("struct_ops/pp_init")
 void BPF_PROG(pp_init, struct sock *sk)
 {
 	struct pp_ca *ca = pp_ca(sk);
 	struct pp_conn_state *st;
 	__u64 key;
+	__u32 idx;
 	int k;
 
 	ca->frac = 0;
@@ -271,29 +359,36 @@ void BPF_PROG(pp_init, struct sock *sk)
 	ca->state = TCP_CA_Open_;
 	ca->last_rtt_us = 0;
 	ca->conn = 0;
+	ca->idx = 0;
 	pp_loss_est_init(&ca->lest, pp_tp(sk)->delivered, pp_tp(sk)->lost);
 	if (!PP_COUPLED)
 		return;
-	key = pp_conn_of(sk);
+	/* The connection pointer as a plain number (the verifier refuses arithmetic and map
+	 * writes with the untrusted pointer itself): stored, then read back. */
+	ca->conn = pp_conn_of(sk);
+	key = *(volatile __u64 *)&ca->conn;
+	ca->conn = 0;
 	if (!key)
 		return;
-	st = bpf_map_lookup_elem(&pp_conns, &key);
-	if (!st) {
-		bpf_map_update_elem(&pp_conns, &key, (void *)&pp_conn_template, BPF_NOEXIST);
-		st = bpf_map_lookup_elem(&pp_conns, &key);
-		if (!st)
-			return;   /* map full: this subflow runs uncoupled Reno */
-	}
+	idx = pp_conn_index(key);
+	if (idx >= PP_MAX_CONNS)
+		return;   /* no free entry: this subflow runs uncoupled Reno */
+	st = bpf_map_lookup_elem(&pp_conns, &idx);
+	if (!st)
+		return;
+	__sync_fetch_and_add(&st->refs, 1);
 	for (k = 0; k < PP_MAX_SF; k++) {
 		if (__sync_val_compare_and_swap(&st->s[k].sk, 0, (__u64)sk) == 0) {
 			ca->slot = k;
 			ca->conn = key;
-			__sync_fetch_and_add(&st->refs, 1);
+			ca->idx = idx;
 			pp_publish(sk, ca, st);
+			__sync_fetch_and_or(&st->mask, 1U << k);
 			return;
 		}
 	}
 	/* More than PP_MAX_SF subflows: this one runs uncoupled Reno. */
+	pp_conn_put(st, key);
 }
 
 SEC("struct_ops/pp_release")
@@ -306,12 +401,12 @@ void BPF_PROG(pp_release, struct sock *sk)
 
 	if (!st || k >= PP_MAX_SF)
 		return;
+	__sync_fetch_and_and(&st->mask, ~(1U << k));
 	st->s[k].active = 0;
 	st->s[k].w = 0;
 	st->s[k].sk = 0;
 	ca->conn = 0;
-	if (__sync_fetch_and_add(&st->refs, -1) == 1)
-		bpf_map_delete_elem(&pp_conns, &key);
+	pp_conn_put(st, key);
 }
 
 static __always_inline __u64 pp_algo_ssthresh(struct sock *sk, struct pp_ca *ca,
@@ -446,14 +541,12 @@ static __always_inline __s64 pp_algo_inc(struct sock *sk, struct pp_ca *ca, stru
 #if PP_ALGO == PP_ALGO_LIA
 	if (!st->lia.forced) {
 		/* pp_lia_ca_inc without a forced recomputation needs only the stored ratio and
-		 * whether a sibling takes part: no copy of the slots (the per-ACK common case). */
-		int k, n = 0;
-
-		PP_UNROLL
-		for (k = 0; k < PP_MAX_SF; k++)
-			n += k == (int)ca->slot || (st->s[k].sk && st->s[k].active);
+		 * whether a sibling takes part (pp_count_participants(...) > 1: a bit of another
+		 * slot in the mask), all in the header's cache line: the slots are not read (the
+		 * per-ACK common case). */
 		w = pp_own_window(sk, ca);
-		return n > 1 ? pp_lia_inc(st->lia.ratio_q32, w) : pp_reno_inc(w);
+		return pp_has_sibling(st->mask, (int)ca->slot) ?
+			pp_lia_inc(st->lia.ratio_q32, w) : pp_reno_inc(w);
 	}
 #endif
 	pp_views(st, vs.v);

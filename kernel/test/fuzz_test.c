@@ -389,6 +389,11 @@ static void fuzz_algorithms(long iters)
 			FAIL("rsf inc %lld / %lld outside [-1, 1]", (long long)rdb, (long long)rlb);
 		if (bss < PP_MIN_CWND_W || bss > pp_clamp_w(v[i].w) + PP_W_ONE)
 			FAIL("balia ssthresh %llu outside [1, w]", bss);
+		/* The BPF side's LIA fast path asks the mask instead of counting the slots. */
+		checks++;
+		if (pp_has_sibling(pp_active_mask(v), i) != (pp_count_participants(v, i) > 1))
+			FAIL("lia: mask 0x%x says sibling %d, count %d (i %d)", pp_active_mask(v),
+			     pp_has_sibling(pp_active_mask(v), i), pp_count_participants(v, i), i);
 
 		if (!sane)
 			continue;
@@ -456,6 +461,34 @@ static void fuzz_olia_cmp(long iters)
 	}
 }
 
+/* pp_pow_q32 as it was before its loop stopped at n's highest bit: all twenty squarings. */
+static pp_u64 pow_q32_all_steps(pp_u64 base, pp_u32 n)
+{
+	pp_u64 r = 1ULL << 32;
+
+	if (n >= (1U << 20))
+		n = (1U << 20) - 1;
+	for (int k = 0; k < 20; k++) {
+		if (n & (1U << k))
+			r = pp_mul_q32(r, base);
+		base = pp_mul_q32(base, base);
+	}
+	return r;
+}
+
+static void fuzz_pow(long iters)
+{
+	for (long it = 0; it < iters; it++) {
+		pp_u64 base = rnd() % 2 ? edgy(1ULL << 32) % ((1ULL << 32) + 1) : (1ULL << 32) - rnd() % 100000;
+		pp_u32 n = rnd() % 3 ? (pp_u32)(rnd() % 64) : (pp_u32)edgy(~0ULL);
+
+		checks++;
+		if (pp_pow_q32(base, n) != pow_q32_all_steps(base, n))
+			FAIL("pow_q32(%llu, %u): %llu, all steps %llu", base, n, pp_pow_q32(base, n),
+			     pow_q32_all_steps(base, n));
+	}
+}
+
 int main(int argc, char **argv)
 {
 	long iters = argc > 1 ? atol(argv[1]) : 1000000;
@@ -466,6 +499,7 @@ int main(int argc, char **argv)
 	fuzz_glue(iters);
 	fuzz_algorithms(iters / 2);
 	fuzz_olia_cmp(iters);
+	fuzz_pow(iters / 4);
 	printf("fuzz_test: %ld checks, %ld failures\n", checks, failures);
 	printf("worst relative error inside the domain (beyond 2^-24): reno %.2g lia %.2g olia %.2g "
 	       "balia %.2g rsf-db %.2g\n", worst[0], worst[1], worst[2], worst[3], worst[4]);

@@ -20,6 +20,7 @@ from pathpool.errors import PathpoolError, ScenarioError, SimulationError
 
 if TYPE_CHECKING:
     from pathpool.sim.catalog import algorithms
+    from pathpool.sim.reference import scenario_schema
     from pathpool.sim.results import Results, jain_index, read_results
     from pathpool.sim.runner import run
     from pathpool.sim.scenario import Scenario, load_scenario
@@ -32,6 +33,7 @@ _LAZY = {
     "read_results": "pathpool.sim.results",
     "jain_index": "pathpool.sim.results",
     "algorithms": "pathpool.sim.catalog",
+    "scenario_schema": "pathpool.sim.reference",
 }
 
 __all__ = [
@@ -46,6 +48,7 @@ __all__ = [
     "load_scenario",
     "read_results",
     "run",
+    "scenario_schema",
 ]
 
 

@@ -75,6 +75,16 @@ class ScenarioError(PathpoolError, ValueError):
         What is wrong.
     allowed : str or None
         The values that would be accepted, in words.
+
+    Examples
+    --------
+    >>> import pathpool
+    >>> from pathpool.data import scenario_path
+    >>> try:
+    ...     pathpool.load_scenario(scenario_path("examples/two_paths"), ["links.0.delay=2000s"])
+    ... except pathpool.ScenarioError as e:
+    ...     print(e.field, "|", e.allowed)
+    links[0].delay | a time from 0 to 1000 s, e.g. "20ms"
     """
 
     def __init__(

@@ -7,10 +7,9 @@ neither the simulator's nor ``seed`` (a sweep's axes, reproduce's tags) are *key
 one group per key combination, and the time series show one run, chosen with ``--seed`` and
 ``--where KEY=VALUE`` (default: the first).
 
-Writes ``timeseries.png/.pdf`` (cwnd, srtt, link queue, goodput) and ``flows.png/.pdf`` (goodput
-per flow and per subflow, mean over seeds with the standard deviation as error bar). The series
-record goodput per flow, not per subflow, so the goodput panel is per flow; per-subflow goodput is
-in the bars.
+Writes ``timeseries.png/.pdf`` (cwnd, srtt, link queue, goodput per flow and per subflow) and
+``flows.png/.pdf`` (goodput per flow and per subflow, mean over seeds with the standard deviation
+as error bar).
 """
 
 from __future__ import annotations
@@ -33,6 +32,7 @@ _PANELS = (  # (entity, metric, y label, scale)
     ("subflow", "srtt_s", "srtt (ms)", 1e3),
     ("link", "queue_bytes", "queue (kB)", 1e-3),
     ("flow", "goodput_bps", "goodput (Mbit/s)", 1e-6),
+    ("subflow", "goodput_bps", "subflow goodput\n(Mbit/s)", 1e-6),
 )
 
 

@@ -26,6 +26,7 @@ import pandas as pd
 from pathpool.atomic import atomic_path
 from pathpool.errors import ClusterError
 from pathpool.procpool import check_jobs, imap_unordered
+from pathpool.sim.scenario import Scenario
 
 TABLES = ("flows", "subflows", "links", "series")
 
@@ -41,8 +42,9 @@ class Job:
 
     Parameters
     ----------
-    scenario : dict
-        The scenario, as the TOML file would parse (``tomllib.load``).
+    scenario : Scenario or dict
+        The validated scenario (:func:`pathpool.load_scenario`, overrides applied), or a dict
+        of the TOML structure.
     seed : int
         The run's seed.
     tags : dict
@@ -51,7 +53,7 @@ class Job:
         Tags do not enter the cache key.
     """
 
-    scenario: dict
+    scenario: Scenario | dict
     seed: int
     tags: dict = dataclasses.field(default_factory=dict)
 
@@ -59,8 +61,10 @@ class Job:
         """Content hash of the run: same scenario + seed + pathpool version -> same key."""
         from pathpool import __version__
 
+        # A validated scenario is the text it runs, byte for byte (Rust renders overrides).
+        scenario = self.scenario.text if isinstance(self.scenario, Scenario) else self.scenario
         text = json.dumps(
-            {"scenario": self.scenario, "seed": self.seed, "version": __version__},
+            {"scenario": scenario, "seed": self.seed, "version": __version__},
             sort_keys=True,
             separators=(",", ":"),
             default=str,

@@ -29,6 +29,8 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
+from pathpool.sim.scenario import override
+
 __all__ = ["Grid", "load_grid", "register", "run_grid"]
 
 
@@ -69,13 +71,6 @@ class Grid:
         return [dict(zip(names, combo)) for combo in itertools.product(*self.axes.values())]
 
 
-def _toml_value(v: Any) -> str:
-    """A value as the right-hand side of ``FIELD=VALUE`` (TOML, so ``"lia"`` stays a string)."""
-    import tomli_w
-
-    return tomli_w.dumps({"v": v}).split("=", 1)[1].strip()
-
-
 def overrides(point: dict[str, Any]) -> list[str]:
     """The ``FIELD=VALUE`` overrides of one grid point.
 
@@ -84,7 +79,7 @@ def overrides(point: dict[str, Any]) -> list[str]:
     >>> overrides({"links.a.rate": "20Mbps", "flows.f.algorithm": "olia", "duration": 5})
     ['links.a.rate="20Mbps"', 'flows.f.algorithm="olia"', 'duration=5']
     """
-    return [f"{k}={_toml_value(v)}" for k, v in point.items()]
+    return [override(k, v) for k, v in point.items()]
 
 
 def load_grid(path: str | Path) -> Grid:
@@ -154,10 +149,8 @@ def jobs_of(grid: Grid, seeds: list[int] | None = None) -> list:
     out = []
     for point in grid.points():
         sc = load_with_overrides(grid.scenario, overrides(point))
-        # Scenario.text is the validated TOML a run uses byte for byte, overrides applied.
-        scenario = tomllib.loads(sc.text)
         for seed in seeds or grid.seeds or sc.seeds:
-            out.append(Job(scenario=scenario, seed=int(seed), tags=dict(point)))
+            out.append(Job(scenario=sc, seed=int(seed), tags=dict(point)))
     return out
 
 

@@ -167,7 +167,7 @@ def kernel_env():
     loader.build()
     dmesg_before = _dmesg()
     yield
-    for prefix in ("ppt-", "ppu-", "ppd-", "ppe-"):
+    for prefix in ("ppt-", "ppu-", "ppd-", "ppe-", "ppf-"):
         assert wait_gone(prefix), f"a test-bed namespace {prefix}* was left behind"
     new = _dmesg()[len(dmesg_before):]
     bad = [line for line in new if any(w in line for w in ("WARNING", "BUG", "Call Trace",
@@ -307,20 +307,24 @@ def test_delay_emulator_within_1ms(kernel_env):
             assert min(owd) >= want - 0.01
 
 
-def _conn_slots(prog_id: int) -> list[list[dict]]:
-    """The slots of every connection in the pp_conns map used by program ``prog_id``."""
+def _map_dump(prog_id: int, name: str) -> list[dict]:
+    """The entries of map ``name`` used by program ``prog_id`` (bpftool's formatted JSON)."""
     prog = json.loads(subprocess.run(["bpftool", "prog", "show", "id", str(prog_id), "-j"],
                                      capture_output=True, text=True, check=True).stdout)
     out = []
     for mid in prog.get("map_ids", []):
         info = json.loads(subprocess.run(["bpftool", "map", "show", "id", str(mid), "-j"],
                                          capture_output=True, text=True, check=True).stdout)
-        if info.get("name") != "pp_conns":
-            continue
-        dump = json.loads(subprocess.run(["bpftool", "map", "dump", "id", str(mid), "-j"],
-                                         capture_output=True, text=True, check=True).stdout)
-        out += [e["formatted"]["value"]["s"] for e in dump]
+        if info.get("name") == name:
+            out += json.loads(subprocess.run(["bpftool", "map", "dump", "id", str(mid), "-j"],
+                                             capture_output=True, text=True, check=True).stdout)
     return out
+
+
+def _conn_slots(prog_id: int) -> list[list[dict]]:
+    """The slots of every connection entry in use in the pp_conns array of ``prog_id``."""
+    return [e["formatted"]["value"]["s"] for e in _map_dump(prog_id, "pp_conns")
+            if e["formatted"]["value"]["owner"]]
 
 
 @pytest.mark.parametrize("cc", ["pp_lia", "pp_olia", "pp_balia"])
@@ -346,3 +350,25 @@ def test_eight_subflows_are_all_coupled_and_carry_traffic(loaded, cc):
     # Each path (4 Mbit/s, 4 s) carried at least 10% of what it can.
     assert min(acked.values()) > 0.1 * 4e6 / 8 * 4, acked
     assert wait_gone("ppe-")
+
+
+@pytest.mark.parametrize("cc", ["pp_lia", "pp_olia"])
+def test_connection_entries_are_freed_when_the_subflows_close(loaded, cc):
+    """The first subflow claims an entry of the pp_conns array and a pp_conn_ids index; the
+    last one out must free both, or entries leak until coupling silently stops (all taken)."""
+    prog = loaded.prog_ids[cc]["pp_cong_avoid"]
+    flows = [FlowSpec("m", "mptcp", cc, 0), FlowSpec("n", "mptcp", cc, 0)]
+    with Testbed([PathSpec(20.0, 5.0), PathSpec(20.0, 5.0)], prefix="ppf-") as tb:
+        raw = tb.run_flows(flows, 2.0)
+        _, subs = records(tb, raw, flows)
+    assert {(s["flow"], s["path"]) for s in subs if s["acked_bytes"] > 0} == {
+        ("m", "path0"), ("m", "path1"), ("n", "path0"), ("n", "path1")}, subs
+    deadline = time.monotonic() + 10
+    while True:
+        ids = _map_dump(prog, "pp_conn_ids")
+        owned = _conn_slots(prog)
+        if (not ids and not owned) or time.monotonic() > deadline:
+            break
+        time.sleep(0.5)
+    assert ids == [] and owned == [], (ids, owned)
+    assert wait_gone("ppf-")

@@ -172,6 +172,18 @@ def test_progress_without_a_terminal_is_plain_lines(tmp_path):
     assert "\r" not in r.stderr and "\x1b" not in r.stderr
 
 
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_run_progress_without_a_terminal_is_plain_lines(tmp_path, jobs):
+    r = _pathpool("run", "examples/two_paths", "--seeds", "1,2", "-j", jobs, "-o", str(tmp_path / "out"), "-q")
+    assert r.returncode == 0, r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert lines and all(line.startswith("run two_paths: seeds: ") for line in lines), r.stderr
+    assert "2/2 (100%)" in lines[-1]
+    assert "\r" not in r.stderr and "\x1b" not in r.stderr
+    r = _pathpool("run", "examples/two_paths", "--seeds", "1", "-o", str(tmp_path / "o2"), "-q", "--no-progress")
+    assert r.returncode == 0 and r.stderr == "", r.stderr
+
+
 def test_progress_lines_are_periodic(monkeypatch, capsys):
     from pathpool import cliutil
 

@@ -37,3 +37,5 @@ def test_site_builds_strict(repo_root, tmp_path):
     scen = (tmp_path / "site" / "scenarios" / "index.html").read_text()
     for a in pathpool.algorithms():  # the generated table has every registry entry
         assert f"<td><code>{a['name']}</code></td>" in scen
+    for f in pathpool.scenario_schema()["fields"]:  # and every field of the validator's schema
+        assert f"<td><code>{f['name']}</code></td>" in scen, f["name"]

@@ -39,3 +39,16 @@ def test_plot_errors_are_one_line(tmp_path, cli):
     assert r.code == 2 and "no column 'nosuch'" in r.err
     r = cli("plot", d, "--where", "flow=nosuch")
     assert r.code == 2 and "allowed values of flow: mptcp, tcp" in r.err
+
+
+def test_timeseries_draws_goodput_per_subflow(tmp_path, monkeypatch):
+    from pathpool import plot
+
+    figs = []
+    monkeypatch.setattr(plot, "_save", lambda fig, stem: figs.append(fig) or [stem])
+    d = _run(tmp_path)
+    plot_results(d, tmp_path / "figs", seed=1)
+    ax = next(a for a in figs[0].axes if a.get_ylabel().startswith("subflow goodput"))
+    # two_paths: mptcp over two paths, tcp over one
+    assert sorted(line.get_label() for line in ax.get_lines()) == ["mptcp/0", "mptcp/1", "tcp/0"]
+    assert all(len(line.get_xdata()) > 10 for line in ax.get_lines())

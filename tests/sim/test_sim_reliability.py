@@ -308,6 +308,31 @@ def test_signal_stops_pathpool_run_with_its_workers(tmp_path, long_dict, sig, co
     assert not out.exists()  # no half set
 
 
+@pytest.mark.parametrize(("sig", "code", "word"), [(signal.SIGINT, 130, "interrupted"),
+                                                 (signal.SIGTERM, 143, "terminated")])
+def test_signal_after_progress_lines_still_gives_one_line(tmp_path, long_dict, sig, code, word):
+    # Off a terminal `run` prints a progress line every 10 s, from the parent (no queue from
+    # the workers); a signal after the first one still stops everything with one more line.
+    sc = _write_toml(tmp_path / "long.toml", long_dict)
+    out = tmp_path / "r"
+    proc = _start("run", sc, "-o", out, "--seeds", "1,2", "-j", "2", cwd=tmp_path)
+    try:
+        first = proc.stderr.readline()  # about 10 s in; both seeds still running
+        assert first.startswith("run long: seeds: 0/2 (0%), "), first
+        workers = _workers(proc)
+        assert len(workers) >= 2
+        proc.send_signal(sig)
+        _, err = proc.communicate(timeout=STOP_BOUND_S)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == code, err
+    assert err.count("\n") == 1 and word in err and "Traceback" not in err, err
+    _, alive = psutil.wait_procs(workers, timeout=STOP_BOUND_S)
+    assert not alive
+    assert not out.exists()
+
+
 def test_workers_exit_when_the_parent_is_killed(tmp_path, long_dict):
     sc = _write_toml(tmp_path / "long.toml", long_dict)
     proc = _start("run", sc, "-o", tmp_path / "r", "--seeds", "1,2", "-j", "2", "-q", cwd=tmp_path)

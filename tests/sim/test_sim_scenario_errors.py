@@ -255,6 +255,10 @@ def _as_file(d: Path, text: str) -> Path:
         ("duration", "", "FIELD=VALUE"),
         ("flows.0.kind=udp", "flows[0].kind", "unknown flow kind"),
         ("duration=1e30s", "duration", "longer than the largest allowed"),
+        ("~links.la.loss", "links[0].loss", 'no "loss" in links[0] to remove'),
+        ("~links.zz", "links", 'no element "zz"'),
+        ("~nope", "nope", 'no "nope" in the scenario to remove'),
+        ("~links.lb.loss=1", "links.lb.loss", "a deletion takes no value"),
     ],
 )
 def test_override_errors_name_the_override(tiny_path, override, field, part):
@@ -264,6 +268,29 @@ def test_override_errors_name_the_override(tiny_path, override, field, part):
     assert e.origin == f"{tiny_path}: --set {override}"
     assert e.line is None and (e.field or "") == field and part in e.message
     assert str(e).startswith(f"{tiny_path}: --set {override}: ")
+
+
+def test_deletions_remove_fields_and_elements(tiny_path):
+    sc = pathpool.load_scenario(
+        tiny_path, overrides=["~links.lb.loss", "~flows.tcp", "~metrics", "~paths.b", "~links.1",
+                              'flows.mp.paths=["a"]']
+    )
+    assert [ln["name"] for ln in sc.spec["links"]] == ["la"]
+    assert [p["name"] for p in sc.spec["paths"]] == ["a"]
+    assert [f["name"] for f in sc.spec["flows"]] == ["mp"]
+    assert sc.spec["metrics_interval_s"] == 0  # the default: no time series
+    loss = pathpool.load_scenario(tiny_path, overrides=["~links.lb.loss"]).spec["links"][1]["loss"]
+    assert loss == 0.0
+    assert sc.text.splitlines()[0] == (f"# {tiny_path} --set ~links.lb.loss --set ~flows.tcp --set ~metrics "
+                                       '--set ~paths.b --set ~links.1 --set flows.mp.paths=["a"]')
+
+
+def test_cli_run_bad_deletion_exits_2_with_one_line(tiny_path, tmp_path, cli):
+    r = cli("run", tiny_path, "--set", "~links.la.los", "-o", tmp_path / "out")
+    assert r.code == 2
+    assert r.err == (f"{tiny_path}: --set ~links.la.los: links[0].los: no \"los\" in links[0] to remove "
+                     "(allowed: a field the scenario writes: buffer, delay, name, rate)\n")
+    assert not (tmp_path / "out").exists()
 
 
 def test_error_outside_overrides_keeps_its_file_line(tmp_path, good):

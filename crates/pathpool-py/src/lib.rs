@@ -340,7 +340,7 @@ fn secs(ns: u64) -> f64 {
 /// The validated scenario as plain Python data: SI units (seconds, bit/s, bytes), defaults
 /// filled, names instead of indices, `count` expanded. `pathpool.sim.scenario` documents it.
 fn spec_dict<'py>(py: Python<'py>, sc: &Scenario) -> PyResult<Bound<'py, PyDict>> {
-    use pathpool_sim::config::{AckRoute, App, Scheduler};
+    use pathpool_sim::config::{AckRoute, App, Recovery, Scheduler};
     use pathpool_sim::link::Buffer;
     let d = PyDict::new(py);
     d.set_item("name", &sc.name)?;
@@ -453,6 +453,13 @@ fn spec_dict<'py>(py: Python<'py>, sc: &Scenario) -> PyResult<Bound<'py, PyDict>
         x.set_item("mss", f.mss)?;
         x.set_item("rcv_buffer_bytes", f.rcv_buffer)?;
         x.set_item("delayed_ack", f.delayed_ack)?;
+        x.set_item(
+            "recovery",
+            match f.recovery {
+                Recovery::Rfc6675 => "rfc6675",
+                Recovery::Linux => "linux",
+            },
+        )?;
         let rate = match &f.rate {
             None => None,
             Some(r) => {
@@ -585,6 +592,49 @@ fn defaults(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     Ok(d)
 }
 
+/// The scenario format as data (`pathpool_sim::config::schema`): `tables`, `fields` and
+/// `units`, each a list of dicts, in file order.
+#[pyfunction]
+fn scenario_schema(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
+    use pathpool_sim::config::schema;
+    let tables = PyList::empty(py);
+    for (name, written, doc) in schema::TABLES {
+        let t = PyDict::new(py);
+        t.set_item("name", name)?;
+        t.set_item("written", written)?;
+        t.set_item("doc", doc)?;
+        tables.append(t)?;
+    }
+    let fields = PyList::empty(py);
+    for f in schema::FIELDS {
+        let d = PyDict::new(py);
+        d.set_item("table", f.table)?;
+        d.set_item("name", f.name)?;
+        d.set_item("type", f.kind)?;
+        d.set_item("required", f.required)?;
+        d.set_item("default", f.default)?;
+        d.set_item("allowed", f.allowed)?;
+        d.set_item("kinds", f.kinds)?;
+        d.set_item("doc", f.doc)?;
+        d.set_item("accept", f.accept.to_vec())?;
+        d.set_item("refuse", f.refuse.to_vec())?;
+        fields.append(d)?;
+    }
+    let units = PyList::empty(py);
+    for u in schema::UNITS {
+        let d = PyDict::new(py);
+        d.set_item("type", u.kind)?;
+        d.set_item("suffixes", u.suffixes.to_vec())?;
+        d.set_item("plain", u.plain)?;
+        units.append(d)?;
+    }
+    let out = PyDict::new(py);
+    out.set_item("tables", tables)?;
+    out.set_item("fields", fields)?;
+    out.set_item("units", units)?;
+    Ok(out)
+}
+
 /// Least wall time between two calls of a Python progress callback: often enough for a
 /// progress bar, rarely enough that taking the GIL costs nothing measurable.
 const PROGRESS_EVERY: Duration = Duration::from_millis(100);
@@ -689,6 +739,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run_scenario, m)?)?;
     m.add_function(wrap_pyfunction!(quantity, m)?)?;
     m.add_function(wrap_pyfunction!(defaults, m)?)?;
+    m.add_function(wrap_pyfunction!(scenario_schema, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_for_test, m)?)?;
     m.add_function(wrap_pyfunction!(rules::window_rules, m)?)?;
     m.add_class::<stepper::Simulation>()?;

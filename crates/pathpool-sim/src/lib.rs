@@ -12,12 +12,14 @@
 pub mod config;
 pub mod event;
 pub mod link;
+pub(crate) mod mem;
 pub mod metrics;
 pub mod mptcp;
 mod net;
 pub mod output;
 pub mod packet;
 mod rate;
+pub mod recovery;
 pub mod rng;
 mod sim;
 pub mod tcp;

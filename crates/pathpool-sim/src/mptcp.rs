@@ -30,10 +30,14 @@ pub struct DataReceiver {
     pub rcv_nxt: u64,
     /// Capacity in segments.
     pub cap: u64,
-    /// Ring of "received, not yet delivered" marks, indexed by `dsn % cap`.
-    held: Vec<bool>,
+    /// Ring indexed by `dsn % cap`: the subflow whose copy of that segment is held until the
+    /// gap before it fills, or [`NOT_HELD`].
+    held: Vec<u16>,
     pub held_segs: u64,
     pub delivered_bytes: u64,
+    /// `delivered_bytes` by the subflow that carried each segment (the first copy the receiver
+    /// accepted; a later duplicate on another subflow counts nowhere). Sums to `delivered_bytes`.
+    pub delivered_by_subflow: Vec<u64>,
     pub delivered_segs: u64,
     pub duplicates: u64,
     /// Segments arriving beyond the advertised window (must stay 0).
@@ -45,14 +49,19 @@ pub struct DataReceiver {
     pub last_delivery: Nanos,
 }
 
+/// A free slot of [`DataReceiver`]'s ring (packet headers carry the subflow as a `u16`, and a
+/// connection never has `u16::MAX + 1` subflows: paths are fewer than that).
+const NOT_HELD: u16 = u16::MAX;
+
 impl DataReceiver {
-    pub fn new(cap_segs: u64) -> Self {
+    pub fn new(cap_segs: u64, subflows: usize) -> Self {
         DataReceiver {
             rcv_nxt: 0,
             cap: cap_segs,
-            held: vec![false; cap_segs as usize],
+            held: vec![NOT_HELD; cap_segs as usize],
             held_segs: 0,
             delivered_bytes: 0,
+            delivered_by_subflow: vec![0; subflows],
             delivered_segs: 0,
             duplicates: 0,
             window_violations: 0,
@@ -61,13 +70,14 @@ impl DataReceiver {
         }
     }
 
-    /// A segment for `dsn` arrived; `expect(dsn)` gives the (length, tag) the application expects
-    /// there. Returns the bytes newly delivered in order.
+    /// A segment for `dsn` arrived on subflow `sub`; `expect(dsn)` gives the (length, tag) the
+    /// application expects there. Returns the bytes newly delivered in order.
     pub fn on_segment(
         &mut self,
         dsn: u64,
         len: u32,
         tag: u64,
+        sub: u16,
         now: Nanos,
         expect: impl Fn(u64) -> (u32, u64),
     ) -> u64 {
@@ -84,21 +94,24 @@ impl DataReceiver {
             return 0;
         }
         let slot = (dsn % self.cap) as usize;
-        if self.held[slot] {
+        if self.held[slot] != NOT_HELD {
             self.duplicates += 1;
             return 0;
         }
-        self.held[slot] = true;
+        self.held[slot] = sub;
         self.held_segs += 1;
         let mut bytes = 0;
         loop {
             let s = (self.rcv_nxt % self.cap) as usize;
-            if !self.held[s] {
+            let by = self.held[s];
+            if by == NOT_HELD {
                 break;
             }
-            self.held[s] = false;
+            self.held[s] = NOT_HELD;
             self.held_segs -= 1;
-            bytes += u64::from(expect(self.rcv_nxt).0);
+            let seg = u64::from(expect(self.rcv_nxt).0);
+            bytes += seg;
+            self.delivered_by_subflow[usize::from(by)] += seg;
             self.rcv_nxt += 1;
             self.delivered_segs += 1;
         }
@@ -138,6 +151,9 @@ pub struct Conn {
     pub scheduler: Scheduler,
     pub rr_next: usize,
     pub delayed_ack: bool,
+    /// RACK-TLP and PRR state of each subflow with `recovery = "linux"`; empty with
+    /// `"rfc6675"` (the transport tests `is_empty()` to pick the rules).
+    pub linux: Vec<crate::recovery::LinuxState>,
     pub start: Nanos,
     pub stop: Option<Nanos>,
     pub started: bool,
@@ -166,6 +182,8 @@ pub struct Conn {
     pub ack_packets: u64,
     /// Delivered bytes at the previous sample (for the goodput time series).
     pub sampled_delivered: u64,
+    /// The same per subflow (`data.delivered_by_subflow` at the previous sample).
+    pub sampled_by_subflow: Vec<u64>,
     /// Byte counts when the application stopped (`stop`), for its rates: `(delivered, per
     /// subflow (acked, wire))`. Data sent before `stop` keeps arriving after it; counting
     /// it over `stop - start` would report more than the path can carry.
@@ -269,15 +287,19 @@ mod tests {
     fn data_receiver_delivers_in_order_once() {
         let app = App::File(10_500);
         let exp = |d: u64| (seg_len(app, 1000, d), content_tag(9, d));
-        let mut r = DataReceiver::new(4);
-        assert_eq!(r.on_segment(1, 1000, content_tag(9, 1), 1, exp), 0);
-        assert_eq!(r.on_segment(1, 1000, content_tag(9, 1), 1, exp), 0);
+        let mut r = DataReceiver::new(4, 2);
+        assert_eq!(r.on_segment(1, 1000, content_tag(9, 1), 1, 1, exp), 0);
+        // the same segment again, on the other subflow: a duplicate, credited to neither
+        assert_eq!(r.on_segment(1, 1000, content_tag(9, 1), 0, 1, exp), 0);
         assert_eq!(r.duplicates, 1);
-        assert_eq!(r.on_segment(4, 1000, content_tag(9, 4), 1, exp), 0);
+        assert_eq!(r.on_segment(4, 1000, content_tag(9, 4), 0, 1, exp), 0);
         assert_eq!(r.window_violations, 1);
-        assert_eq!(r.on_segment(2, 1000, content_tag(9, 3), 1, exp), 0);
+        assert_eq!(r.on_segment(2, 1000, content_tag(9, 3), 0, 1, exp), 0);
         assert_eq!(r.integrity_errors, 1);
-        assert_eq!(r.on_segment(0, 1000, content_tag(9, 0), 2, exp), 2000);
+        assert_eq!(r.delivered_by_subflow, [0, 0]);
+        // DSN 0 on subflow 0 releases DSN 1, held for subflow 1
+        assert_eq!(r.on_segment(0, 1000, content_tag(9, 0), 0, 2, exp), 2000);
+        assert_eq!(r.delivered_by_subflow, [1000, 1000]);
         assert_eq!(r.rcv_nxt, 2);
         assert_eq!(r.window_edge(), 6);
         assert_eq!(seg_len(app, 1000, 10), 500);

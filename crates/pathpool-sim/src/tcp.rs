@@ -106,6 +106,9 @@ pub struct Sender {
     /// No segment below this awaits retransmission (RFC 6675 HighRxt, roughly).
     pub retx_hint: u64,
     pub dupacks: u32,
+    /// Mark losses by RFC 6675's DupThresh rule on every new SACK (off when RACK does it,
+    /// `recovery = "linux"`: Linux runs `tcp_update_scoreboard` only `if (!tcp_is_rack(sk))`).
+    pub dupthresh: bool,
     pub in_recovery: bool,
     /// Recovery ends when `snd_una` passes this (RFC 6675 RecoveryPoint + 1).
     pub recovery_point: u64,
@@ -171,6 +174,7 @@ impl Default for Sender {
             lost_frontier: 0,
             retx_hint: 0,
             dupacks: 0,
+            dupthresh: true,
             in_recovery: false,
             recovery_point: 0,
             in_loss: false,
@@ -217,7 +221,7 @@ impl Sender {
 
     /// Change a segment's flags, keeping `pipe` and `awaiting_retx` consistent.
     #[inline]
-    fn set_flags(&mut self, seq: u64, flags: u8) {
+    pub(crate) fn set_flags(&mut self, seq: u64, flags: u8) {
         let i = (seq - self.snd_una) as usize;
         let old = self.sb[i];
         let mut new = old;
@@ -320,7 +324,7 @@ impl Sender {
         }
         self.sack_cache = [(0, 0); MAX_SACK_BLOCKS];
         self.sack_cache[..sacks.len()].copy_from_slice(sacks);
-        if eff.new_sack {
+        if eff.new_sack && self.dupthresh {
             eff.newly_lost = self.mark_lost_by_sack();
         }
         self.acked_bytes += eff.bytes;

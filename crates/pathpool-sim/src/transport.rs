@@ -10,7 +10,8 @@ use crate::event::{Ev, EventQueue};
 use crate::mptcp::{content_tag, seg_len, Conn};
 use crate::net::{Net, NO_EVENT};
 use crate::packet::{Packet, ACK_BYTES, HEADER_BYTES, MAX_SACK_BLOCKS};
-use crate::tcp::{Arrival, Sender, DELACK_TIMEOUT, DUP_THRESH, REINJECTED, SACKED};
+use crate::recovery::Timer;
+use crate::tcp::{AckEffect, Arrival, Sender, DELACK_TIMEOUT, DUP_THRESH, REINJECTED, SACKED};
 use crate::time::Nanos;
 
 impl Conn {
@@ -35,7 +36,7 @@ impl Conn {
         conn.received_packets += 1;
         let arrival = conn.rcv[j].on_segment(seq);
         let (app, mss, key) = (conn.app, conn.mss, conn.tag_key);
-        conn.data.on_segment(dsn, len, tag, now, |d| {
+        conn.data.on_segment(dsn, len, tag, j as u16, now, |d| {
             (seg_len(app, mss, d), content_tag(key, d))
         });
         if conn.completion.is_none() && conn.data.rcv_nxt >= conn.total_segs {
@@ -84,7 +85,6 @@ impl Conn {
             sacks,
             n_sacks: n,
             data_ack: conn.data.rcv_nxt,
-            rwnd_edge: conn.data.window_edge(),
             ..Packet::default()
         };
         conn.ack_packets += 1;
@@ -147,7 +147,7 @@ impl Conn {
     }
 
     #[inline]
-    fn arm_rto(q: &mut EventQueue, s: &mut Sender, c: usize, i: usize) {
+    pub(crate) fn arm_rto(q: &mut EventQueue, s: &mut Sender, c: usize, i: usize) {
         if s.rto_deadline != 0 && s.rto_event > s.rto_deadline {
             s.rto_event = s.rto_deadline;
             q.push(s.rto_deadline, Ev::Rto(c as u32, i as u16));
@@ -162,8 +162,14 @@ impl Conn {
         let (ts, owd) = (p.ts, p.owd);
         let conn = &mut *self;
         conn.data_una = conn.data_una.max(p.data_ack);
-        conn.rwnd_edge = conn.rwnd_edge.max(p.rwnd_edge);
+        // The receiver's window edge when it sent this ACK (`DataReceiver::window_edge`).
+        conn.rwnd_edge = conn.rwnd_edge.max(p.data_ack + conn.data.cap);
+        let linux = !conn.linux.is_empty();
         let s = &mut conn.snd[i];
+        if linux {
+            let sacks = &p.sacks[..p.n_sacks as usize];
+            conn.linux[i].on_ack(s, p.cum_ack, sacks, ts, now);
+        }
         let eff = s.on_ack(p.cum_ack, &p.sacks[..p.n_sacks as usize]);
         // Nothing below allocates a packet before the slot is no longer read.
         net.pool.free(pid);
@@ -179,6 +185,9 @@ impl Conn {
         // segment that triggered the ACK, unambiguous even for a retransmission (RFC 7323).
         if let Some(us) = Sender::estimator_sample(&eff, now, ts) {
             s.rtt_estimator(us);
+            if linux {
+                conn.linux[i].rtt_sample(us * 1000);
+            }
         }
         let mut rtt = None;
         if eff.segs > 0 {
@@ -188,7 +197,10 @@ impl Conn {
         }
         if eff.advanced {
             // RFC 6298 (5.2)/(5.3): stop the timer when all is acknowledged, else restart it.
-            s.rto_deadline = if s.outstanding() > 0 { now + s.rto } else { 0 };
+            // (`linux`: once RACK has decided, below.)
+            if !linux {
+                s.rto_deadline = if s.outstanding() > 0 { now + s.rto } else { 0 };
+            }
             // Progress ends a run of timeouts (Linux clears `icsk_retransmits` in `tcp_ack`).
             s.rto_backoffs = 0;
         }
@@ -212,6 +224,9 @@ impl Conn {
         if s.in_loss && s.snd_una >= s.loss_point {
             s.in_loss = false;
         }
+        if linux {
+            return self.linux_on_ack(net, c, i, &eff, rtt, owd);
+        }
         if !s.in_recovery && !s.in_loss && (s.dupacks >= DUP_THRESH || s.first_is_lost()) {
             // RFC 6675 section 5 (4): enter loss recovery once per window.
             if s.mark_first_lost() {
@@ -230,29 +245,41 @@ impl Conn {
                 self.send_segment(net, c, i, seq, None);
             }
         } else if eff.segs > 0 && !s.in_recovery {
-            // Window growth only while the window limits the sender (Linux: every `cong_avoid`
-            // hook returns early unless `tcp_is_cwnd_limited`; RFC 9438 Section 4.6). Otherwise
-            // the controller still sees the ACK, with nothing to grow on (`acked_bytes = 0`
-            // changes no window), so bookkeeping read from the views keeps running (OLIA's
-            // byte position: v0.95 sets `mptcp_loss3` before its own cwnd-limited test).
-            let v = &conn.views[i];
-            let acked_bytes = if s.is_cwnd_limited(v.cwnd, v.ssthresh) {
-                eff.bytes
-            } else {
-                0
-            };
-            Self::account_cwnd(conn, i, now);
-            let ack = Ack {
-                acked_bytes,
-                rtt_sample: rtt,
-                one_way_delay: Some(owd),
-                now,
-            };
-            conn.ctrl.on_ack(&mut conn.views, i, &ack);
+            Self::grow(conn, i, &eff, rtt, owd, now);
         }
         let conn = &mut *self;
         Self::arm_rto(&mut net.q, &mut conn.snd[i], c, i);
         self.try_send(net, c);
+    }
+
+    /// Window growth on an ACK outside recovery, only while the window limits the sender
+    /// (Linux: every `cong_avoid` hook returns early unless `tcp_is_cwnd_limited`; RFC 9438
+    /// Section 4.6). Otherwise the controller still sees the ACK, with nothing to grow on
+    /// (`acked_bytes = 0` changes no window), so bookkeeping read from the views keeps running
+    /// (OLIA's byte position: v0.95 sets `mptcp_loss3` before its own cwnd-limited test).
+    #[inline]
+    pub(crate) fn grow(
+        conn: &mut Conn,
+        i: usize,
+        eff: &AckEffect,
+        rtt: Option<Nanos>,
+        owd: Nanos,
+        now: Nanos,
+    ) {
+        let v = &conn.views[i];
+        let acked_bytes = if conn.snd[i].is_cwnd_limited(v.cwnd, v.ssthresh) {
+            eff.bytes
+        } else {
+            0
+        };
+        Self::account_cwnd(conn, i, now);
+        let ack = Ack {
+            acked_bytes,
+            rtt_sample: rtt,
+            one_way_delay: Some(owd),
+            now,
+        };
+        conn.ctrl.on_ack(&mut conn.views, i, &ack);
     }
 
     pub(crate) fn on_rto_event(&mut self, net: &mut Net, c: usize, i: usize) {
@@ -273,6 +300,14 @@ impl Conn {
         if s.outstanding() == 0 {
             s.rto_deadline = 0;
             return;
+        }
+        if let Some(lx) = conn.linux.get_mut(i) {
+            match lx.timer {
+                Timer::Probe => return self.send_loss_probe(net, c, i),
+                Timer::Reorder => return self.rack_reo_timeout(net, c, i),
+                // tcp_retransmit_timer -> tcp_enter_loss: the probe episode is over.
+                Timer::Rto => lx.tlp_high_seq = None,
+            }
         }
         // RFC 6298 (5.4)-(5.6) and Linux tcp_enter_loss. ssthresh is reduced only if it has not
         // been reduced in this window already (RFC 5681 Section 3.1: "ssthresh is held
@@ -321,7 +356,7 @@ impl Conn {
 
     /// Put segment `seq` of subflow `i` on the wire: a new segment carrying `new = (dsn, len)`
     /// (just pushed to the scoreboard), or a retransmission if `new` is `None`.
-    fn send_segment(
+    pub(crate) fn send_segment(
         &mut self,
         net: &mut Net,
         c: usize,
@@ -348,7 +383,9 @@ impl Conn {
         // RFC 6298 (5.1); Linux also restarts the timer when it retransmits the first
         // outstanding segment (`tcp_xmit_retransmit_queue`, net/ipv4/tcp_output.c: `skb ==
         // rtx_head` sets `rearm_timer`), so a fast retransmit gets a full RTO to be answered.
-        if s.rto_deadline == 0 || (new.is_none() && seq == s.snd_una) {
+        if let Some(lx) = conn.linux.get_mut(i) {
+            lx.on_send(s, seq, new.is_some(), now);
+        } else if s.rto_deadline == 0 || (new.is_none() && seq == s.snd_una) {
             s.rto_deadline = now + s.rto;
         }
         Self::arm_rto(&mut net.q, s, c, i);
@@ -382,9 +419,32 @@ impl Conn {
         }
     }
 
+    /// Send `dsn` (from [`Conn::next_data`]: a reinjection or the next new one) as subflow
+    /// `i`'s next new segment.
+    #[inline]
+    pub(crate) fn send_new(
+        &mut self,
+        net: &mut Net,
+        c: usize,
+        i: usize,
+        dsn: u64,
+        reinjection: bool,
+    ) {
+        let conn = &mut *self;
+        if reinjection {
+            conn.reinject.pop_front();
+            conn.reinjected += 1;
+        } else {
+            conn.next_dsn += 1;
+        }
+        let len = conn.seg_len(dsn);
+        let seq = conn.snd[i].push_new(dsn, len, net.now);
+        self.send_segment(net, c, i, seq, Some((dsn, len)));
+    }
+
     /// Send whatever the windows allow: each subflow's retransmissions first (RFC 6675 NextSeg
     /// rule 1), then new data (rule 2) through the scheduler.
-    fn try_send(&mut self, net: &mut Net, c: usize) {
+    pub(crate) fn try_send(&mut self, net: &mut Net, c: usize) {
         if !self.started {
             return;
         }
@@ -413,16 +473,8 @@ impl Conn {
                 blocked = true;
                 break;
             };
-            if reinjection {
-                conn.reinject.pop_front();
-                conn.reinjected += 1;
-            } else {
-                conn.next_dsn += 1;
-            }
-            let len = conn.seg_len(dsn);
-            let seq = conn.snd[i].push_new(dsn, len, now);
             conn.snd[i].sent_in_pass = true;
-            self.send_segment(net, c, i, seq, Some((dsn, len)));
+            self.send_new(net, c, i, dsn, reinjection);
         }
         // Linux `tcp_cwnd_validate` after a write pass, per subflow as v0.95's
         // `mptcp_write_xmit` does: for each subflow that sent new data, and (as a single-path
@@ -433,8 +485,16 @@ impl Conn {
             let full = !conn.has_room(i);
             let waited = blocked && full && conn.views[i].active && !(k > 1 && conn.snd[i].in_loss);
             let s = &mut conn.snd[i];
-            if std::mem::take(&mut s.sent_in_pass) || waited {
+            let sent_new = std::mem::take(&mut s.sent_in_pass);
+            if sent_new || waited {
                 s.cwnd_validate(full);
+            }
+            // tcp_write_xmit: "Send one loss probe per tail loss episode" after new data.
+            if sent_new {
+                if let Some(lx) = conn.linux.get_mut(i) {
+                    lx.schedule_probe(s, false, now);
+                    Self::arm_rto(&mut net.q, s, c, i);
+                }
             }
         }
     }

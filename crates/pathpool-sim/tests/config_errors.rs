@@ -1,5 +1,6 @@
 //! Bad scenario files give errors naming file, line, field and allowed values.
 
+use pathpool_sim::config::AckRoute;
 use pathpool_sim::{ConfigError, Scenario};
 
 const GOOD: &str = r#"name = "ok"
@@ -210,6 +211,97 @@ fn override_errors_name_the_override_not_a_line() {
     let bad = GOOD.replace("algorithm = \"reno\"", "algorithm = \"nope\"");
     let e = with(&bad, &sets(&["duration=5"])).unwrap_err();
     assert_eq!((e.origin.as_str(), e.line), ("ok.toml", Some(15)));
+}
+
+/// Two links, the second one also on an explicit ACK route: room to remove things.
+const TWO: &str = r#"name = "two"
+duration = "2s"
+[[links]]
+name = "a"
+rate = "10Mbps"
+delay = "10ms"
+buffer = 50
+[[links]]
+name = "b"
+rate = "5Mbps"
+delay = "30ms"
+[[paths]]
+name = "p"
+links = ["a", "b"]
+ack_delay = "1ms"
+[[flows]]
+name = "f"
+kind = "mptcp"
+paths = ["p"]
+algorithm = "lia"
+scheduler = "minrtt"
+"#;
+
+#[test]
+fn deletions_remove_keys_and_array_elements_which_then_take_their_defaults() {
+    let base = with(TWO, &sets(&[])).unwrap();
+    assert_eq!(base.links.len(), 2);
+    let sc = with(
+        TWO,
+        &sets(&[
+            "~paths.p.ack_delay",
+            "~links.0.buffer",
+            " ~ links.b ",
+            "paths.p.links=[\"a\"]",
+            "~flows.f.scheduler",
+        ]),
+    )
+    .unwrap();
+    assert_eq!(sc.links.len(), 1);
+    assert_eq!(sc.links[0].name, "a");
+    // Defaults, by hand: ACKs return over the forward delay (10 ms), NetEm's 1000 packets.
+    assert_eq!(sc.paths[0].ack, AckRoute::Delay(10_000_000));
+    assert_eq!(base.paths[0].ack, AckRoute::Delay(1_000_000));
+    let default = with(&TWO.replace("buffer = 50\n", ""), &sets(&[])).unwrap();
+    assert_eq!(sc.links[0].buffer, default.links[0].buffer);
+    assert_ne!(base.links[0].buffer, default.links[0].buffer);
+    let no_sched = with(&TWO.replace("scheduler = \"minrtt\"\n", ""), &sets(&[])).unwrap();
+    assert_eq!(sc.flows[0].scheduler, no_sched.flows[0].scheduler);
+    // The rendered text has none of it, records the deletions, and validates to the same.
+    let (head, body) = sc.text.split_once('\n').unwrap();
+    assert!(
+        !body.contains("ack_delay") && !body.contains("\"b\""),
+        "{body}"
+    );
+    assert!(
+        head.contains("--set ~paths.p.ack_delay --set ~links.0.buffer"),
+        "{head}"
+    );
+    let again = Scenario::from_toml_str(&sc.text, "again.toml").unwrap();
+    assert_eq!((again.links, again.paths), (sc.links, sc.paths));
+}
+
+#[test]
+fn deleting_what_is_not_there_is_an_error_naming_it() {
+    let e = with(TWO, &sets(&["~links.a.loss"])).unwrap_err();
+    assert_eq!(e.origin, "ok.toml: --set ~links.a.loss");
+    assert_eq!(e.field, "links[0].loss");
+    assert_eq!(e.message, "no \"loss\" in links[0] to remove");
+    assert!(e.allowed.as_deref().unwrap().contains("buffer"), "{e}");
+    let e = with(TWO, &sets(&["~links.c"])).unwrap_err();
+    assert!(e.message.contains("no element \"c\""), "{e}");
+    assert!(e.allowed.unwrap().contains("a, b"));
+    let e = with(TWO, &sets(&["~bogus"])).unwrap_err();
+    assert_eq!(
+        (e.field.as_str(), e.message.as_str()),
+        ("bogus", "no \"bogus\" in the scenario to remove")
+    );
+    let e = with(TWO, &sets(&["~metrics.interval"])).unwrap_err();
+    assert_eq!(e.field, "metrics");
+    let e = with(TWO, &sets(&["~duration.x"])).unwrap_err();
+    assert!(e.message.contains("not a table"), "{e}");
+    let e = with(TWO, &sets(&["~links.a.rate=1"])).unwrap_err();
+    assert!(e.message.starts_with("a deletion takes no value"), "{e}");
+    let e = with(TWO, &sets(&["~links..rate"])).unwrap_err();
+    assert!(e.message.contains("not a dotted field path"), "{e}");
+    // Removing a required field is allowed; validation of the result then says what is missing.
+    let e = with(TWO, &sets(&["~links.a.rate"])).unwrap_err();
+    assert!(e.message.contains("rate"), "{e}");
 }
 
 #[test]

@@ -28,6 +28,7 @@ struct Topo {
     scheduler: &'static str,
     rcv_buffer_kb: u32,
     delayed_ack: bool,
+    recovery: &'static str,
 }
 
 fn topo() -> impl Strategy<Value = Topo> {
@@ -54,9 +55,19 @@ fn topo() -> impl Strategy<Value = Topo> {
             prop::sample::select(vec!["minrtt", "roundrobin"]),
             prop::sample::select(vec![8u32, 64, 4096]),
             any::<bool>(),
+            prop::sample::select(vec!["rfc6675", "linux"]),
         )
             .prop_map(
-                |(links, paths, file_kb, algorithm, scheduler, rcv_buffer_kb, delayed_ack)| Topo {
+                |(
+                    links,
+                    paths,
+                    file_kb,
+                    algorithm,
+                    scheduler,
+                    rcv_buffer_kb,
+                    delayed_ack,
+                    recovery,
+                )| Topo {
                     links,
                     paths: paths
                         .into_iter()
@@ -70,6 +81,7 @@ fn topo() -> impl Strategy<Value = Topo> {
                     scheduler,
                     rcv_buffer_kb,
                     delayed_ack,
+                    recovery,
                 },
             )
     })
@@ -107,17 +119,20 @@ fn toml_of(t: &Topo) -> String {
     }
     let paths: Vec<String> = (0..t.paths.len()).map(|i| format!("\"p{i}\"")).collect();
     s += &format!(
-        "[[flows]]\nname = \"mp\"\nkind = \"mptcp\"\npaths = [{}]\nalgorithm = \"{}\"\nscheduler = \"{}\"\napp = \"file\"\nsize = \"{}KB\"\nrcv_buffer = \"{}KiB\"\ndelayed_ack = {}\n",
+        "[[flows]]\nname = \"mp\"\nkind = \"mptcp\"\npaths = [{}]\nalgorithm = \"{}\"\nscheduler = \"{}\"\napp = \"file\"\nsize = \"{}KB\"\nrcv_buffer = \"{}KiB\"\ndelayed_ack = {}\nrecovery = \"{}\"\n",
         paths.join(", "),
         t.algorithm,
         t.scheduler,
         t.file_kb,
         t.rcv_buffer_kb,
-        t.delayed_ack
+        t.delayed_ack,
+        t.recovery
     );
     // A competing single-path TCP bulk flow on the first path, starting later.
-    s +=
-        "[[flows]]\nname = \"tcp\"\nkind = \"tcp\"\npath = \"p0\"\nstart = \"1s\"\nstop = \"5s\"\n";
+    s += &format!(
+        "[[flows]]\nname = \"tcp\"\nkind = \"tcp\"\npath = \"p0\"\nstart = \"1s\"\nstop = \"5s\"\nrecovery = \"{}\"\n",
+        t.recovery
+    );
     s
 }
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import platform
+import statistics
 import subprocess
 from pathlib import Path
 
@@ -61,7 +62,7 @@ def _prog_stats(ids: list[int]) -> dict[int, tuple[int, int]]:
 
 
 def run_bench(duration_s: float = 10.0, algorithms: tuple[str, ...] = loader.ALGORITHMS,
-              rate_mbps: float = 50.0, counting: str = "bytes") -> dict:
+              rate_mbps: float = 50.0, counting: str = "bytes", rounds: int = 1) -> dict:
     """Measure ns per call of every callback of ``algorithms`` and of the yardstick.
 
     Parameters
@@ -74,13 +75,17 @@ def run_bench(duration_s: float = 10.0, algorithms: tuple[str, ...] = loader.ALG
         Rate of each of the two test-bed paths.
     counting
         The controls' counting tunable (``"bytes"`` or ``"acks"``).
+    rounds
+        Traffic rounds, each on a fresh test bed with every algorithm and the yardstick at
+        once (so every ratio compares programs that ran side by side).
 
     Returns
     -------
     dict
-        ``{"machine": str, "duration_s": float, "rows": [{"algorithm", "callback", "calls",
-        "ns_per_call", "ratio"}]}``; ``ratio`` is ``None`` where the yardstick has no such
-        callback.
+        ``{"machine": str, "duration_s": float, "rounds": int, "rows": [{"algorithm",
+        "callback", "calls", "ns_per_call", "ratio", "ratios"}]}``: ``calls``,
+        ``ns_per_call`` and ``ratio`` are medians over the rounds, ``ratios`` the ratio of
+        each round; ``ratio`` is ``None`` where the yardstick has no such callback.
 
     Raises
     ------
@@ -93,22 +98,26 @@ def run_bench(duration_s: float = 10.0, algorithms: tuple[str, ...] = loader.ALG
     >>> r = run_bench(5.0)   # doctest: +SKIP
     >>> [x["ratio"] for x in r["rows"] if x["callback"] == "cong_avoid"]   # doctest: +SKIP
     """
+    if rounds < 1:
+        raise ValueError(f"rounds {rounds}; allowed: an integer >= 1")
     old = STATS.read_text().strip()
     got = loader.load(tuple(algorithms) + (loader.YARDSTICK,), counting=counting)
+    samples: list[tuple[dict, dict]] = []
     try:
         STATS.write_text("1\n")
         ids = [i for progs in got.prog_ids.values() for i in progs.values()]
         flows = [FlowSpec(a, "mptcp", a, 0) for a in (*algorithms, loader.YARDSTICK)]
         paths = [PathSpec(rate_mbps, 10.0, queue_pkts=100), PathSpec(rate_mbps, 10.0, queue_pkts=100)]
-        with Testbed(paths, prefix="ppb-", quickack=False) as tb:
-            before = _prog_stats(ids)
-            tb.run_iperf3(flows, duration_s=duration_s)
-            after = _prog_stats(ids)
+        for _ in range(rounds):
+            with Testbed(paths, prefix="ppb-", quickack=False) as tb:
+                before = _prog_stats(ids)
+                tb.run_iperf3(flows, duration_s=duration_s)
+                samples.append((before, _prog_stats(ids)))
     finally:
         STATS.write_text(f"{old}\n")
         loader.unload()
 
-    def cost(algo: str, prog: str | None) -> tuple[int, float | None]:
+    def cost(algo: str, prog: str | None, before: dict, after: dict) -> tuple[int, float | None]:
         pid = got.prog_ids.get(algo, {}).get(prog or "")
         if pid is None or pid not in after:
             return 0, None
@@ -116,14 +125,24 @@ def run_bench(duration_s: float = 10.0, algorithms: tuple[str, ...] = loader.ALG
         n = after[pid][1] - before.get(pid, (0, 0))[1]
         return n, (t / n if n else None)
 
+    def median(xs: list) -> float | None:
+        xs = [x for x in xs if x is not None]
+        return statistics.median(xs) if xs else None
+
     rows = []
     for algo in (*algorithms, loader.YARDSTICK):
         for cb, (pp_prog, mr_prog) in CALLBACKS.items():
             prog = mr_prog if algo == loader.YARDSTICK else pp_prog
             if prog is None:
                 continue
-            n, ns = cost(algo, prog)
-            _, base = cost(loader.YARDSTICK, mr_prog) if mr_prog else (0, None)
-            rows.append({"algorithm": algo, "callback": cb, "calls": n, "ns_per_call": ns,
-                         "ratio": (ns / base) if ns is not None and base else None})
-    return {"machine": machine(), "duration_s": duration_s, "counting": counting, "rows": rows}
+            calls, nss, ratios = [], [], []
+            for before, after in samples:
+                n, ns = cost(algo, prog, before, after)
+                _, base = cost(loader.YARDSTICK, mr_prog, before, after) if mr_prog else (0, None)
+                calls.append(n)
+                nss.append(ns)
+                ratios.append((ns / base) if ns is not None and base else None)
+            rows.append({"algorithm": algo, "callback": cb, "calls": median(calls),
+                         "ns_per_call": median(nss), "ratio": median(ratios), "ratios": ratios})
+    return {"machine": machine(), "duration_s": duration_s, "counting": counting,
+            "rounds": rounds, "rows": rows}

@@ -72,7 +72,7 @@ def _bench(a: argparse.Namespace) -> int:
     _unwind_on_signals()
 
     try:
-        r = run_bench(a.duration, rate_mbps=a.rate_mbps, counting=a.counting)
+        r = run_bench(a.duration, rate_mbps=a.rate_mbps, counting=a.counting, rounds=a.rounds)
     except loader.KernelError as e:
         _console.print(f"[red]{e}[/red]")
         return 1
@@ -80,14 +80,16 @@ def _bench(a: argparse.Namespace) -> int:
         json.dump(r, sys.stdout, indent=1)
         print()
         return 0
-    t = Table(title=f"BPF callback cost, {r['duration_s']:g} s of traffic, counting "
-                    f"{r['counting']}\n{r['machine']}")
-    for c in ("algorithm", "callback", "calls", "ns/call", f"x {loader.YARDSTICK}"):
+    t = Table(title=f"BPF callback cost, {r['rounds']} x {r['duration_s']:g} s of traffic, "
+                    f"counting {r['counting']} (medians over rounds)\n{r['machine']}")
+    for c in ("algorithm", "callback", "calls", "ns/call", f"x {loader.YARDSTICK}", "range"):
         t.add_column(c)
     for row in r["rows"]:
         ns, ratio = row["ns_per_call"], row["ratio"]
-        t.add_row(row["algorithm"], row["callback"], str(row["calls"]),
-                  "-" if ns is None else f"{ns:.0f}", "-" if ratio is None else f"{ratio:.2f}")
+        got = [x for x in row["ratios"] if x is not None]
+        t.add_row(row["algorithm"], row["callback"], f"{row['calls']:.0f}",
+                  "-" if ns is None else f"{ns:.0f}", "-" if ratio is None else f"{ratio:.2f}",
+                  f"{min(got):.2f}-{max(got):.2f}" if got else "-")
     _console.print(t)
     return 0
 
@@ -236,7 +238,7 @@ def run_linux_command(a: argparse.Namespace) -> int:
 
 def register(subparsers) -> None:
     """Add ``pathpool kernel`` and ``pathpool testbed``."""
-    from pathpool.cliutil import add_out, positive_float
+    from pathpool.cliutil import add_out, positive_float, positive_int
 
     k = subparsers.add_parser("kernel")
     ks = k.add_subparsers(dest="kernel_cmd", required=True)
@@ -258,6 +260,9 @@ def register(subparsers) -> None:
                    help="each path's rate (default 50)")
     p.add_argument("--counting", choices=loader.COUNTINGS, default="bytes",
                    help="counting the pp_* controls are loaded with (default bytes)")
+    p.add_argument("--rounds", type=positive_int, default=1, metavar="N",
+                   help="traffic rounds, each with every algorithm side by side; the table "
+                        "shows medians and the range of the per-round ratios (default 1)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=_bench)
     p = ks.add_parser("unload", help="unregister everything pathpool loaded")

@@ -209,10 +209,10 @@ def map_scenario(scenario: Any, max_duration_s: float = 10.0, kernel_tcp: bool =
                               ", ".join(ALGORITHM_MAP))
         written = fl["written"]
         if (fl["start_jitter_s"] or ("send_jitter" in written and fl["send_jitter_s"])
-                or "rcv_buffer" in written or fl["delayed_ack"]):
+                or "rcv_buffer" in written or fl["delayed_ack"] or "recovery" in written):
             base = fl["name"].rsplit("-", 1)[0] if copies[i] > 1 else fl["name"]
-            notes.append(f"{f} ({base}): start_jitter, send_jitter, rcv_buffer and "
-                         "delayed_ack are the kernel's own on the test bed")
+            notes.append(f"{f} ({base}): start_jitter, send_jitter, rcv_buffer, delayed_ack and "
+                         "recovery are the kernel's own on the test bed")
         # Only a written delayed_ack sets the test bed's ACK policy (absent: the kernel's own).
         if "delayed_ack" in fl["written"]:
             delack.add(bool(fl["delayed_ack"]))

@@ -63,6 +63,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--only", action="append", default=None, metavar="PATTERN",
                    help="run only the experiments whose key or name matches (shell pattern, e.g. 'table2_s*' or "
                    "rsf/fig2; repeatable); their report is written to --out as usual")
+    p.add_argument("--recovery-reading", choices=["rfc6675", "linux"], default="rfc6675",
+                   help="loss recovery of every TCP/MPTCP flow: rfc6675 (SACK recovery, DupThresh 3, the "
+                   "scenario files' own, default) or linux (RACK-TLP and PRR, Linux >= 4.18's defaults)")
     p.add_argument("--khalili-reading", choices=["capped", "uncapped"], default="capped",
                    help="Khalili: type-1 users behind a shared 10 Mbps access (default) or not")
     p.set_defaults(func=_main)
@@ -79,7 +82,7 @@ def _main(args: argparse.Namespace) -> int:
     try:
         options = Options(delay_reading=args.delay_reading, buffer_reading=args.buffer_reading,
                           balia_reading=args.balia_reading, khalili_reading=args.khalili_reading,
-                          ack_reading=args.ack_reading,
+                          ack_reading=args.ack_reading, recovery_reading=args.recovery_reading,
                           time_scale=args.time_scale)
     except ValueError as e:
         return fail(f"pathpool reproduce: {e}")

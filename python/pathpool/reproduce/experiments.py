@@ -23,19 +23,22 @@ swept parameter::
     format = "{}Mbps"
 
 Readings the papers leave open are options (:class:`Options`), one flag away on the command line.
+
+Every job's scenario is the validated base plus ``--set`` overrides (``FIELD=VALUE``, and
+``~FIELD`` to remove a key or a link), applied and validated by the simulator
+(:func:`pathpool.sim.scenario.load_scenario`); what the overrides need to know (a flow's paths,
+a link's rate) is read from the validated scenario (:attr:`Scenario.spec`), never from the TOML.
 """
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import math
-import tomllib
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from pathpool.sim.scenario import DEFAULTS, load_scenario, quantity
+from pathpool.sim.scenario import DEFAULTS, Scenario, load_scenario, override, quantity
 from pathpool.sweep import Job
 
 __all__ = [
@@ -74,6 +77,12 @@ ACK_READINGS: dict[str, str] = {
     "seeds-rsf-bytes": "as seeds, RSF per acknowledged segment",
 }
 
+#: ``--recovery-reading`` values and what each means (the report prints the chosen one).
+RECOVERY_READINGS: dict[str, str] = {
+    "rfc6675": "RFC 6675 SACK recovery, DupThresh 3, no tail loss probe",
+    "linux": "Linux's RACK-TLP loss detection and PRR (Linux >= 4.18 defaults)",
+}
+
 #: Algorithms the RSF paper introduced; the ``seeds`` readings count them separately.
 _RSF_ALGORITHMS = ("rsf-db", "rsf-lb")
 
@@ -106,6 +115,10 @@ class Options:
         before the stretch-ACK counting of Linux 4.0); RSF-DB/LB per ACK.
         ``seeds-rsf-bytes``: as ``seeds`` but RSF-DB/LB per acknowledged segment (the paper
         does not say how they counted).
+    recovery_reading : {"rfc6675", "linux"}
+        Loss recovery of every window-based flow (the scenario field ``recovery``, see
+        :data:`RECOVERY_READINGS`). ``rfc6675`` (default): the scenario files' own setting,
+        RFC 6675 SACK recovery. ``linux``: RACK-TLP and PRR as Linux >= 4.18 runs them.
     time_scale : float
         Multiplies durations, start/stop times and measurement windows (tests use < 1).
     size_scale : float
@@ -117,6 +130,7 @@ class Options:
     balia_reading: str = "two-link"
     khalili_reading: str = "capped"
     ack_reading: str = "quickack"
+    recovery_reading: str = "rfc6675"
     time_scale: float = 1.0
     size_scale: float = 1.0
 
@@ -127,6 +141,7 @@ class Options:
             "balia_reading": ("two-link", "single-bottleneck"),
             "khalili_reading": ("capped", "uncapped"),
             "ack_reading": tuple(ACK_READINGS),
+            "recovery_reading": tuple(RECOVERY_READINGS),
         }
         for name, values in allowed.items():
             if getattr(self, name) not in values:
@@ -153,18 +168,6 @@ def parse_rate(value: Any) -> float:
     return quantity("rate", value)
 
 
-def _set_path(d: Any, dotted: str, value: Any) -> None:
-    keys = dotted.split(".")
-    cur = d
-    for k in keys[:-1]:
-        cur = cur[int(k)] if isinstance(cur, list) else cur[k]
-    last = keys[-1]
-    if isinstance(cur, list):
-        cur[int(last)] = value
-    else:
-        cur[last] = value
-
-
 # --- experiments --------------------------------------------------------------------------------
 
 
@@ -178,15 +181,15 @@ class Experiment:
         ``"<paper>/<experiment>"``, e.g. ``"rsf/fig4"``.
     path : Path
         The scenario file.
-    base : dict
-        The scenario without ``[reproduce]`` (what the simulator accepts).
+    base : Scenario
+        The validated scenario without ``[reproduce]`` (``base.spec``: SI units, defaults filled).
     spec : dict
         The ``[reproduce]`` table.
     """
 
     key: str
     path: Path
-    base: dict
+    base: Scenario
     spec: dict
 
     @property
@@ -217,33 +220,40 @@ class Experiment:
         """Swept values (``[nan]`` when nothing is swept)."""
         return [float(v) for v in self.sweep["values"]] if self.sweep else [math.nan]
 
-    def scenario(self, algorithm: str, x: float = math.nan, options: Options = Options()) -> dict:
-        """The simulator scenario for one algorithm and one swept value, readings applied."""
-        sc = copy.deepcopy(self.base)
-        flows = set(self.spec.get("flows", []))
+    def choices(self, algorithm: str, x: float = math.nan) -> list[str]:
+        """The overrides that put ``algorithm`` on the swept flows and the swept value in place."""
+        out: list[str] = []
+        chosen = set(self.spec.get("flows", []))
         params = self.spec.get("params", {})
-        for fl in sc["flows"]:
-            if fl["name"] not in flows:
+        for i, fl in _entries(self.base.spec):
+            if _entry_name(self.base.spec, i) not in chosen:
                 continue
+            at = f"flows.{i}"
             if algorithm == SINGLE_PATH:
-                fl["kind"] = "tcp"
-                fl["path"] = fl.pop("paths")[0] if "paths" in fl else fl["path"]
-                fl["algorithm"] = "reno"
-                fl.pop("scheduler", None)
-                fl.pop("params", None)
+                out += [override(f"{at}.kind", "tcp"), override(f"{at}.algorithm", "reno")]
+                if "paths" in fl["written"]:
+                    out += [f"~{at}.paths", override(f"{at}.path", fl["paths"][0])]
+                out += [f"~{at}.{k}" for k in ("scheduler", "params") if k in fl["written"]]
             else:
-                fl["algorithm"] = algorithm
+                out.append(override(f"{at}.algorithm", algorithm))
                 if algorithm in params:
-                    fl["params"] = dict(params[algorithm])
-                else:
-                    fl.pop("params", None)
+                    out.append(override(f"{at}.params", params[algorithm]))
+                elif "params" in fl["written"]:
+                    out.append(f"~{at}.params")
         if self.sweep and not math.isnan(x):
             v = int(x) if float(x).is_integer() else x
             text = self.sweep.get("format", "{}").format(v)
-            for target in self.sweep["set"]:
-                _set_path(sc, target, text)
-        _apply_readings(sc, self.paper, options)
-        return sc
+            out += [override(target, text) for target in self.sweep["set"]]
+        return out
+
+    def scenario(
+        self, algorithm: str, x: float = math.nan, options: Options = Options(), overrides: Sequence[str] = ()
+    ) -> Scenario:
+        """The validated scenario for one algorithm and one swept value, readings applied, then
+        ``overrides`` (``FIELD=VALUE`` or ``~FIELD``, as ``pathpool run --set``)."""
+        first = self.choices(algorithm, x)
+        chosen = load_scenario(self.base, first) if first else self.base
+        return load_scenario(self.base, [*first, *_readings(chosen.spec, self.paper, options), *overrides])
 
     def tags(self, algorithm: str, x: float) -> dict:
         return {"experiment": self.key, "run_algorithm": algorithm, "x": float(x)}
@@ -258,62 +268,85 @@ class Experiment:
         return out
 
 
-def _apply_readings(sc: dict, paper: str, o: Options) -> None:
-    links = {ln["name"]: ln for ln in sc["links"]}
+def _entries(spec: dict) -> list[tuple[int, dict]]:
+    """Each ``[[flows]]`` entry of a validated scenario as (index, its first expanded flow)."""
+    first: dict[int, dict] = {}
+    for fl in spec["flows"]:
+        first.setdefault(fl["index"], fl)
+    return sorted(first.items())
+
+
+def _entry_name(spec: dict, index: int) -> str:
+    """The ``name`` an entry is written with (``count = n`` expands it to ``name-0`` ...)."""
+    flows = [fl for fl in spec["flows"] if fl["index"] == index]
+    name = flows[0]["name"]
+    return name.rsplit("-", 1)[0] if len(flows) > 1 else name
+
+
+def _ns(seconds: float) -> int:
+    return round(seconds * 1e9)
+
+
+def _readings(spec: dict, paper: str, o: Options) -> list[str]:
+    """The overrides of the readings in ``o`` for a validated scenario of ``paper``."""
+    out: list[str] = []
+    links = spec["links"]
     if paper == "rsf":
         if o.delay_reading == "one-way":
-            for p in sc["paths"]:
-                p.pop("ack_delay", None)  # the simulator's default: the forward delay again
+            for i, p in enumerate(spec["paths"]):
+                # ~ack_delay: the simulator's default, the forward delay again. The validated
+                # scenario fills that default in, so a written ack_delay is one that differs
+                # from it (an equal one written changes nothing and may stay).
+                fwd = sum(_ns(ln["delay_s"]) for ln in links if ln["name"] in p["links"])
+                if p["ack_delay_s"] is not None and _ns(p["ack_delay_s"]) != fwd:
+                    out.append(f"~paths.{i}.ack_delay")
         if o.buffer_reading == "bdp":
             rtt_factor = 2.0 if o.delay_reading == "one-way" else 1.0
-            for ln in sc["links"]:
-                bdp = parse_rate(ln["rate"]) * parse_seconds(ln.get("delay", 0)) * rtt_factor / (1500 * 8)
-                ln["buffer"] = max(10, math.ceil(bdp))
-    if paper == "balia" and o.balia_reading == "single-bottleneck" and len(sc["links"]) == 2:
-        first = sc["links"][0]
-        if all(len(p["links"]) == 1 for p in sc["paths"]):
-            total = sum(parse_rate(ln["rate"]) for ln in sc["links"])
-            first["rate"] = f"{total / 1e6:g}Mbps"
-            for p in sc["paths"]:
-                p["links"] = [first["name"]]
-            sc["links"] = [first]
-    if paper == "khalili" and o.khalili_reading == "uncapped" and "access" in links:
-        sc["links"] = [ln for ln in sc["links"] if ln["name"] != "access"]
-        for p in sc["paths"]:
-            p["links"] = [n for n in p["links"] if n != "access"]
-    _apply_ack_reading(sc, paper, o.ack_reading)
+            for i, ln in enumerate(links):
+                bdp = float(ln["rate_bps"]) * ln["delay_s"] * rtt_factor / (1500 * 8)
+                out.append(override(f"links.{i}.buffer", max(10, math.ceil(bdp))))
+    single = len(links) == 2 and all(len(p["links"]) == 1 for p in spec["paths"])
+    if paper == "balia" and o.balia_reading == "single-bottleneck" and single:
+        total = sum(float(ln["rate_bps"]) for ln in links)
+        out.append(override("links.0.rate", f"{total / 1e6:g}Mbps"))
+        out += [override(f"paths.{i}.links", [links[0]["name"]]) for i in range(len(spec["paths"]))]
+        out.append("~links.1")
+    if paper == "khalili" and o.khalili_reading == "uncapped" and any(ln["name"] == "access" for ln in links):
+        out.append("~links.access")
+        for i, p in enumerate(spec["paths"]):
+            if "access" in p["links"]:
+                out.append(override(f"paths.{i}.links", [n for n in p["links"] if n != "access"]))
+    if o.ack_reading != "quickack":  # quickack: the files' own setting, an ACK per segment
+        for i, fl in _entries(spec):
+            if fl["kind"] != "rate":
+                counting = "bytes" if o.ack_reading == "linux" else _counting(fl, paper, o.ack_reading)
+                out += [override(f"flows.{i}.delayed_ack", True), override(f"flows.{i}.counting", counting)]
+    if o.recovery_reading != "rfc6675":  # rfc6675: the files' own setting
+        for i, fl in _entries(spec):
+            if fl["kind"] != "rate":
+                out.append(override(f"flows.{i}.recovery", o.recovery_reading))
     if o.time_scale != 1.0:
-        sc["duration"] = parse_seconds(sc["duration"]) * o.time_scale
-        for fl in sc["flows"]:
-            for k in ("start", "stop"):
-                if k in fl:
-                    fl[k] = parse_seconds(fl[k]) * o.time_scale
+        out.append(override("duration", spec["duration_s"] * o.time_scale))
+        for i, fl in _entries(spec):
+            out += [override(f"flows.{i}.{k}", fl[f"{k}_s"] * o.time_scale) for k in ("start", "stop")
+                    if k in fl["written"]]
     if o.size_scale != 1.0:
-        for fl in sc["flows"]:
-            if "size" in fl:
-                fl["size"] = max(DEFAULTS["mss"], int(parse_bytes(fl["size"]) * o.size_scale))
+        for i, fl in _entries(spec):
+            if "size" in fl["written"]:
+                out.append(override(f"flows.{i}.size", max(DEFAULTS["mss"], int(fl["size_bytes"] * o.size_scale))))
+    return out
 
 
 def _counting(flow: dict, paper: str, reading: str) -> str:
-    """``bytes`` or ``acks`` for one flow under a ``seeds*`` reading (see :class:`Options`)."""
-    algorithm = flow.get("algorithm", "reno")
-    if flow.get("kind", "tcp") == "tcp" and algorithm in ("reno", "cubic"):
+    """``bytes`` or ``acks`` for one validated flow under a ``seeds*`` reading (see :class:`Options`)."""
+    algorithm = flow["algorithm"]
+    if flow["kind"] == "tcp" and algorithm in ("reno", "cubic"):
         # Regular TCP: Linux 4.9 (RSF's v0.93 test bed) counts segments; Linux 3.11 (Balia's
         # v0.88) still took one step per ACK.
         return "bytes" if paper == "rsf" else "acks"
     if algorithm in _RSF_ALGORITHMS:
         return "bytes" if reading == "seeds-rsf-bytes" else "acks"
     return "acks"
-
-
-def _apply_ack_reading(sc: dict, paper: str, reading: str) -> None:
-    if reading == "quickack":
-        return  # the scenario files' own setting: the simulator's default, an ACK per segment
-    for fl in sc["flows"]:
-        if fl.get("kind") == "rate":
-            continue
-        fl["delayed_ack"] = True
-        fl["counting"] = "bytes" if reading == "linux" else _counting(fl, paper, reading)
 
 
 def load_experiment(path: str | Path) -> Experiment:
@@ -329,17 +362,12 @@ def load_experiment(path: str | Path) -> Experiment:
     spec = sc.extensions.get("reproduce")
     if spec is None:
         raise ValueError(f"{path}: no [reproduce] table")
-    # The document the readings and sweeps edit, in the file's own key order (so the scenario
-    # text of each job, and the results' scenario.toml, do not depend on how Rust renders
-    # TOML); each job is validated again, whole, before it runs.
-    data = tomllib.loads(path.read_text(encoding="utf-8"))
-    data.pop("reproduce")
     for field in ("paper", "experiment", "metric", "algorithms"):
         if field not in spec:
             raise ValueError(f"{path}: reproduce.{field} is required")
     if spec["paper"] not in PAPERS:
         raise ValueError(f"{path}: reproduce.paper = {spec['paper']!r} (allowed: {', '.join(PAPERS)})")
-    return Experiment(key=f"{spec['paper']}/{spec['experiment']}", path=path, base=data, spec=spec)
+    return Experiment(key=f"{spec['paper']}/{spec['experiment']}", path=path, base=sc, spec=spec)
 
 
 def load_experiments(papers: Iterable[str], root: str | Path | None = None) -> list[Experiment]:

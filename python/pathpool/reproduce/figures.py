@@ -218,8 +218,7 @@ def _trace_fig(tables, outcome):
     seed = outcome.seeds[0]
     exp = next(e for e in outcome.experiments if e.key == "rsf/table2_s2")
     d = float(exp.spec["params"]["rsf-db"]["d"])
-    rate = {ln["name"]: ln["rate"] for ln in exp.base["links"]}
-    from pathpool.reproduce.experiments import parse_rate
+    rate = {ln["name"]: ln["rate_bps"] for ln in exp.base.spec["links"]}
 
     fig, axes = plt.subplots(3, 1, figsize=(7, 7), sharex=True)
     for alg, ls in (("rsf-db", "-"), ("lia", ":")):
@@ -230,7 +229,7 @@ def _trace_fig(tables, outcome):
     axes[0].legend(fontsize=8)
     s = _series(tables, "rsf/trace", "rsf-db", seed)
     q = s[(s["entity"] == "link") & (s["metric"] == "queue_bytes") & (s["id"] == "path1")]
-    qd = q["value"].to_numpy() * 8 / parse_rate(rate["path1"])
+    qd = q["value"].to_numpy() * 8 / rate["path1"]
     axes[1].plot(q["time_s"], qd * 1e3, label="queueing delay q at path 1 (RSF-DB run)")
     axes[1].axhline(d * 1e3, color="r", ls="--", label="target d = 100 ms")
     axes[1].set_ylabel("ms")

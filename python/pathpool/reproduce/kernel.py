@@ -29,7 +29,6 @@ same per-run metrics from them.
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import os
 import platform
@@ -72,15 +71,18 @@ class KernelJob:
     plan: Any   # pathpool.kernel.mapping.TestbedPlan
 
 
-def kernel_scenario(scenario: dict, ack_reading: str) -> dict:
+def kernel_scenario(scenario: Any, ack_reading: str) -> Any:
     """The job's scenario with the ACK policy written out, so the test bed follows the reading
-    (the mapping keeps the kernel's delayed ACKs unless a flow writes ``delayed_ack = false``)."""
-    sc = copy.deepcopy(scenario)
-    if ack_reading == "quickack":
-        for fl in sc["flows"]:
-            if fl.get("kind") != "rate":
-                fl["delayed_ack"] = False
-    return sc
+    (the mapping keeps the kernel's delayed ACKs unless a flow writes ``delayed_ack = false``):
+    ``quickack`` adds ``flows.N.delayed_ack=false`` overrides, validated by Rust like every other."""
+    from pathpool.reproduce.experiments import _entries
+    from pathpool.sim.scenario import load_scenario, override
+
+    sc = load_scenario(scenario)
+    if ack_reading != "quickack":
+        return sc
+    ov = [override(f"flows.{i}.delayed_ack", False) for i, fl in _entries(sc.spec) if fl["kind"] != "rate"]
+    return load_scenario(sc, ov) if ov else sc
 
 
 def plan_jobs(jobs: Sequence[Job], ack_reading: str,

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from pathpool.atomic import atomic_write_text
-from pathpool.reproduce.experiments import ACK_READINGS, parse_rate, parse_seconds
+from pathpool.reproduce.experiments import ACK_READINGS
 from pathpool.reproduce.figures import draw_all
 from pathpool.reproduce.verdict import TOLERANCE
 
@@ -89,11 +89,11 @@ def facts(outcome) -> dict[str, str]:
     # Mathis et al. (1997) bound of two uncoupled Reno subflows: 2 * MSS/RTT * sqrt(3/(2p)).
     for e in outcome.experiments:
         if e.key.startswith("rsf/table2_s") and e.key[-1] in "23456":
-            links = e.base["links"]
+            links = e.base.spec["links"]
             bound = 0.0
             for ln in links:
-                p = float(str(ln["loss"]).rstrip("%")) / 100
-                rtt = parse_seconds(ln["delay"]) * (2 if outcome.options.delay_reading == "one-way" else 1)
+                p = ln["loss"]
+                rtt = ln["delay_s"] * (2 if outcome.options.delay_reading == "one-way" else 1)
                 bound += 1448 * 8 / rtt * math.sqrt(1.5 / p) / 1e6 if p > 0 else math.inf
             k = e.key.split("/")[1]
             f[f"{k}_mathis"] = f"{bound:.2f}"
@@ -134,7 +134,7 @@ def facts(outcome) -> dict[str, str]:
                & (t["metric"] == "queue_bytes")]
         exp = next((e for e in outcome.experiments if e.key == "rsf/table2_s2"), None)
         if len(tr) and exp is not None:
-            rate = parse_rate(exp.base["links"][0]["rate"])
+            rate = exp.base.spec["links"][0]["rate_bps"]
             q = tr["value"].to_numpy() * 8 / rate
             d = float(exp.spec["params"]["rsf-db"]["d"])
             f["trace_q_p95_ms"] = f"{np.percentile(q, 95) * 1e3:.1f}"
@@ -393,7 +393,7 @@ def write_report(outcome) -> None:
     o = outcome.options
     readings = (f"delay reading `{o.delay_reading}`, buffer reading `{o.buffer_reading}`, Balia network "
                 f"`{o.balia_reading}`, Khalili access `{o.khalili_reading}`, ACK reading `{o.ack_reading}` "
-                f"({ACK_READINGS[o.ack_reading]})"
+                f"({ACK_READINGS[o.ack_reading]}), recovery reading `{o.recovery_reading}`"
                 + (f", time scale {o.time_scale:g}, size scale {o.size_scale:g}" if (o.time_scale, o.size_scale) != (1, 1) else ""))
     backend = getattr(outcome, "backend", "sim")
     engines = {"sim": "the simulator", "linux": "the real Linux kernel (namespace test bed, pp_* BPF controls)",

@@ -25,6 +25,7 @@ from pathpool.reproduce import compare as cmp
 from pathpool.reproduce import metrics
 from pathpool.reproduce.experiments import PAPERS, Experiment, Options, build_jobs, load_experiments
 from pathpool.reproduce.verdict import summarise
+from pathpool.sim.scenario import override
 from pathpool.sweep import Job, run_sweep
 
 __all__ = ["TRACE", "Outcome", "reproduce", "trace_jobs"]
@@ -97,10 +98,9 @@ def trace_jobs(experiments: Sequence[Experiment], seed: int, options: Options) -
     for e in experiments:
         if e.key == "rsf/table2_s2":
             for alg in ("rsf-db", "lia"):
-                sc = e.scenario(alg, math.nan, options)
-                sc["metrics"] = {"interval": "100ms"}
                 # The downloads end within a minute; sampling an idle network after that adds nothing.
-                sc["duration"] = 60.0 * options.time_scale
+                sc = e.scenario(alg, math.nan, options,
+                                [override("metrics.interval", "100ms"), override("duration", 60.0 * options.time_scale)])
                 out.append(Job(sc, seed, {"experiment": TRACE, "run_algorithm": alg, "x": math.nan}))
     return out
 

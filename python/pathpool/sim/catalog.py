@@ -19,5 +19,14 @@ def algorithms() -> list[dict[str, Any]]:
         (paper/RFC and equation), ``formula`` (window rules in plain text), ``coupled`` (bool),
         and ``params``: a list of dicts with ``name``, ``default`` (as written in TOML),
         ``allowed`` (in words) and ``doc``.
+
+    Examples
+    --------
+    >>> import pathpool
+    >>> lia = next(a for a in pathpool.algorithms() if a["name"] == "lia")
+    >>> lia["coupled"]
+    True
+    >>> "reno" in [a["name"] for a in pathpool.algorithms()]
+    True
     """
     return _core.algorithms()

@@ -21,6 +21,7 @@ from pathpool.cliutil import (
     jobs_arg,
     positive_float,
     positive_int,
+    progress,
     scenario_arg,
     seeds_arg,
 )
@@ -106,11 +107,14 @@ def _cmd_run(args: argparse.Namespace) -> int:
         # than after minutes of simulation.
         check_replaceable(out, is_result_set)
         with directory_lock(out):
-            # A bar on a terminal only: the runner's progress feed is a multiprocessing queue, and
-            # the resource-tracker process it starts would be one more process for Ctrl-C to
-            # catch half-started; `sweep` and `reproduce` print plain lines off a terminal.
-            show_bar = not (args.no_progress or args.json) and sys.stderr.isatty()
-            results = run(scenario, seeds=args.seeds, progress=show_bar, jobs=args.jobs)
+            # A bar on a terminal; off one, plain periodic lines as `sweep` and `reproduce` print
+            # (fed by seed completions in the parent when there are workers: see runner._run_pool).
+            show = not (args.no_progress or args.json)
+            plain = show and not sys.stderr.isatty()
+            with progress(f"run {scenario.name}: seeds", enabled=plain) as tick:
+                n = len(scenario.seeds if args.seeds is None else args.seeds)
+                how = (lambda f: tick(round(f * n, 2), n)) if plain else show
+                results = run(scenario, seeds=args.seeds, progress=how, jobs=args.jobs)
             try:
                 files = results.write(out)
             except OSError as e:
@@ -290,7 +294,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_out(p, None, "results directory (default: results/<scenario name>)")
     p.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
                    help="override one scenario field before validation, as a dotted path with TOML value "
-                   "or unit string, e.g. links.bottleneck_a.rate=20Mbps; repeatable")
+                   "or unit string, e.g. links.bottleneck_a.rate=20Mbps; '~FIELD' removes a field (it takes "
+                   "its default) or an array element, e.g. --set '~paths.p1.ack_delay' --set '~links.c'; "
+                   "repeatable, applied in order")
     p.add_argument("--allow-large", action="store_true",
                    help="run even beyond the run-cost limits (about 1e10 simulator events or 4 GiB per seed; "
                    "SCENARIOS.md, Limits)")

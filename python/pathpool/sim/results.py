@@ -74,6 +74,16 @@ def jain_index(values: Sequence[float] | np.ndarray) -> float:
     Jain, Chiu and Hawe, "A quantitative measure of fairness and discrimination for resource
     allocation in shared computer systems", DEC-TR-301, 1984, eq. (1). It is 1 when all ``n``
     values are equal and ``1/n`` when one takes everything. NaN for no values or all zeros.
+
+    Examples
+    --------
+    >>> from pathpool import jain_index
+    >>> jain_index([5.0, 5.0, 5.0])
+    1.0
+    >>> jain_index([1.0, 0.0, 0.0, 0.0])
+    0.25
+    >>> jain_index([1.0, 2.0])  # (1 + 2)^2 / (2 * (1 + 4))
+    0.9
     """
     x = np.asarray(values, dtype=np.float64)
     sq = float(np.sum(x * x))
@@ -165,6 +175,20 @@ class Results:
         Per seed: simulated_s, events, data_packets, wall_s.
     wall_s : float
         Wall-clock seconds of the whole :func:`pathpool.run` call.
+
+    Examples
+    --------
+    >>> import pathpool
+    >>> from pathpool.data import scenario_path
+    >>> res = pathpool.run(scenario_path("examples/two_paths"), seeds=[1, 2])
+    >>> print(res.flows[["seed", "flow", "kind", "n_subflows"]].to_string(index=False))
+     seed  flow  kind  n_subflows
+        1 mptcp mptcp           2
+        1   tcp   tcp           1
+        2 mptcp mptcp           2
+        2   tcp   tcp           1
+    >>> sorted(res.series["metric"].unique())
+    ['cwnd', 'goodput_bps', 'in_flight', 'queue_bytes', 'srtt_s']
     """
 
     scenario: Scenario
@@ -295,6 +319,17 @@ class Results:
         -------
         list of pathlib.Path
             The files written, in :data:`RESULT_FILES` order.
+
+        Examples
+        --------
+        >>> import pathpool, tempfile
+        >>> from pathpool.data import scenario_path
+        >>> res = pathpool.run(scenario_path("examples/two_paths"), seeds=[1])
+        >>> out = tempfile.mkdtemp()
+        >>> sorted(p.name for p in res.write(out))[:4]
+        ['flows.csv', 'flows.parquet', 'links.csv', 'links.parquet']
+        >>> pathpool.read_results(out).flows.equals(res.flows)
+        True
 
         Raises
         ------

@@ -27,7 +27,9 @@ import tomli_w
 from pathpool import _core
 from pathpool.errors import ScenarioError
 
-__all__ = ["DEFAULTS", "EXTENSIONS", "RATE_CONTROLLERS", "Scenario", "ScenarioLike", "load_scenario", "quantity"]
+__all__ = [
+    "DEFAULTS", "EXTENSIONS", "RATE_CONTROLLERS", "Scenario", "ScenarioLike", "load_scenario", "override", "quantity",
+]
 
 DICT_ORIGIN = "<dict>"
 
@@ -78,13 +80,25 @@ class Scenario:
         ``flows``, ``count`` expanded (``name``, ``index`` of its ``[[flows]]`` entry, ``kind``,
         ``paths`` (names), ``algorithm``, ``params``, ``scheduler``, ``app``, ``size_bytes``,
         ``start_s``, ``stop_s``, ``start_jitter_s``, ``send_jitter_s``, ``mss``,
-        ``rcv_buffer_bytes``, ``delayed_ack``, ``rate`` (``rates_pps``, ``block_length``,
+        ``rcv_buffer_bytes``, ``delayed_ack``, ``recovery`` (``"rfc6675"`` or ``"linux"``), ``rate`` (``rates_pps``, ``block_length``,
         ``source_per_block``, ``deadline_s``, ``feedback_interval_s``, ``controller``) or None).
     extensions : dict
         The file's Python-owned tables (:data:`EXTENSIONS`), as tomllib would read them.
     estimate : dict
         Upper-bound cost of one seed, what the limits compare (``SCENARIOS.md``, "Limits"):
         ``events``, ``memory_bytes``, ``series_rows``.
+
+    Examples
+    --------
+    >>> import pathpool
+    >>> from pathpool.data import scenario_path
+    >>> sc = pathpool.load_scenario(scenario_path("examples/two_paths"))
+    >>> sc.name, sc.seeds
+    ('two_paths', (1, 2))
+    >>> [(f["name"], f["kind"], f["paths"]) for f in sc.spec["flows"]]
+    [('mptcp', 'mptcp', ['a', 'b']), ('tcp', 'tcp', ['a'])]
+    >>> sc.estimate["events"] > 0
+    True
     """
 
     name: str
@@ -183,8 +197,11 @@ def load_scenario(
     overrides : list of str, optional
         ``FIELD=VALUE`` assignments applied to the parsed document before validation, as
         ``pathpool run --set`` does: ``links.bottleneck.rate=20Mbps`` (array elements by
-        ``name`` or index), ``duration=30s``, ``flows.0.algorithm=lia``. An error in one names
-        it: ``FILE: --set FIELD=VALUE: FIELD: MESSAGE (allowed: ...)``.
+        ``name`` or index), ``duration=30s``, ``flows.0.algorithm=lia``; ``~FIELD`` (Hydra's
+        form) removes a key, which then takes its default, or an array element:
+        ``~paths.p1.ack_delay``, ``~links.access``. An error in one names it:
+        ``FILE: --set FIELD=VALUE: FIELD: MESSAGE (allowed: ...)``; removing what the
+        document does not hold is one.
     allow_large : bool, default False
         Skip the run-cost limits (about 10^10 simulator events or 4 GiB per seed; see
         ``SCENARIOS.md``, "Limits").
@@ -200,7 +217,8 @@ def load_scenario(
 
     Examples
     --------
-    >>> sc = load_scenario("scenarios/examples/two_paths.toml", ["links.bottleneck_a.rate=20Mbps"])
+    >>> from pathpool.data import scenario_path
+    >>> sc = load_scenario(scenario_path("examples/two_paths"), ["links.bottleneck_a.rate=20Mbps"])
     >>> sc.spec["links"][0]["rate_bps"]
     20000000
     """
@@ -216,6 +234,28 @@ def load_scenario(
         text=info["text"],
         info=info,
     )
+
+
+def override(field: str, value: Any) -> str:
+    """One ``FIELD=VALUE`` override with ``value`` written as TOML (so ``"lia"`` stays a string).
+
+    Examples
+    --------
+    >>> override("links.a.rate", "20Mbps"), override("duration", 5.0), override("paths.0.links", ["a"])
+    ('links.a.rate="20Mbps"', 'duration=5.0', 'paths.0.links=["a"]')
+    >>> override("flows.0.params", {"d": 0.1, "alpha every ack": True})
+    'flows.0.params={"d" = 0.1, "alpha every ack" = true}'
+    """
+    return f"{field}={_toml_value(value)}"
+
+
+def _toml_value(v: Any) -> str:
+    """``v`` as one line of TOML (tomli_w writes arrays over several lines, tables as sections)."""
+    if isinstance(v, Mapping):
+        return "{" + ", ".join(f"{_toml_value(str(k))} = {_toml_value(x)}" for k, x in v.items()) + "}"
+    if isinstance(v, (list, tuple)):
+        return "[" + ", ".join(_toml_value(x) for x in v) + "]"
+    return tomli_w.dumps({"v": v}).split("=", 1)[1].strip()
 
 
 def quantity(kind: str, value: Any) -> float:

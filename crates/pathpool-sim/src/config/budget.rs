@@ -98,9 +98,9 @@ impl Scenario {
             0.0
         } else {
             let samples = self.duration as f64 / self.sample_interval as f64;
-            // Per flow 1 metric, per subflow up to 3, per link 1.
+            // Per flow 1 metric, per subflow up to 4 (cwnd, srtt, in flight, goodput), per link 1.
             events += samples;
-            samples * (flows + 3.0 * subflows + self.links.len() as f64)
+            samples * (flows + 4.0 * subflows + self.links.len() as f64)
         };
         let queued: f64 = self
             .links

@@ -301,7 +301,7 @@ pub(super) fn from_de_error(
         allowed = Some("integers within +-2^63, or a float, or a string with a unit".into());
     } else if msg.contains("invalid value: integer `-") && path.starts_with("seeds") {
         message = "a seed must not be negative".into();
-        allowed = Some(format!("integers 0 to 2^64-1, at most {MAX_SEEDS}"));
+        allowed = Some(super::schema::allowed::SEEDS.to_string());
     }
     // serde names Rust types; the file has tables and lists.
     if let Some(at) = message.find("expected struct Raw") {

@@ -12,8 +12,10 @@ use super::check::{
 };
 use super::network::Names;
 use super::raw::{Quantity, RawFlow};
+use super::schema::allowed as a;
 use super::{
-    AckRoute, App, ConfigError, FlowKind, FlowSpec, LinkSpec, PathSpec, RateSpec, Scheduler,
+    AckRoute, App, ConfigError, FlowKind, FlowSpec, LinkSpec, PathSpec, RateSpec, Recovery,
+    Scheduler,
 };
 
 /// Every flow, `count` expanded; for each the index of its `[[flows]]` entry; for each entry
@@ -95,7 +97,7 @@ type Flows = (Vec<FlowSpec>, Vec<usize>, Vec<Vec<&'static str>>);
 /// The optional fields a `[[flows]]` entry writes, in file-format order: for callers to whom
 /// "written" differs from "left at its default" (the Linux test bed's ACK policy).
 fn written(fl: &RawFlow) -> Vec<&'static str> {
-    let present: [(&'static str, bool); 22] = [
+    let present: [(&'static str, bool); 23] = [
         ("path", fl.path.is_some()),
         ("paths", fl.paths.is_some()),
         ("algorithm", fl.algorithm.is_some()),
@@ -112,6 +114,7 @@ fn written(fl: &RawFlow) -> Vec<&'static str> {
         ("mss", fl.mss.is_some()),
         ("rcv_buffer", fl.rcv_buffer.is_some()),
         ("delayed_ack", fl.delayed_ack.is_some()),
+        ("recovery", fl.recovery.is_some()),
         ("rates", fl.rates.is_some()),
         ("block_length", fl.block_length.is_some()),
         ("source_per_block", fl.source_per_block.is_some()),
@@ -148,7 +151,7 @@ fn flow(
                 Some(fl.kind.span()),
                 f("kind"),
                 format!("unknown flow kind {other:?}"),
-                Some("tcp, mptcp, rate"),
+                Some(a::KIND),
             ))
         }
     };
@@ -325,7 +328,7 @@ fn flow(
                 Some(sp),
                 f("scheduler"),
                 format!("unknown scheduler {other:?}"),
-                Some("minrtt, roundrobin"),
+                Some(a::SCHEDULER),
             ))
         }
     };
@@ -350,36 +353,33 @@ fn flow(
                     Some("a size >= 1 byte, e.g. \"4MB\""),
                 ))
             }
-            Some(sz) => App::File(ctx.q(
-                sz,
-                &f("size"),
-                |q| bytes_in(q, 1, MAX_FILE_BYTES),
-                "a size from 1 byte to 10^12 bytes, e.g. \"4MB\", \"10MiB\", or bytes as a number",
-            )?),
+            Some(sz) => {
+                App::File(ctx.q(sz, &f("size"), |q| bytes_in(q, 1, MAX_FILE_BYTES), a::SIZE)?)
+            }
         },
         Some((other, sp)) => {
             return Err(ctx.err(
                 Some(sp),
                 f("app"),
                 format!("unknown app {other:?}"),
-                Some("bulk, file"),
+                Some(a::APP),
             ))
         }
     };
     let start = match &fl.start {
         None => 0,
-        Some(v) => ctx.time(v, &f("start"), 0, MAX_TIME, "a time from 0 to 10^6 s")?,
+        Some(v) => ctx.time(v, &f("start"), 0, MAX_TIME, a::START)?,
     };
     let stop = match &fl.stop {
         None => None,
         Some(v) => {
-            let t = ctx.time(v, &f("stop"), 0, MAX_TIME, "a time > start, at most 10^6 s")?;
+            let t = ctx.time(v, &f("stop"), 0, MAX_TIME, a::STOP)?;
             if t <= start {
                 return Err(ctx.err(
                     Some(v.span()),
                     f("stop"),
                     "stop must be later than start",
-                    Some("a time > start"),
+                    Some(a::STOP),
                 ));
             }
             Some(t)
@@ -387,23 +387,11 @@ fn flow(
     };
     let start_jitter = match &fl.start_jitter {
         None => 0,
-        Some(v) => ctx.time(
-            v,
-            &f("start_jitter"),
-            0,
-            MAX_DELAY,
-            "a time from 0 to 1000 s",
-        )?,
+        Some(v) => ctx.time(v, &f("start_jitter"), 0, MAX_DELAY, a::START_JITTER)?,
     };
     let send_jitter = match &fl.send_jitter {
         None => DEFAULT_SEND_JITTER,
-        Some(v) => ctx.time(
-            v,
-            &f("send_jitter"),
-            0,
-            MAX_DELAY,
-            "a time from 0 (none) to 1000 s",
-        )?,
+        Some(v) => ctx.time(v, &f("send_jitter"), 0, MAX_DELAY, a::SEND_JITTER)?,
     };
     let count = match &fl.count {
         None => 1,
@@ -413,18 +401,13 @@ fn flow(
                 Some(c.span()),
                 f("count"),
                 format!("count {} is out of range", c.get_ref()),
-                Some("an integer in 1..=100000"),
+                Some(a::COUNT),
             ))
         }
     };
     let mss = match &fl.mss {
         None => DEFAULT_MSS,
-        Some(v) => ctx.q(
-            v,
-            &f("mss"),
-            |q| bytes_in(q, 64, 9000),
-            "payload bytes in 64..=9000",
-        )? as u32,
+        Some(v) => ctx.q(v, &f("mss"), |q| bytes_in(q, 64, 9000), a::MSS)? as u32,
     };
     let rcv_buffer = match &fl.rcv_buffer {
         None => DEFAULT_RCV_BUFFER,
@@ -432,7 +415,7 @@ fn flow(
             v,
             &f("rcv_buffer"),
             |q| bytes_in(q, 1, MAX_RCV_BUFFER),
-            "a size from 2 * mss to 1 GiB, e.g. \"4MiB\"",
+            a::RCV_BUFFER,
         )?,
     };
     if rcv_buffer < u64::from(mss) * 2 {
@@ -441,7 +424,7 @@ fn flow(
             sp,
             f("rcv_buffer"),
             "receive buffer must hold at least two segments",
-            Some("a size >= 2 * mss"),
+            Some(a::RCV_BUFFER),
         ));
     }
     let delayed_ack = fl
@@ -449,6 +432,22 @@ fn flow(
         .as_ref()
         .map(|b| *b.get_ref())
         .unwrap_or(false);
+    let recovery = match fl
+        .recovery
+        .as_ref()
+        .map(|s| (s.get_ref().as_str(), s.span()))
+    {
+        None | Some(("rfc6675", _)) => Recovery::Rfc6675,
+        Some(("linux", _)) => Recovery::Linux,
+        Some((other, sp)) => {
+            return Err(ctx.err(
+                Some(sp),
+                f("recovery"),
+                format!("unknown recovery {other:?}"),
+                Some(a::RECOVERY),
+            ))
+        }
+    };
     Ok((
         FlowSpec {
             name,
@@ -466,6 +465,7 @@ fn flow(
             mss,
             rcv_buffer,
             delayed_ack,
+            recovery,
             rate: rate_spec,
         },
         count,
@@ -487,7 +487,7 @@ fn check_kind_fields(ctx: &Ctx, fl: &RawFlow, kind: FlowKind, i: usize) -> Resul
         ),
         ("controller", fl.controller.as_ref().map(|v| v.span())),
     ];
-    let window_only: [(&str, Option<Range<usize>>); 7] = [
+    let window_only: [(&str, Option<Range<usize>>); 8] = [
         ("algorithm", fl.algorithm.as_ref().map(|v| v.span())),
         ("params", fl.params.as_ref().map(|v| v.span())),
         ("counting", fl.counting.as_ref().map(|v| v.span())),
@@ -495,6 +495,7 @@ fn check_kind_fields(ctx: &Ctx, fl: &RawFlow, kind: FlowKind, i: usize) -> Resul
         ("size", fl.size.as_ref().map(|v| v.span())),
         ("rcv_buffer", fl.rcv_buffer.as_ref().map(|v| v.span())),
         ("delayed_ack", fl.delayed_ack.as_ref().map(|v| v.span())),
+        ("recovery", fl.recovery.as_ref().map(|v| v.span())),
     ];
     let (bad, msg, allowed) = if kind == FlowKind::Rate {
         (&window_only[..], "does not apply to kind = \"rate\" (a paced sender has no window, congestion controller or receive buffer)", "rate flow fields: rates, block_length, source_per_block, deadline, feedback_interval, controller")
@@ -539,7 +540,7 @@ fn rate_spec(
     controllers: Option<&[String]>,
 ) -> Result<RateSpec, ConfigError> {
     let f = |k: &str| format!("flows[{i}].{k}");
-    let rates_allowed = "a list of packets/s >= 0, one per path, not all 0, e.g. [100, 50]";
+    let rates_allowed = a::RATES;
     let rates = match &fl.rates {
         None => {
             return Err(ctx.err(
@@ -599,7 +600,7 @@ fn rate_spec(
                 Some(b.span()),
                 f("block_length"),
                 format!("block length {} is out of range", b.get_ref()),
-                Some("an integer in 1..=65535"),
+                Some(a::BLOCK_LENGTH),
             ))
         }
     };
@@ -617,19 +618,13 @@ fn rate_spec(
                     "{} source packets do not fit a block of {block_length}",
                     k.get_ref()
                 ),
-                Some("an integer in 1..=block_length"),
+                Some(a::SOURCE_PER_BLOCK),
             ))
         }
     };
     let deadline = match &fl.deadline {
         None => DEFAULT_DEADLINE,
-        Some(v) => ctx.time(
-            v,
-            &f("deadline"),
-            1,
-            MAX_DELAY,
-            "a time > 0 and at most 1000 s, e.g. \"300ms\"",
-        )?,
+        Some(v) => ctx.time(v, &f("deadline"), 1, MAX_DELAY, a::DEADLINE)?,
     };
     let feedback_interval = match &fl.feedback_interval {
         None => DEFAULT_FEEDBACK_INTERVAL,
@@ -638,7 +633,7 @@ fn rate_spec(
             &f("feedback_interval"),
             1_000_000,
             MAX_TIME,
-            "a time from 1 ms to 10^6 s, e.g. \"1s\"",
+            a::FEEDBACK_INTERVAL,
         )?,
     };
     let controller = match &fl.controller {

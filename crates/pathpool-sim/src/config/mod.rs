@@ -15,6 +15,7 @@ mod flows;
 mod network;
 mod overrides;
 mod raw;
+pub mod schema;
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -111,6 +112,19 @@ pub enum Scheduler {
     RoundRobin,
 }
 
+/// How a TCP/MPTCP sender detects and repairs losses (the `recovery` field).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Recovery {
+    /// RFC 6675 SACK recovery: a segment is lost once DupThresh = 3 segments above it are
+    /// SACKed, fast retransmit on entry, then send whenever pipe < cwnd; no tail loss probe.
+    #[default]
+    Rfc6675,
+    /// What Linux >= 4.18 runs by default (`tcp_recovery = 1`, `tcp_early_retrans = 3`):
+    /// RACK time-based loss detection and the tail loss probe (RFC 8985) instead of DupThresh,
+    /// and proportional rate reduction (RFC 6937) during recovery (`src/recovery.rs`).
+    Linux,
+}
+
 /// What the sending application does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum App {
@@ -171,6 +185,8 @@ pub struct FlowSpec {
     pub mss: u32,
     pub rcv_buffer: u64,
     pub delayed_ack: bool,
+    /// Loss detection and recovery of the flow's (sub)flows.
+    pub recovery: Recovery,
     /// `Some` exactly for `kind = "rate"`.
     pub rate: Option<RateSpec>,
 }
@@ -292,7 +308,7 @@ impl Scenario {
 /// A scenario name becomes a directory name (`results/NAME`) and a file-name stem, so it is a
 /// plain slug: letters, digits, `.`, `_`, `-`, not starting with `.` (no `..`, no `/`, no NUL).
 fn scenario_name(ctx: &check::Ctx, v: &toml::Spanned<String>) -> Result<String, ConfigError> {
-    let allowed = "1 to 128 of A-Z a-z 0-9 . _ -, not starting with '.' (it names output files)";
+    let allowed = schema::allowed::NAME;
     let name = v.get_ref().trim();
     let ok = !name.is_empty()
         && name.len() <= 128
@@ -322,19 +338,19 @@ fn validate(
         "duration",
         1,
         MAX_TIME,
-        "a time > 0 and at most 10^6 s, e.g. \"30s\", \"500ms\", or seconds as a number",
+        schema::allowed::DURATION,
     )?;
     let seeds = match &raw.seeds {
         None => vec![1],
         Some(s) => {
-            let allowed = format!("1 to {MAX_SEEDS} distinct integers from 0 to 2^64-1");
+            let allowed = schema::allowed::SEEDS;
             let list = s.get_ref();
             if list.is_empty() || list.len() > MAX_SEEDS {
                 return Err(ctx.err(
                     Some(s.span()),
                     "seeds",
                     format!("{} seeds listed", list.len()),
-                    Some(&allowed),
+                    Some(allowed),
                 ));
             }
             let mut seen = std::collections::HashSet::with_capacity(list.len());
@@ -343,7 +359,7 @@ fn validate(
                     Some(s.span()),
                     "seeds",
                     format!("seed {d} is listed twice"),
-                    Some(&allowed),
+                    Some(allowed),
                 ));
             }
             list.clone()
@@ -352,7 +368,7 @@ fn validate(
     let sample_interval = match raw.metrics.as_ref().and_then(|m| m.interval.as_ref()) {
         None => 0,
         Some(v) => {
-            let allowed = "0 (no time series) or a time from 1 us to 10^6 s";
+            let allowed = schema::allowed::METRICS_INTERVAL;
             let t = ctx.time(v, "metrics.interval", 0, MAX_TIME, allowed)?;
             if t != 0 && t < check::MIN_SAMPLE_INTERVAL {
                 return Err(ctx.err(

@@ -6,6 +6,7 @@ use toml::Spanned;
 
 use super::check::{buffer, probability, rate, Ctx, DEFAULT_BUFFER_PACKETS, MAX_DELAY, MAX_LINKS};
 use super::raw::{Quantity, RawLink, RawPath};
+use super::schema::allowed as a;
 use super::{AckRoute, ConfigError, LinkSpec, PathSpec};
 use crate::link::{Buffer, GilbertElliott, Reorder};
 
@@ -96,51 +97,25 @@ pub(super) fn links(ctx: &Ctx, raw: &[RawLink]) -> Result<(Vec<LinkSpec>, Names)
 
 fn link(ctx: &Ctx, i: usize, l: &RawLink, name: String) -> Result<LinkSpec, ConfigError> {
     let f = |k: &str| format!("links[{i}].{k}");
-    let rate_bps = ctx.q(
-        &l.rate,
-        &f("rate"),
-        rate,
-        "a rate from 1 bit/s to 1 Tbit/s, e.g. \"10Mbps\", \"1Gbps\", or bits/s as a number",
-    )?;
+    let rate_bps = ctx.q(&l.rate, &f("rate"), rate, a::LINK_RATE)?;
     let delay = match &l.delay {
         None => 0,
-        Some(v) => ctx.time(
-            v,
-            &f("delay"),
-            0,
-            MAX_DELAY,
-            "a time from 0 to 1000 s, e.g. \"20ms\"",
-        )?,
+        Some(v) => ctx.time(v, &f("delay"), 0, MAX_DELAY, a::LINK_DELAY)?,
     };
     let buffer = match &l.buffer {
         None => Buffer::Packets(DEFAULT_BUFFER_PACKETS),
-        Some(v) => ctx.q(
-            v,
-            &f("buffer"),
-            buffer,
-            "a packet count from 1 to 10^6 (100 or \"100pkt\") or a size from 1 B to 1.5 GB (\"64KB\", \"1MiB\")",
-        )?,
+        Some(v) => ctx.q(v, &f("buffer"), buffer, a::BUFFER)?,
     };
     let loss = match &l.loss {
         None => 0.0,
-        Some(v) => ctx.q(
-            v,
-            &f("loss"),
-            probability,
-            "a probability in [0, 1], e.g. 0.01 or \"1%\"",
-        )?,
+        Some(v) => ctx.q(v, &f("loss"), probability, a::LOSS)?,
     };
     let gilbert = match &l.gilbert {
         None => None,
         Some(g) => {
             let g = g.get_ref();
             let pr = |v: &Spanned<Quantity>, k: &str| {
-                ctx.q(
-                    v,
-                    &f(&format!("gilbert.{k}")),
-                    probability,
-                    "a probability in [0, 1]",
-                )
+                ctx.q(v, &f(&format!("gilbert.{k}")), probability, a::GILBERT)
             };
             let opt = |v: &Option<Spanned<Quantity>>, k: &str, default: f64| {
                 v.as_ref()
@@ -164,14 +139,14 @@ fn link(ctx: &Ctx, i: usize, l: &RawLink, name: String) -> Result<LinkSpec, Conf
                 &r.probability,
                 &f("reorder.probability"),
                 probability,
-                "a probability in [0, 1], e.g. 0.05 or \"5%\"",
+                a::REORDER_PROBABILITY,
             )?;
             let extra_delay = ctx.time(
                 &r.extra_delay,
                 &f("reorder.extra_delay"),
                 1,
                 MAX_DELAY,
-                "a time > 0 and at most 1000 s, e.g. \"5ms\"",
+                a::REORDER_DELAY,
             )?;
             Some(Reorder {
                 probability,
@@ -246,13 +221,9 @@ fn path(
             ));
         }
         (Some(al), None) => AckRoute::Links(route(al, "ack_links")?),
-        (None, Some(ad)) => AckRoute::Delay(ctx.time(
-            ad,
-            &f("ack_delay"),
-            0,
-            MAX_DELAY,
-            "a time from 0 to 1000 s",
-        )?),
+        (None, Some(ad)) => {
+            AckRoute::Delay(ctx.time(ad, &f("ack_delay"), 0, MAX_DELAY, a::ACK_DELAY)?)
+        }
         // Default: a symmetric, uncongested return.
         (None, None) => AckRoute::Delay(idx.iter().map(|&l| links[l].delay).sum()),
     };

@@ -125,6 +125,8 @@ pub(super) struct RawFlow {
     pub(super) rcv_buffer: Option<Spanned<Quantity>>,
     #[serde(default)]
     pub(super) delayed_ack: Option<Spanned<bool>>,
+    #[serde(default)]
+    pub(super) recovery: Option<Spanned<String>>,
     // --- kind = "rate" only ---
     #[serde(default)]
     pub(super) rates: Option<Spanned<Vec<Spanned<Quantity>>>>,
