@@ -5,7 +5,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
 
-.PHONY: install system-deps test lint test-rust test-python reproduce bench kernel wheel wheel-only docs scenarios-md
+.PHONY: install system-deps test lint test-rust test-python reproduce reproduce-kernel bench kernel wheel wheel-only docs scenarios-md
 
 # System packages (clang, bpftool, libbpf, nftables) for the kernel/BPF part; skipped when not root.
 system-deps:
@@ -40,6 +40,13 @@ test-python:
 
 reproduce: install
 	$(VENV)/bin/pathpool reproduce all --seeds 30 --recovery-reading linux --out report
+
+# The simulator and the real kernel side by side (root; real time, see
+# python/pathpool/reproduce/README.md for the time it takes). Not part of `reproduce`: hours of
+# real traffic are not a reasonable first command.
+reproduce-kernel: install
+	$(MAKE) -C kernel runtime
+	$(VENV)/bin/pathpool reproduce all --backend both --seeds 30 --kernel-seeds 3 --recovery-reading linux --out report-kernel
 
 bench: install
 	$(VENV)/bin/pathpool bench

@@ -102,7 +102,6 @@ def test_unsupported_parking_lot():
 
 
 @pytest.mark.parametrize("flow, field, allowed", [
-    ({"name": "f", "kind": "tcp", "path": "q", "app": "file", "size": "1MB"}, "flows[0].app", "bulk"),
     ({"name": "f", "kind": "tcp", "path": "q", "algorithm": "ewtcp"}, "flows[0].algorithm", "lia"),
     ({"name": "f", "kind": "tcp", "path": "q", "start": "1s"}, "flows[0].start", "start = 0"),
     ({"name": "f", "kind": "mptcp", "paths": ["p", "q"], "scheduler": "roundrobin"}, "flows[0].scheduler", "minrtt"),
@@ -114,6 +113,23 @@ def test_unsupported_parking_lot():
 def test_unsupported_flow_fields(flow, field, allowed):
     e = _err(_scenario(flows=[flow]))
     assert e.field == field and allowed in e.allowed, str(e)
+
+
+def test_file_downloads_and_kernel_reno():
+    flows = [{"name": "f", "kind": "tcp", "path": "q", "app": "file", "size": "1MB", "counting": "acks"},
+             {"name": "m", "kind": "mptcp", "paths": ["p", "q"], "algorithm": "lia", "counting": "acks"}]
+    plan = map_scenario(_scenario(flows=flows))
+    assert [(f.name, f.cc, f.size_bytes) for f in plan.flows] == [("f", "pp_reno", 1_000_000), ("m", "pp_lia", 0)]
+    # Reno counting acks and LIA counting acks agree on the global tunable.
+    assert plan.tunables == {"counting": "acks"}
+    # kernel_tcp: single-path Reno counting segments becomes the kernel's reno, leaving the
+    # tunable to the pp_* flows (which may count ACKs, as the seeds' kernels did).
+    flows[0]["counting"] = "bytes"
+    with pytest.raises(UnsupportedScenario, match="tunables are global"):
+        map_scenario(_scenario(flows=flows))
+    plan = map_scenario(_scenario(flows=flows), kernel_tcp=True)
+    assert [f.cc for f in plan.flows] == ["reno", "pp_lia"] and plan.tunables == {"counting": "acks"}
+    assert plan.kernel_algorithms() == ["pp_lia"]
 
 
 def test_more_than_eight_subflows_is_refused():

@@ -21,7 +21,8 @@ Rules (also in ``python/pathpool/kernel/README.md``):
   link without all sharing it, or a shared link that is not each path's slowest, cannot be
   built;
 - algorithms: reno, lia, olia, balia, rsf-db, rsf-lb -> the pp_* BPF controls; cubic -> the
-  kernel's own cubic. Their parameters become the loader's tunables (global: every flow using
+  kernel's own cubic (and, with ``kernel_tcp``, single-path reno counting segments -> the
+  kernel's own reno). Their parameters become the loader's tunables (global: every flow using
   an algorithm must use the same values).
 """
 
@@ -137,7 +138,7 @@ def _buffer_pkts(link: dict[str, Any]) -> int:
 
 # -- the mapping ----------------------------------------------------------------------------------
 
-def map_scenario(scenario: Any, max_duration_s: float = 10.0) -> TestbedPlan:
+def map_scenario(scenario: Any, max_duration_s: float = 10.0, kernel_tcp: bool = False) -> TestbedPlan:
     """Map a scenario onto the test bed.
 
     Parameters
@@ -147,6 +148,11 @@ def map_scenario(scenario: Any, max_duration_s: float = 10.0) -> TestbedPlan:
         raises the simulator's own :class:`~pathpool.errors.ScenarioError`.
     max_duration_s : float
         Cap on the run time (the test bed runs in real time).
+    kernel_tcp : bool
+        Single-path ``reno`` flows that count acknowledged segments run the kernel's own
+        ``reno`` (Linux ``tcp_reno_cong_avoid`` -> ``tcp_cong_avoid_ai(tp, w, acked)``, 6.x)
+        instead of ``pp_reno``, so that the pp_* counting tunable (global) can be ``acks``
+        for the multipath flows beside them (``--ack-reading seeds``). Default False: pp_reno.
 
     Returns
     -------
@@ -184,9 +190,8 @@ def map_scenario(scenario: Any, max_duration_s: float = 10.0) -> TestbedPlan:
         kind = fl["kind"]
         if kind not in ("tcp", "mptcp"):
             raise unsupported(f"{f}.kind", f"kind = {kind!r}", "tcp, mptcp")
-        if fl["app"] != "bulk":
-            raise unsupported(f"{f}.app", f"app = {fl['app']!r} (the test bed's sender is bulk, "
-                              "timed by the run)", "bulk")
+        if fl["app"] not in ("bulk", "file"):
+            raise unsupported(f"{f}.app", f"app = {fl['app']!r}", "bulk, file")
         if fl["start_s"] != 0:
             raise unsupported(f"{f}.start", "flows start at different times (every test-bed flow "
                               "starts at 0)", "start = 0")
@@ -346,19 +351,22 @@ def map_scenario(scenario: Any, max_duration_s: float = 10.0) -> TestbedPlan:
             set_tun("balia_quantised", True, f"{f}.variant")
         elif algo == "balia":
             set_tun("balia_quantised", False, f"{f}.variant")
-        if algo != "cubic":
+        own_reno = kernel_tcp and fl["kind"] == "tcp" and algo == "reno" and fl["counting"] == "bytes"
+        if algo != "cubic" and not own_reno:
             set_tun("counting", fl["counting"], f"flows[{i}].counting")
         if algo == "rsf-db":
             set_tun("d_ms", float(params.get("d", 0.1)) * 1e3, f"{f}.d")
         if algo == "rsf-lb":
             set_tun("mu_pps", float(params.get("mu", 4.0)), f"{f}.mu")
             set_tun("loss_window", float(params.get("loss_window", 1000.0)), f"{f}.loss_window")
+        size = int(fl["size_bytes"] or 0) if fl["app"] == "file" else 0
         if fl["kind"] == "mptcp":
-            flows.append(FlowSpec(name, "mptcp", ALGORITHM_MAP[algo], 0))
+            flows.append(FlowSpec(name, "mptcp", ALGORITHM_MAP[algo], 0, size))
             fpaths[name] = list(fl["paths"])
         else:
             p = fl["paths"][0]
-            flows.append(FlowSpec(name, "tcp", ALGORITHM_MAP[algo], order.index(p)))
+            flows.append(FlowSpec(name, "tcp", "reno" if own_reno else ALGORITHM_MAP[algo],
+                                  order.index(p), size))
             fpaths[name] = [p]
         algos[name] = algo
 

@@ -87,6 +87,14 @@ def results_from_raw(plan: TestbedPlan, runs: list[dict], scenario: Any) -> Any:
             # Goodput over the run's span: bytes the receiver got in its first `dur` seconds.
             delivered = got[0].get("bytes_in_window", got[0]["bytes"]) if got else 0
             rdur = dur
+            completion = math.nan
+            if f.size_bytes:
+                # A download (the simulator's app = "file"): complete when the receiver got every
+                # byte; its goodput is then size / download time (receiver's accept to last byte),
+                # else what arrived within the run, over the run (a lower bound, as the simulator).
+                delivered = got[0]["bytes"] if got else 0
+                if delivered >= f.size_bytes and got[0]["duration_s"] > 0:
+                    completion = rdur = float(got[0]["duration_s"])
             sent = sum(x.get("data_segs_out", 0) for x in final)
             sent_total += sent
             rtos = [x["total_rto"] for x in final if "total_rto" in x]
@@ -100,7 +108,7 @@ def results_from_raw(plan: TestbedPlan, runs: list[dict], scenario: Any) -> Any:
                 "sent_packets": sent,
                 "retransmitted_packets": sum(x.get("total_retrans", 0) for x in final),
                 "rto_count": sum(rtos) if len(rtos) == len(final) else None,
-                "completion_time_s": math.nan,
+                "completion_time_s": completion,
             })
             names = plan.flow_paths[f.name]
             seen: dict[str, int] = {}
@@ -207,16 +215,16 @@ class LinuxResults(Results):
         return out
 
 
-def _ensure_loaded(plan: TestbedPlan) -> bool:
-    """Make the plan's pp_* controls available; True if this call loaded them (and must unload)."""
-    need = plan.kernel_algorithms()
+def ensure_loaded(need: Sequence[str], tunables: dict[str, Any]) -> bool:
+    """Make the pp_* controls ``need`` available with ``tunables``; True if this call loaded
+    them (and must unload). A loader already running with the same tunables is reused."""
     if not need:
         return False
     have = loader.registered()
     if all(n in have for n in need):
         state = loader.TUNABLES_FILE
         current = json.loads(state.read_text()) if state.exists() else {}
-        differ = {k: (v, current.get(k)) for k, v in plan.tunables.items()
+        differ = {k: (v, current.get(k)) for k, v in tunables.items()
                   if current.get(k, loader.TUNABLE_DEFAULTS.get(k)) != v}
         if differ:
             raise KernelError(
@@ -227,8 +235,31 @@ def _ensure_loaded(plan: TestbedPlan) -> bool:
     if have:
         raise KernelError(f"only {have} registered, the scenario needs {need}: "
                           "`pathpool kernel unload` first and the run loads them itself")
-    loader.load(tuple(need), **plan.tunables)
+    loader.load(tuple(need), **tunables)
     return True
+
+
+def testbed_for(plan: TestbedPlan, prefix: str = "pp-") -> Any:
+    """The :class:`~pathpool.kernel.testbed.Testbed` a plan runs on (not yet up)."""
+    from pathpool.kernel.testbed import Testbed
+
+    return Testbed(plan.paths, shared_bottleneck=plan.shared_bottleneck, prefix=prefix,
+                   mptcp_paths=plan.mptcp_paths, quickack=plan.quickack)
+
+
+def run_once(tb: Any, plan: TestbedPlan, seed: int) -> dict:
+    """One repetition of the plan's flows on the test bed ``tb`` (up): the run record
+    :func:`results_from_raw` takes. Checks that every flow ran the algorithm asked for (an
+    MPTCP socket silently keeps the default for an unregistered name)."""
+    before = tb.link_stats()
+    t0 = time.monotonic()
+    raw = tb.run_flows(plan.flows, duration_s=plan.duration_s)
+    wall = time.monotonic() - t0
+    for f in plan.flows:
+        got = raw["senders"][f.name]["cc"]
+        if got != f.cc:
+            raise KernelError(f"flow {f.name} ran {got!r}, not {f.cc!r}")
+    return {"seed": seed, "raw": raw, "links_before": before, "links_after": tb.link_stats(), "wall_s": wall}
 
 
 def run_linux(
@@ -268,7 +299,6 @@ def run_linux(
     KernelError
         Not root, no MPTCP/BTF, loading failed, a transfer failed.
     """
-    from pathpool.kernel.testbed import Testbed
     from pathpool.sim.scenario import load_scenario
 
     sc = load_scenario(scenario)
@@ -280,24 +310,14 @@ def run_linux(
     if problems:
         raise KernelError("the Linux backend cannot run here: " + "; ".join(problems))
     seeds = list(seeds) if seeds else [sc.seeds[0]]
-    loaded_here = _ensure_loaded(plan)
+    loaded_here = ensure_loaded(plan.kernel_algorithms(), plan.tunables)
     runs = []
     try:
-        with Testbed(plan.paths, shared_bottleneck=plan.shared_bottleneck, prefix=prefix,
-                     mptcp_paths=plan.mptcp_paths, quickack=plan.quickack) as tb:
+        with testbed_for(plan, prefix) as tb:
             for seed in seeds:
                 if progress:
                     progress(f"seed {seed}: {plan.duration_s:g} s on the test bed")
-                before = tb.link_stats()
-                t0 = time.monotonic()
-                raw = tb.run_flows(plan.flows, duration_s=plan.duration_s)
-                wall = time.monotonic() - t0
-                for f in plan.flows:
-                    got = raw["senders"][f.name]["cc"]
-                    if got != f.cc:
-                        raise KernelError(f"flow {f.name} ran {got!r}, not {f.cc!r}")
-                runs.append({"seed": seed, "raw": raw, "links_before": before,
-                             "links_after": tb.link_stats(), "wall_s": wall})
+                runs.append(run_once(tb, plan, seed))
     finally:
         if loaded_here:
             loader.unload()

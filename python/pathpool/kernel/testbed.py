@@ -84,12 +84,14 @@ class PathSpec:
 
 @dataclasses.dataclass
 class FlowSpec:
-    """One transfer: ``kind`` "mptcp" (all paths) or "tcp" (on ``path``), with algorithm ``cc``."""
+    """One transfer: ``kind`` "mptcp" (all paths) or "tcp" (on ``path``), with algorithm ``cc``;
+    ``size_bytes`` > 0 makes it a download of that many bytes (0: bulk for the whole run)."""
 
     name: str
     kind: str = "mptcp"
     cc: str = "pp_lia"
     path: int = 0
+    size_bytes: int = 0
 
 
 def _run(cmd: list[str], check: bool = True) -> subprocess.CompletedProcess:
@@ -342,6 +344,8 @@ class Testbed:
                         "--sample-ms", str(sample_ms)]
                 if f.kind == "mptcp":
                     args.append("--mptcp")
+                if f.size_bytes:
+                    args += ["--bytes", str(int(f.size_bytes))]
                 senders.append(subprocess.Popen(self._py(self.ns_c, *args), stdout=subprocess.PIPE,
                                                 stderr=subprocess.PIPE, env=env))
             out = {}

@@ -5,7 +5,8 @@ object on stdout when it finishes. Transfers are bounded in time and stop by the
 
 The sender opens an MPTCP socket (``IPPROTO_MPTCP`` = 262) or a plain TCP socket, sets
 ``TCP_CONGESTION`` (on an MPTCP socket it applies to every subflow, later ones included), writes
-as fast as the window allows for ``--duration`` seconds and samples each subflow's ``tcp_info``
+as fast as the window allows for ``--duration`` seconds (or, with ``--bytes N``, until N bytes
+are written and acknowledged: a file download) and samples each subflow's ``tcp_info``
 through ``MPTCP_TCPINFO`` (plain TCP: ``TCP_INFO``) every ``--sample-ms``.
 """
 
@@ -110,17 +111,29 @@ def cmd_send(a: argparse.Namespace) -> dict:
     next_sample = t0
     import select
 
+    size = a.bytes or 0
+    done_at = None
     while True:
         now = time.monotonic()
         if now - t0 >= a.duration:
             break
         if now >= next_sample:
-            samples.append({"t": now - t0, "subflows": subflow_infos(s, a.mptcp)})
+            infos = subflow_infos(s, a.mptcp)
+            samples.append({"t": now - t0, "subflows": infos})
             next_sample += a.sample_ms / 1000.0
+            # A download is over when every byte is written and acknowledged on every subflow
+            # (nothing unacknowledged, nothing unsent): then the sender stops sampling.
+            if size and written >= size and all(x.get("unacked", 0) == 0 and x.get("notsent_bytes", 0) == 0
+                                                for x in infos):
+                done_at = now - t0
+                break
+        if size and written >= size:
+            time.sleep(min(0.01, max(0.0, next_sample - time.monotonic())))
+            continue
         _, w, _ = select.select([], [s], [], min(0.01, max(0.0, next_sample - now)))
         if w:
             try:
-                written += s.send(chunk)
+                written += s.send(chunk if not size else chunk[: min(len(chunk), size - written)])
             except BlockingIOError:
                 pass
     elapsed = time.monotonic() - t0
@@ -130,6 +143,7 @@ def cmd_send(a: argparse.Namespace) -> dict:
 
     ru = resource.getrusage(resource.RUSAGE_SELF)
     return {"cc": cc, "mptcp": a.mptcp, "local_port": local_port, "written_bytes": written, "duration_s": elapsed,
+            "size_bytes": size, "done_s": done_at,
             "final": final, "samples": samples,
             # CPU seconds of this sender (a CPU-bound sender would not keep its window full).
             "cpu_s": ru.ru_utime + ru.ru_stime}
@@ -229,6 +243,8 @@ def main(argv: list[str] | None = None) -> int:
     sp.add_argument("--bind", default=None)
     sp.add_argument("--mptcp", action="store_true")
     sp.add_argument("--sample-ms", type=float, default=100.0)
+    sp.add_argument("--bytes", type=int, default=0,
+                    help="a download: write this many bytes, stop when all are acknowledged (0 = bulk)")
     sp.set_defaults(func=cmd_send)
     rp = sub.add_parser("recv")
     rp.add_argument("--addr", required=True)

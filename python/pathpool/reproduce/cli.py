@@ -20,9 +20,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "reproduce",
         description=(
-            "Run the published experiments of the seed papers in the simulator (the shipped scenarios "
-            "rsf2020, balia2016, khalili) and write OUT/index.html, OUT/README.md, OUT/results/ "
-            "and OUT/figures/. Runs are cached under OUT/cache/ and reused unless --force."
+            "Run the published experiments of the seed papers in the simulator and/or the real Linux kernel "
+            "(--backend; the shipped scenarios rsf2020, balia2016, khalili) and write OUT/index.html, OUT/README.md, OUT/results/ "
+            "and OUT/figures/. Runs are cached under OUT/cache/ (kernel: OUT/cache-linux/) and reused unless --force."
         ),
     )
     p.add_argument("paper", nargs="?", default="all", choices=["rsf", "balia", "khalili", "all"],
@@ -50,6 +50,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    "segment; seeds: delayed ACKs, multipath per ACK as the seeds' kernels, TCP as their Linux "
                    "(4.9 per segment for RSF, 3.11 per ACK for Balia/Khalili), RSF per ACK; seeds-rsf-bytes: "
                    "the same with RSF per segment")
+    p.add_argument("--backend", choices=["sim", "linux", "both"], default="sim",
+                   help="sim: the simulator (default); linux: the real kernel on the namespace test bed with the "
+                   "pp_* BPF controls (root; real time); both: side by side, with an agreement table")
+    p.add_argument("--beds", type=at_least(1), default=None, metavar="N",
+                   help="linux: test beds side by side (default: three per two cores)")
+    p.add_argument("--kernel-seeds", type=at_least(1), default=None, metavar="N",
+                   help="linux/both: the kernel runs only the first N seeds (repetitions; default: all of --seeds)")
+    p.add_argument("--kernel-max-duration", type=positive_float, default=None, metavar="S",
+                   help="linux: cap on one kernel run in seconds (default 300; downloads still running count "
+                   "as incomplete, as in the simulator)")
+    p.add_argument("--only", action="append", default=None, metavar="PATTERN",
+                   help="run only the experiments whose key or name matches (shell pattern, e.g. 'table2_s*' or "
+                   "rsf/fig2; repeatable); their report is written to --out as usual")
     p.add_argument("--recovery-reading", choices=["rfc6675", "linux"], default="rfc6675",
                    help="loss recovery of every TCP/MPTCP flow: rfc6675 (SACK recovery, DupThresh 3, the "
                    "scenario files' own, default) or linux (RACK-TLP and PRR, Linux >= 4.18's defaults)")
@@ -82,10 +95,19 @@ def _main(args: argparse.Namespace) -> int:
         return fail(f"pathpool reproduce {args.paper}: no experiment found under {scenario_root()} "
                     f"({', '.join(PAPERS[p] for p in papers)}): nothing to run")
     out_dir = args.output or _default_out(args.paper)
+    from pathpool.kernel.loader import KernelError
+
     t0 = time.perf_counter()
-    with progress(f"reproduce {args.paper}: runs") as tick:
-        outcome = reproduce([args.paper], seeds=args.seeds, out=out_dir, workers=args.jobs, dask=args.dask,
-                            force=args.force, options=options, progress=tick)
+    try:
+        with progress(f"reproduce {args.paper}: runs") as tick:
+            outcome = reproduce([args.paper], seeds=args.seeds, out=out_dir, workers=args.jobs, dask=args.dask,
+                                force=args.force, options=options, progress=tick, backend=args.backend,
+                                beds=args.beds, kernel_max_s=args.kernel_max_duration, only=args.only,
+                                kernel_seeds=args.kernel_seeds)
+    except ValueError as e:
+        return fail(f"pathpool reproduce: {e}")
+    except KernelError as e:
+        return fail(f"pathpool reproduce: {str(e).splitlines()[0] if str(e) else 'kernel backend failed'}")
     wall = time.perf_counter() - t0
     out = Console()
     counts = outcome.comparison[outcome.comparison["paper"].notna()]["verdict"].value_counts() if len(outcome.comparison) else {}
@@ -97,6 +119,10 @@ def _main(args: argparse.Namespace) -> int:
     for v in ("reproduced", "same ordering only", "not reproduced"):
         t.add_row(v, str(int(counts.get(v, 0))), str(int(claims.get(v, 0))))
     out.print(t)
+    if outcome.kernel is not None:
+        k = outcome.kernel
+        out.print(f"kernel: {k.jobs} runs in {k.wall_s:.0f} s; not expressible on the test bed: "
+                  f"{k.skipped['experiment'].nunique() if len(k.skipped) else 0} experiment(s) (listed in the report)")
     out.print(f"report: {outcome.out / 'index.html'}  and  {outcome.out / 'README.md'}")
     return 0
 

@@ -10,7 +10,16 @@ import pandas as pd
 from pathpool.reproduce.experiments import Experiment
 from pathpool.reproduce.verdict import cell_verdict, check_claim, kendall_tau, ordering_agrees
 
-__all__ = ["PUBLISHED", "claims", "compare", "published", "published_rows"]
+__all__ = ["AGREEMENT_METRICS", "DISAGREE", "agreement", "claims", "compare", "published", "published_rows",
+           "with_kernel"]
+
+#: Relative difference between the engines above which the report explains the row.
+DISAGREE = 0.15
+
+#: The metrics compared between the engines (the published quantities and Jain's index; not
+#: bookkeeping such as the count of incomplete downloads).
+AGREEMENT_METRICS = ("throughput_mbps", "jain", "mptcp_mbps", "sptcp_mbps", "type1_mbps", "type2_mbps",
+                     "recovery_s", "window_cv")
 
 PUBLISHED = Path(__file__).resolve().parent / "published"
 
@@ -107,3 +116,58 @@ def claims(summary: pd.DataFrame, experiments: list[Experiment]) -> pd.DataFrame
         rows.append({"claim_id": r["claim_id"], "experiment": r["experiment"], "claim": r["claim"],
                      "measured": measured, "verdict": verdict, "source": r["source"]})
     return pd.DataFrame(rows, columns=["claim_id", "experiment", "claim", "measured", "verdict", "source"])
+
+
+#: Kernel columns :func:`with_kernel` adds to the simulator's comparison.
+KERNEL_COLUMNS = ("linux_mean", "linux_lo", "linux_hi", "linux_n", "linux_verdict")
+
+
+def with_kernel(sim: pd.DataFrame, kernel: pd.DataFrame) -> pd.DataFrame:
+    """The simulator's comparison with the kernel's mean, CI, n and verdict beside each row
+    (NaN / "not run on the kernel" where the test bed did not run the experiment)."""
+    out = sim.copy()
+    if not len(out):
+        for c in KERNEL_COLUMNS:
+            out[c] = pd.Series(dtype=object if c == "linux_verdict" else float)
+        return out
+    key = ["table", "group", "algorithm", "metric"]
+    k = kernel[key + ["mean", "lo", "hi", "n", "verdict"]] if len(kernel) else pd.DataFrame(
+        columns=key + ["mean", "lo", "hi", "n", "verdict"])
+    k = k.rename(columns={c: f"linux_{c}" for c in ("mean", "lo", "hi", "n", "verdict")})
+    out = out.merge(k, on=key, how="left")
+    out["linux_n"] = out["linux_n"].fillna(0).astype(int)
+    out["linux_verdict"] = out["linux_verdict"].fillna("not run on the kernel")
+    return out
+
+
+def agreement(sim: pd.DataFrame, kernel: pd.DataFrame) -> pd.DataFrame:
+    """Simulator vs kernel for every (experiment, algorithm, x, metric) both ran.
+
+    Columns: ``experiment, algorithm, x, metric, sim_mean, sim_lo, sim_hi, sim_n, linux_mean,
+    linux_lo, linux_hi, linux_n, ratio`` (kernel / simulator), ``overlap`` (the two 95% CIs
+    overlap; None when either has fewer than 2 runs) and ``disagree`` (``|ratio - 1| >``
+    :data:`DISAGREE`).
+    """
+    cols = ["experiment", "algorithm", "x", "metric", "sim_mean", "sim_lo", "sim_hi", "sim_n", "linux_mean",
+            "linux_lo", "linux_hi", "linux_n", "ratio", "overlap", "disagree"]
+    if not len(sim) or not len(kernel):
+        return pd.DataFrame(columns=cols)
+    key = ["experiment", "algorithm", "x", "metric"]
+
+    def side(df: pd.DataFrame, p: str) -> pd.DataFrame:
+        df = df[df["metric"].isin(AGREEMENT_METRICS)].copy()
+        # x is NaN for unswept experiments; NaN never equals NaN in a merge key, so key on its text.
+        df["_x"] = df["x"].map(repr)
+        return df.rename(columns={c: f"{p}_{c}" for c in ("mean", "lo", "hi", "n")})
+
+    m = side(sim, "sim").merge(side(kernel, "linux").drop(columns=["x"]), on=["experiment", "algorithm", "_x",
+                                                                              "metric"])
+    rows = []
+    for r in m.to_dict("records"):
+        s, k = float(r["sim_mean"]), float(r["linux_mean"])
+        ratio = k / s if s != 0 and math.isfinite(s) and math.isfinite(k) else math.nan
+        known = all(math.isfinite(float(r[c])) for c in ("sim_lo", "sim_hi", "linux_lo", "linux_hi"))
+        overlap = (r["sim_lo"] <= r["linux_hi"] and r["linux_lo"] <= r["sim_hi"]) if known else None
+        rows.append({**{c: r[c] for c in key}, **{c: r[c] for c in cols[4:12]}, "ratio": ratio, "overlap": overlap,
+                     "disagree": bool(math.isfinite(ratio) and abs(ratio - 1) > DISAGREE)})
+    return pd.DataFrame(rows, columns=cols)

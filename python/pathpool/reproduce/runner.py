@@ -34,9 +34,48 @@ __all__ = ["TRACE", "Outcome", "reproduce", "trace_jobs"]
 TRACE = "rsf/trace"
 
 
+#: ``--backend`` values.
+BACKENDS = ("sim", "linux", "both")
+
+
+@dataclasses.dataclass
+class KernelSide:
+    """What the Linux backend produced (:mod:`pathpool.reproduce.kernel`).
+
+    Attributes
+    ----------
+    tables, per_run, summary, comparison, claims
+        As :class:`Outcome`'s, for the experiments the test bed ran.
+    skipped : DataFrame
+        ``experiment, algorithm, reason``: what the test bed cannot express.
+    agreement : DataFrame
+        Simulator vs kernel per (experiment, algorithm, x, metric) when both ran
+        (:func:`pathpool.reproduce.compare.agreement`); empty otherwise.
+    wall_s : float
+        Wall time of the kernel runs (cached ones included at ~0).
+    jobs : int
+        Kernel jobs (runs) planned.
+    """
+
+    tables: dict[str, pd.DataFrame]
+    per_run: pd.DataFrame
+    summary: pd.DataFrame
+    comparison: pd.DataFrame
+    claims: pd.DataFrame
+    skipped: pd.DataFrame
+    agreement: pd.DataFrame
+    wall_s: float
+    jobs: int
+
+
 @dataclasses.dataclass
 class Outcome:
-    """Everything one ``reproduce`` produced (also written under ``out``)."""
+    """Everything one ``reproduce`` produced (also written under ``out``).
+
+    With ``backend = "linux"`` the main tables are the kernel's; with ``"both"`` they are the
+    simulator's and ``comparison`` gains the kernel's columns (``linux_mean``, ``linux_lo``,
+    ``linux_hi``, ``linux_n``, ``linux_verdict``); ``kernel`` holds the rest.
+    """
 
     experiments: list[Experiment]
     tables: dict[str, pd.DataFrame]
@@ -48,6 +87,8 @@ class Outcome:
     options: Options
     timing: dict[str, float]
     out: Path
+    backend: str = "sim"
+    kernel: KernelSide | None = None
 
 
 def trace_jobs(experiments: Sequence[Experiment], seed: int, options: Options) -> list[Job]:
@@ -67,7 +108,9 @@ def trace_jobs(experiments: Sequence[Experiment], seed: int, options: Options) -
 
 
 #: Stems of the tables ``reproduce`` writes to ``results/`` (plus ``series_seed<N>``).
-RESULT_TABLES: tuple[str, ...] = ("per_run", "summary", "comparison", "claims", "flows", "subflows", "links", "series")
+RESULT_TABLES: tuple[str, ...] = ("per_run", "summary", "comparison", "claims", "flows", "subflows", "links", "series",
+                                  "linux_per_run", "linux_summary", "linux_comparison", "linux_claims",
+                                  "linux_flows", "linux_subflows", "linux_skipped", "agreement")
 
 
 def is_results_folder(directory: Path) -> bool:
@@ -100,6 +143,11 @@ def reproduce(
     progress: Callable[[int, int], Any] | None = None,
     scenario_root: str | os.PathLike | None = None,
     report: bool = True,
+    backend: str = "sim",
+    beds: int | None = None,
+    kernel_max_s: float | None = None,
+    only: Sequence[str] | None = None,
+    kernel_seeds: int | None = None,
 ) -> Outcome:
     """Run the published experiments of ``papers`` and write results and report under ``out``.
 
@@ -116,7 +164,21 @@ def reproduce(
     options : Options
         Readings of the parameters the papers leave out.
     progress : callable, optional
-        ``progress(done, total)``.
+        ``progress(done, total)`` (simulator runs, then kernel runs).
+    backend : {"sim", "linux", "both"}
+        Where the experiments run: the simulator (default), the real kernel on the namespace
+        test bed (root; :mod:`pathpool.reproduce.kernel`), or both side by side.
+    beds : int, optional
+        Kernel test beds side by side (default :func:`pathpool.reproduce.kernel.default_beds`).
+    kernel_max_s : float, optional
+        Cap on one kernel run's real time (default
+        :data:`pathpool.reproduce.kernel.DEFAULT_MAX_DURATION_S`).
+    kernel_seeds : int, optional
+        The kernel runs only the first ``kernel_seeds`` seeds (repetitions), the simulator all
+        of them (default: all on both); kernel runs take real time, simulator runs do not.
+    only : sequence of str, optional
+        Shell patterns (``fnmatch``) on the experiment keys (``rsf/table2_s1``) or names
+        (``table2_s*``): run just those experiments (e.g. a kernel run split into pieces).
 
     Raises
     ------
@@ -127,7 +189,20 @@ def reproduce(
         ``workers`` below 1.
     pathpool.errors.ClusterError
         The Dask scheduler cannot be reached.
+    pathpool.kernel.loader.KernelError
+        ``backend`` includes linux but this is not root, or the kernel lacks MPTCP/BTF; or a
+        kernel run failed (checked before any run for the first two).
     """
+    if backend not in BACKENDS:
+        raise ValueError(f"backend = {backend!r} (allowed: {', '.join(BACKENDS)})")
+    use_sim, use_linux = backend in ("sim", "both"), backend in ("linux", "both")
+    if use_linux:
+        from pathpool.reproduce import kernel as kb
+
+        kb.check_kernel()
+        beds = kb.default_beds() if beds is None else beds
+        if beds < 1:
+            raise ValueError(f"beds = {beds}: must be at least 1")
     t0 = time.perf_counter()
     papers = list(PAPERS) if "all" in papers else list(dict.fromkeys(papers))
     seed_list = list(range(1, int(seeds) + 1)) if isinstance(seeds, int) else [int(s) for s in seeds]
@@ -137,14 +212,37 @@ def reproduce(
     check_replaceable(out / "results", is_results_folder)
     # One reproduce per output folder at a time; the second is refused before simulating.
     with directory_lock(out / "results"):
-        experiments = load_experiments(papers, scenario_root)
-        jobs = build_jobs(experiments, seed_list, options) + trace_jobs(experiments, seed_list[0], options)
-        tables = run_sweep(jobs, cache_dir=out / "cache", force=force, workers=workers, dask=dask, progress=progress)
+        experiments = select(load_experiments(papers, scenario_root), only)
+        base_jobs = build_jobs(experiments, seed_list, options)
+        jobs = base_jobs + trace_jobs(experiments, seed_list[0], options) if use_sim else []
+        planned = None
+        if use_linux:
+            from pathpool.reproduce import kernel as kb
+
+            kseeds = set(seed_list[:kernel_seeds] if kernel_seeds else seed_list)
+            planned = kb.plan_jobs([j for j in base_jobs if j.seed in kseeds], options.ack_reading,
+                                   kb.DEFAULT_MAX_DURATION_S if kernel_max_s is None else kernel_max_s)
+        # One progress count over both engines: simulator runs first, then kernel runs.
+        n_k = len(planned[0]) if planned else 0
+        sim_progress = (lambda d, t: progress(d, t + n_k)) if progress else None
+        k_progress = (lambda d, t: progress(len(jobs) + d, len(jobs) + t)) if progress else None
+        tables = (run_sweep(jobs, cache_dir=out / "cache", force=force, workers=workers, dask=dask,
+                            progress=sim_progress) if use_sim else {})
         t_sim = time.perf_counter() - t0
-        per_run = metrics.compute(tables, experiments, options)
-        summary = summarise(per_run)
-        comparison = cmp.compare(experiments, summary)
-        claims = cmp.claims(summary, experiments)
+        ks = None
+        if planned is not None:
+            ks = _run_kernel(experiments, *planned, out, options, force=force, beds=beds, progress=k_progress)
+        if use_sim:
+            per_run = metrics.compute(tables, experiments, options)
+            summary = summarise(per_run)
+            comparison = cmp.compare(experiments, summary)
+            claims = cmp.claims(summary, experiments)
+        else:
+            assert ks is not None
+            tables, per_run, summary, comparison, claims = ks.tables, ks.per_run, ks.summary, ks.comparison, ks.claims
+        if use_sim and ks is not None:
+            comparison = cmp.with_kernel(comparison, ks.comparison)
+            ks.agreement = cmp.agreement(summary, ks.summary)
         # results/ is one unit (old complete set or new complete set, whatever stops the run);
         # the report beside it is written while the new set is still being built.
         with atomic_directory(out / "results", is_results_folder) as res:
@@ -154,14 +252,24 @@ def reproduce(
             write_table(claims, res, "claims")
             for name in ("flows", "subflows", "links"):
                 write_table(tables[name], res, name)
-            if len(tables["series"]):
+            if ks is not None and use_sim:
+                for name, df in (("per_run", ks.per_run), ("summary", ks.summary),
+                                 ("comparison", ks.comparison), ("claims", ks.claims),
+                                 ("flows", ks.tables.get("flows", pd.DataFrame())),
+                                 ("subflows", ks.tables.get("subflows", pd.DataFrame()))):
+                    write_table(df, res, f"linux_{name}")
+                write_table(ks.agreement, res, "agreement")
+            if ks is not None:
+                write_table(ks.skipped, res, "linux_skipped")
+            if len(tables.get("series", ())):
                 # The long-form series are large: Parquet in full, CSV for the first seed only.
                 write_table(tables["series"], res, "series", csv=False)
                 s0 = tables["series"][tables["series"]["seed"] == seed_list[0]]
                 write_table(s0, res, f"series_seed{seed_list[0]}", csv=True) if len(s0) else None
-            timing = {"jobs": len(jobs), "simulate_s": t_sim, "total_s": math.nan}
+            timing = {"jobs": len(jobs) if use_sim else ks.jobs if ks else 0, "simulate_s": t_sim, "total_s": math.nan,
+                      "kernel_jobs": ks.jobs if ks else 0, "kernel_s": ks.wall_s if ks else 0.0}
             outcome = Outcome(experiments, tables, per_run, summary, comparison, claims, seed_list, options, timing,
-                              out)
+                              out, backend=backend, kernel=ks)
             if report:
                 from pathpool.reproduce.report import write_report
 
@@ -169,3 +277,38 @@ def reproduce(
             timing["total_s"] = time.perf_counter() - t0
             atomic_path(res / "timing.json", lambda p: Path(p).write_text(json.dumps(timing, indent=2)))
     return outcome
+
+
+def select(experiments: Sequence[Experiment], only: Sequence[str] | None) -> list[Experiment]:
+    """The experiments whose key or name matches one of the ``only`` patterns (all if None).
+
+    Raises
+    ------
+    ValueError
+        A pattern matches no experiment (named, with the keys there are).
+    """
+    if not only:
+        return list(experiments)
+    from fnmatch import fnmatchcase
+
+    for pat in only:
+        if not any(fnmatchcase(e.key, pat) or fnmatchcase(e.name, pat) for e in experiments):
+            raise ValueError(f"--only {pat!r} matches no experiment (allowed: {', '.join(e.key for e in experiments)})")
+    return [e for e in experiments if any(fnmatchcase(e.key, p) or fnmatchcase(e.name, p) for p in only)]
+
+
+def _run_kernel(experiments: Sequence[Experiment], kjobs: Sequence[Any], skipped: Sequence[Any], out: Path,
+                options: Options, *, force: bool, beds: int, progress: Callable[[int, int], Any] | None) -> KernelSide:
+    """Run (or read from the cache) and summarise the planned kernel jobs."""
+    from pathpool.reproduce import kernel as kb
+
+    t0 = time.perf_counter()
+    ktables = kb.run_kernel_jobs(kjobs, kb.cache_root(out), force=force, beds=beds, progress=progress)
+    ran = {kj.job.tags["experiment"] for kj in kjobs}
+    kexps = [e for e in experiments if e.key in ran]
+    per_run = metrics.compute(ktables, kexps, options) if kexps else metrics.compute({}, [], options)
+    summary = summarise(per_run)
+    skipped_df = pd.DataFrame([dataclasses.asdict(s) for s in skipped], columns=["experiment", "algorithm", "reason"])
+    return KernelSide(tables=ktables, per_run=per_run, summary=summary, comparison=cmp.compare(kexps, summary),
+                      claims=cmp.claims(summary, kexps), skipped=skipped_df, agreement=pd.DataFrame(),
+                      wall_s=time.perf_counter() - t0, jobs=len(kjobs))

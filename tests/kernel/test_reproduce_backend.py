@@ -1,0 +1,187 @@
+"""`pathpool reproduce --backend both` on the real kernel (root): a tiny experiment end to end
+(both engines' columns, the agreement table from real runs, the kernel cache reused), and
+SIGTERM in the middle of a kernel run leaves no namespace, process or registration behind.
+
+The experiment is an RSF-style file download on two disjoint 20 Mbit/s, 10 ms paths (1 MB per
+connection, a few seconds of real traffic per run), compared with Table 2's scenario 1 row.
+"""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+from pathpool.kernel import loader
+from pathpool.kernel.testbed import _alive, _run, wait_gone
+from pathpool.reproduce import kernel as kb
+
+pytestmark = pytest.mark.kernel
+
+EXPERIMENT = """
+name = "tiny"
+duration = "{duration}"
+[[links]]
+name = "l1"
+rate = "20Mbps"
+delay = "10ms"
+buffer = 100
+[[links]]
+name = "l2"
+rate = "20Mbps"
+delay = "10ms"
+buffer = 100
+[[paths]]
+name = "p1"
+links = ["l1"]
+[[paths]]
+name = "p2"
+links = ["l2"]
+[[flows]]
+name = "conn"
+kind = "mptcp"
+paths = ["p1", "p2"]
+algorithm = "lia"
+app = "{app}"
+{size}
+count = 2
+[reproduce]
+paper = "rsf"
+experiment = "table2_s1"
+title = "tiny"
+metric = "download"
+algorithms = {algorithms}
+flows = ["conn"]
+published = "rsf2020_table2.csv"
+published_row = 1
+"""
+
+
+def _root(tmp: Path, duration: str = "60s", app: str = "file", size: str = 'size = "1MB"',
+          algorithms: str = '["lia", "tcp"]') -> Path:
+    d = tmp / "scen" / "rsf2020"
+    d.mkdir(parents=True)
+    (d / "tiny.toml").write_text(EXPERIMENT.format(duration=duration, app=app, size=size, algorithms=algorithms))
+    return tmp / "scen"
+
+
+@pytest.fixture(scope="module")
+def root_env():
+    problems = loader.check_environment(need_toolchain=True)
+    if problems:
+        pytest.skip("; ".join(problems))
+    loader.build()
+    if loader.registered():
+        pytest.skip(f"pp_* already registered by someone else ({loader.registered()}); the test loads its own")
+    assert wait_gone("pp-r", timeout_s=1), "a reproduce test bed exists before the tests"
+    yield
+    assert wait_gone("pp-r", timeout_s=5)
+
+
+@pytest.fixture(scope="module")
+def outcome(root_env, tmp_path_factory):
+    from pathpool.reproduce import reproduce
+
+    tmp = tmp_path_factory.mktemp("kr")
+    # Two test beds side by side (own namespace prefixes pp-r0-, pp-r1-; one loading of pp_lia).
+    return reproduce(["rsf"], seeds=[1, 2], out=tmp / "out", workers=1, backend="both", beds=2,
+                     scenario_root=_root(tmp), report=True)
+
+
+def test_both_columns_from_real_runs(outcome):
+    c = outcome.comparison.set_index("algorithm")
+    for alg in ("lia", "tcp"):
+        assert c.loc[alg, "n"] == 2 and c.loc[alg, "linux_n"] == 2
+        # Two 1 MB downloads over paths of 20 Mbit/s each: the kernel's throughput per connection
+        # is positive and below what the paths carry (LIA: both paths, 40 Mbit/s; TCP: one).
+        cap = 40.0 if alg == "lia" else 20.0
+        assert 0.5 < c.loc[alg, "linux_mean"] < cap
+        assert c.loc[alg, "linux_verdict"] in ("reproduced", "same ordering only", "not reproduced")
+    f = outcome.kernel.tables["flows"]
+    assert len(f) == 2 * 2 * 2 and f["completion_time_s"].notna().all()   # every download finished
+    assert (f["delivered_bytes"] == 1_000_000).all()
+    # goodput = size / download time, as the simulator defines it
+    assert ((f["goodput_bps"] - 8e6 / f["completion_time_s"]).abs() < 1e-6 * f["goodput_bps"]).all()
+
+
+def test_agreement_table_from_real_runs(outcome):
+    a = outcome.kernel.agreement
+    t = a[a["metric"] == "throughput_mbps"].set_index("algorithm")
+    s = outcome.summary
+    for alg in ("lia", "tcp"):
+        sim = s[(s["algorithm"] == alg) & (s["metric"] == "throughput_mbps")]["mean"].iloc[0]
+        k = outcome.kernel.summary
+        lin = k[(k["algorithm"] == alg) & (k["metric"] == "throughput_mbps")]["mean"].iloc[0]
+        assert t.loc[alg, "ratio"] == pytest.approx(lin / sim)
+        assert t.loc[alg, "disagree"] == (abs(lin / sim - 1) > 0.15)
+    page = (outcome.out / "README.md").read_text()
+    assert "Simulator vs kernel" in page and "kernel verdict" in page
+    res = outcome.out / "results"
+    assert (res / "agreement.csv").exists() and (res / "linux_comparison.parquet").exists()
+
+
+def test_kernel_runs_are_cached(outcome):
+    from pathpool.reproduce import reproduce
+
+    t0 = time.monotonic()
+    again = reproduce(["rsf"], seeds=[1, 2], out=outcome.out, workers=1, backend="linux", beds=1,
+                      scenario_root=outcome.experiments[0].path.parents[1], report=False)
+    assert time.monotonic() - t0 < 10   # no test bed was built: four runs came from the cache
+    a = again.comparison.set_index("algorithm")
+    b = outcome.comparison.set_index("algorithm")
+    for alg in ("lia", "tcp"):
+        assert a.loc[alg, "mean"] == b.loc[alg, "linux_mean"]
+
+
+def _reproduce_ns() -> list[str]:
+    out = _run(["ip", "netns", "list"], check=False).stdout
+    return [ln.split()[0] for ln in out.splitlines() if ln.startswith("pp-r")]
+
+
+def test_sigterm_stops_everything(root_env, tmp_path):
+    root = _root(tmp_path, duration="60s", app="bulk", size="", algorithms='["lia"]')
+    script = textwrap.dedent(f"""
+        import sys
+        from pathpool.errors import run_command
+        from pathpool.reproduce import reproduce
+        sys.exit(run_command(lambda: reproduce(["rsf"], seeds=[1], out={str(tmp_path / 'out')!r}, backend="linux",
+                                               beds=1, scenario_root={str(root)!r}, report=False) and 0))
+    """)
+    p = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 30
+        # Wait until the senders run inside the test bed (pids in the client namespace).
+        while time.monotonic() < deadline:
+            ns = _reproduce_ns()
+            if any(n.endswith("c") for n in ns):
+                pids = _run(["ip", "netns", "pids", next(n for n in ns if n.endswith("c"))], check=False).stdout
+                if pids.strip():
+                    break
+            time.sleep(0.2)
+        else:
+            pytest.fail("the kernel run did not start: " + (p.stderr.read() if p.poll() is not None else ""))
+        assert "pp_lia" in loader.registered()
+        inside = []
+        for n in _reproduce_ns():
+            inside += [int(x) for x in _run(["ip", "netns", "pids", n], check=False).stdout.split()]
+        t0 = time.monotonic()
+        p.send_signal(signal.SIGTERM)
+        _, err = p.communicate(timeout=30)
+        assert p.returncode == 143, err
+        assert time.monotonic() - t0 < 15
+        assert [ln for ln in err.splitlines() if ln.strip()] == ["pathpool: terminated (SIGTERM); stopped"], err
+        assert _reproduce_ns() == []
+        assert not [pid for pid in inside if _alive(pid)]
+        assert not any(n.startswith("pp_") for n in loader.registered())
+        assert not (tmp_path / "out" / "results" / "per_run.csv").exists()
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+        kb_prefixes = [kb.BED_PREFIX.format(k) for k in range(4)]
+        for pre in kb_prefixes:
+            wait_gone(pre, timeout_s=5)
