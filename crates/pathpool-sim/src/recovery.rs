@@ -470,14 +470,7 @@ impl Conn {
     /// `tcp_enter_recovery` + `tcp_init_cwnd_reduction`: the controller sets `ssthresh`; PRR
     /// then sets the window ACK by ACK from the window before the reduction.
     fn linux_enter_recovery(conn: &mut Conn, i: usize, now: Nanos) {
-        let s = &mut conn.snd[i];
-        s.in_recovery = true;
-        s.recovery_point = s.snd_nxt;
-        let v = &mut conn.views[i];
-        v.in_recovery = true;
-        v.loss_events += 1;
-        v.in_flight = s.pipe;
-        Self::account_cwnd(conn, i, now);
+        Self::begin_recovery(conn, i, now);
         conn.linux[i].prr_init(conn.views[i].cwnd);
         conn.ctrl.on_congestion_event(&mut conn.views, i, now);
     }

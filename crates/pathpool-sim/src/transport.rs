@@ -146,6 +146,21 @@ impl Conn {
         s.cwnd_since = now;
     }
 
+    /// Subflow `i` enters loss recovery (RFC 6675 (4) or Linux's `tcp_enter_recovery`): the
+    /// recovery point, the loss event, and the window integral up to the reduction that the
+    /// caller then lets the controller make.
+    #[inline]
+    pub(crate) fn begin_recovery(conn: &mut Conn, i: usize, now: Nanos) {
+        let s = &mut conn.snd[i];
+        s.in_recovery = true;
+        s.recovery_point = s.snd_nxt;
+        let v = &mut conn.views[i];
+        v.in_recovery = true;
+        v.loss_events += 1;
+        v.in_flight = s.pipe;
+        Self::account_cwnd(conn, i, now);
+    }
+
     #[inline]
     pub(crate) fn arm_rto(q: &mut EventQueue, s: &mut Sender, c: usize, i: usize) {
         if s.rto_deadline != 0 && s.rto_event > s.rto_deadline {
@@ -232,13 +247,7 @@ impl Conn {
             if s.mark_first_lost() {
                 conn.views[i].lost += 1;
             }
-            s.in_recovery = true;
-            s.recovery_point = s.snd_nxt;
-            let v = &mut conn.views[i];
-            v.in_recovery = true;
-            v.loss_events += 1;
-            v.in_flight = s.pipe;
-            Self::account_cwnd(conn, i, now);
+            Self::begin_recovery(conn, i, now);
             conn.ctrl.on_congestion_event(&mut conn.views, i, now);
             // (4.3): retransmit the first segment deemed lost whatever pipe says.
             if let Some(seq) = conn.snd[i].next_retx() {
