@@ -27,11 +27,7 @@ PREFIX = "ppx-"
 
 
 @pytest.fixture(scope="module")
-def root_env():
-    problems = loader.check_environment(need_toolchain=True)
-    if problems:
-        pytest.skip("; ".join(problems))
-    loader.build()
+def root_env(kernel_toolchain):
     assert wait_gone(PREFIX, timeout_s=1), "a ppx- test bed exists before the tests"
     yield
     assert wait_gone(PREFIX, timeout_s=1)
