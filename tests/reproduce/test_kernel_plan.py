@@ -150,3 +150,41 @@ def test_only_selects_experiments_and_refuses_unknown_patterns(tmp_path, capsys)
     code, out = _cli(["reproduce", "rsf", "--only", "table9", "-o", str(tmp_path / "r")], capsys)
     lines = [x for x in out.err.splitlines() if x.strip()]
     assert code == 2 and len(lines) == 1 and "--only 'table9' matches no experiment" in lines[0], out.err
+
+
+def _keys(**opts):
+    exps = [e for e in load_experiments(["rsf"]) if e.key == "rsf/table2_s1"]
+    o = Options(**opts)
+    jobs = build_jobs(exps, [1, 2], o)
+    runnable, _ = kb.plan_jobs(jobs, o.ack_reading)
+    return [j.key() for j in jobs], [kj.key() for kj in runnable]
+
+
+def test_kernel_key_ignores_simulator_only_readings():
+    sim_a, kern_a = _keys(recovery_reading="rfc6675")
+    sim_b, kern_b = _keys(recovery_reading="linux")
+    # The simulator runs other scenarios (its cache keys move) but the kernel runs the same ones.
+    assert set(sim_a).isdisjoint(sim_b)
+    assert kern_a == kern_b and len(set(kern_a)) == len(kern_a)
+    # What the kernel does follow moves its key: the ACK reading (receiver policy, counting) ...
+    _, kern_c = _keys(recovery_reading="linux", ack_reading="linux")
+    assert set(kern_c).isdisjoint(kern_a)
+    # ... and the network (one-way delay reading: other reverse delays on the bed).
+    _, kern_d = _keys(delay_reading="one-way")
+    assert set(kern_d).isdisjoint(kern_a)
+
+
+def test_kernel_cache_reads_and_refiles_entries_of_the_first_layout(tmp_path):
+    from pathpool.sweep import Cache
+
+    exps = [e for e in load_experiments(["rsf"]) if e.key == "rsf/table2_s1"]
+    jobs = build_jobs(exps, [1], Options())
+    kj = kb.plan_jobs(jobs, "quickack")[0][0]
+    cache = Cache(tmp_path)
+    assert not kb._cached(cache, kj)
+    tables = {t: pd.DataFrame({"experiment": ["old"], "v": [1.0]}) for t in kb.TABLES}
+    cache.store(kj.job, tables)        # the first layout: keyed by the scenario text
+    assert kb._cached(cache, kj) and cache.has(kj)
+    got = cache.load(kj)
+    assert got["flows"]["v"].tolist() == [1.0]
+    assert got["flows"]["experiment"].tolist() == [kj.job.tags["experiment"]]
