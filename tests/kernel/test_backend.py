@@ -97,8 +97,39 @@ def test_unsupported_parking_lot():
                           {"name": "r", "links": ["a2"]}],
                    flows=[{"name": "m", "kind": "mptcp", "paths": ["p", "q", "r"]}])
     e = _err(sc)
-    assert e.field.startswith("paths[") and e.field.endswith("].links")
-    assert "one link that every path crosses" in e.allowed
+    # b is q's first hop and p's last link: a queue in the middle of one route and at the end of
+    # another, which the bed (shared first hops, then each path's router link) cannot build.
+    assert e.field == "links[2]" and "first hop" in e.allowed
+    # A path of three links sharing some of them is refused on the path.
+    sc = _scenario(paths=[{"name": "p", "links": ["a1", "a2", "b"]}, {"name": "q", "links": ["b"]},
+                          {"name": "r", "links": ["back"]}],
+                   flows=[{"name": "m", "kind": "mptcp", "paths": ["p", "q", "r"]}])
+    e = _err(sc)
+    assert e.field == "paths[0].links" and "one link that every path crosses" in e.allowed
+
+
+def test_khalili_shared_access_then_split_by_hand():
+    from pathpool.kernel.testbed import AccessLink
+
+    sc = pathpool.load_scenario(REPO / "scenarios" / "khalili" / "n1_5.toml")
+    plan = map_scenario(sc)
+    # Type-1 MPTCP users: p1 = access + link1, p2 = access + link2; type-2 TCP users: link2 only.
+    assert plan.path_names == ["p1", "p2", "p2_type2"] and plan.mptcp_paths == 2
+    assert not plan.shared_bottleneck and plan.egress == [0, 1, 1]
+    assert plan.bottleneck_links == ["link1", "link2"]
+    assert plan.access == [("access", AccessLink(rate_mbps=10.0, queue_pkts=100, paths=(0, 1)))]
+    for p in plan.paths:
+        assert (p.rate_mbps, p.delay_ms, p.rev_delay_ms, p.loss, p.queue_pkts) == (10.0, 50.0, 50.0, 0.0, 100)
+    assert [(f.kind, f.path) for f in plan.flows] == [("mptcp", 0)] * 5 + [("tcp", 2)] * 5
+    assert plan.link_path(0) == 0 and plan.link_path(1) == 1
+    desc = plan.describe()
+    assert desc["egress"] == [0, 1, 1] and desc["access"][0]["link"] == "access"
+    # Uncapped: the access removed, link2 still shared by p2 and p2_type2, no first hop.
+    unc = map_scenario(pathpool.load_scenario(sc, ["~links.access", 'paths.0.links=["link1"]',
+                                                   'paths.1.links=["link2"]']))
+    assert unc.egress == [0, 1, 1] and unc.access == [] and "access" not in unc.describe()
+    # A plan without partial sharing describes itself as before (kernel cache keys unchanged).
+    assert "egress" not in map_scenario(SHARED).describe()
 
 
 @pytest.mark.parametrize("flow, field, allowed", [
@@ -106,7 +137,7 @@ def test_unsupported_parking_lot():
     ({"name": "f", "kind": "tcp", "path": "q", "start": "1s"}, "flows[0].start", "start = 0"),
     ({"name": "f", "kind": "mptcp", "paths": ["p", "q"], "scheduler": "roundrobin"}, "flows[0].scheduler", "minrtt"),
     ({"name": "f", "kind": "tcp", "path": "q", "mss": 1000}, "flows[0].mss", "1448"),
-    ({"name": "f", "kind": "tcp", "path": "q", "count": 9}, "flows", "at most 8"),
+    ({"name": "f", "kind": "tcp", "path": "q", "count": 25}, "flows", "at most 24"),
     ({"name": "f", "kind": "mptcp", "paths": ["p", "q"], "algorithm": "lia",
       "params": {"alpha_every_ack": True}}, "flows[0].params.alpha_every_ack", "false"),
 ])
