@@ -190,3 +190,22 @@ def test_kernel_cache_reads_and_refiles_entries_of_the_first_layout(tmp_path):
     got = cache.load(kj)
     assert got["flows"]["v"].tolist() == [1.0]
     assert got["flows"]["experiment"].tolist() == [kj.job.tags["experiment"]]
+
+
+def test_jobs_with_equal_plans_share_a_kernel_run_under_their_own_tags(tmp_path):
+    # Fig. 2 at 4 MB is Table 2 scenario 2 on the test bed: one run serves both, each with its tags.
+    o = Options(recovery_reading="linux")
+    jobs = build_jobs([e for e in load_experiments(["rsf"]) if e.key in ("rsf/fig2", "rsf/table2_s2")], [1], o)
+    runnable, _ = kb.plan_jobs(jobs, o.ack_reading)
+    pick = [kj for kj in runnable if kj.job.tags["run_algorithm"] == "lia"
+            and (kj.job.tags["experiment"] == "rsf/table2_s2" or kj.job.tags["x"] == 4.0)]
+    assert len(pick) == 2 and pick[0].key() == pick[1].key()
+    from pathpool.sweep import Cache
+
+    row = {"seed": [1], "flow": ["conn-0"], "v": [2.5]}
+    tagged = {t: pd.DataFrame({**{k: [v] for k, v in pick[0].job.tags.items()}, **row}) for t in kb.TABLES}
+    Cache(tmp_path).store(pick[0], tagged)
+    merged = kb.run_kernel_jobs(pick, tmp_path)     # every job cached: nothing runs, nothing loads
+    f = merged["flows"]
+    assert sorted(f["experiment"]) == ["rsf/fig2", "rsf/table2_s2"] and f["v"].tolist() == [2.5, 2.5]
+    assert sorted(f["x"].fillna(-1)) == [-1, 4.0]

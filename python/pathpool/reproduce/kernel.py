@@ -184,13 +184,19 @@ def _cached(cache: Cache, kj: KernelJob) -> bool:
         return True
     if not cache.has(kj.job):
         return False
-    tables = cache.load(kj.job)
+    cache.store(kj, _retag(cache.load(kj.job), kj.job.tags))
+    return True
+
+
+def _retag(tables: dict[str, pd.DataFrame], tags: dict) -> dict[str, pd.DataFrame]:
+    """``tables`` with the tag columns set to ``tags``: jobs of different experiments whose plans
+    are equal (Fig. 2 at 4 MB and Table 2 scenario 2; Table 2's single-path TCP in scenarios 0 and
+    1) share one cached run, stored with the tags of whichever ran first."""
     for df in tables.values():
-        for k, v in kj.job.tags.items():
+        for k, v in tags.items():
             if k in df.columns:
                 df[k] = v
-    cache.store(kj, tables)
-    return True
+    return tables
 
 
 def _run_one(kj: KernelJob, prefix: str, beds: list, lock: threading.Lock,
@@ -263,7 +269,7 @@ def run_kernel_jobs(
     batches: list[tuple[dict, list[int]]] = []
     for i, kj in enumerate(kjobs):
         if not force and _cached(cache, kj):
-            results[i] = cache.load(kj)
+            results[i] = _retag(cache.load(kj), kj.job.tags)
             continue
         tun = kj.plan.tunables
         for merged_tun, idx in batches:
@@ -300,7 +306,7 @@ def run_kernel_jobs(
                             free.append(prefix)
                             tables = fut.result()
                             cache.store(kjobs[i], tables)
-                            results[i] = cache.load(kjobs[i])
+                            results[i] = _retag(cache.load(kjobs[i]), kjobs[i].job.tags)
                             done += 1
                             if progress:
                                 progress(done, len(kjobs))
