@@ -384,3 +384,38 @@ def test_acked_rate_skips_the_warm_up_and_sums_subflows():
     assert acked_rate_bps(raw, "m", 1.0, 2.0) == pytest.approx(10_000 * 8 / 1.0)
     with pytest.raises(ValueError, match="fewer than two samples"):
         acked_rate_bps(raw, "m", 3.5)
+
+
+def test_khalili_twenty_flows_behind_a_shared_access_on_the_bed():
+    """Khalili N1 = 15 (20 flows: 15 MPTCP users behind the shared 10 Mbit/s access, 5 TCP users
+    on link 2 only), 5 s: every flow and every subflow carries data, the access caps what the
+    type-1 users get together, and it sees every type-1 segment and no type-2 one."""
+    reason = _root_skip()
+    if reason:
+        pytest.skip(reason)
+    loader.build()
+    sc = pathpool.load_scenario(REPO / "scenarios" / "khalili" / "n1_15.toml")
+    res = run_linux(sc, max_duration_s=5.0, prefix="ppk-")
+    assert loader.registered() == []
+    f = res.flows.set_index("flow")
+    type1 = f[f.index.str.startswith("type1-")]
+    type2 = f[f.index.str.startswith("type2-")]
+    assert len(type1) == 15 and len(type2) == 5
+    assert (f["goodput_bps"] > 0).all(), f["goodput_bps"].to_dict()
+    s = res.subflows
+    for name in type1.index:
+        mine = s[s["flow"] == name]
+        assert sorted(mine["path"]) == ["p1", "p2"] and (mine["acked_bytes"] > 0).all(), mine
+    assert (s[s["flow"].str.startswith("type2-")]["path"] == "p2_type2").all()
+    # The access (10 Mbit/s; goodput leaves out 52 header bytes of 1500) caps the type-1 users
+    # together; 5% for tbf's burst and the receiver's window edges.
+    assert type1["goodput_bps"].sum() <= 10e6 * 1448 / 1500 * 1.05, type1["goodput_bps"].sum()
+    links = res.links.set_index("link")
+    acc = links.loc["access"]
+    # Every type-1 segment crosses the access unless it drops there (the drained send buffers
+    # after the samples' end add more); the type-2 segments do not cross it.
+    sent1, sent2 = type1["sent_packets"].sum(), type2["sent_packets"].sum()
+    assert acc["forwarded_packets"] >= sent1 - acc["queue_drops"]
+    assert acc["forwarded_packets"] < sent1 + sent2 / 2
+    assert links.loc["link2", "forwarded_packets"] >= s[s["path"] != "p1"]["sent_packets"].sum() \
+        - links.loc["link2", "queue_drops"] - acc["queue_drops"]
