@@ -412,10 +412,11 @@ def test_khalili_twenty_flows_behind_a_shared_access_on_the_bed():
     assert type1["goodput_bps"].sum() <= 10e6 * 1448 / 1500 * 1.05, type1["goodput_bps"].sum()
     links = res.links.set_index("link")
     acc = links.loc["access"]
-    # Every type-1 segment crosses the access unless it drops there (the drained send buffers
-    # after the samples' end add more); the type-2 segments do not cross it.
+    # Every type-1 segment crosses the access unless it drops there (the senders' final counters
+    # are read before their send buffers drain, so the queues count more); the type-2 segments do
+    # not cross it: what reaches links 1 and 2 (sent + dropped) is the access's output plus at
+    # least every type-2 segment.
     sent1, sent2 = type1["sent_packets"].sum(), type2["sent_packets"].sum()
     assert acc["forwarded_packets"] >= sent1 - acc["queue_drops"]
-    assert acc["forwarded_packets"] < sent1 + sent2 / 2
-    assert links.loc["link2", "forwarded_packets"] >= s[s["path"] != "p1"]["sent_packets"].sum() \
-        - links.loc["link2", "queue_drops"] - acc["queue_drops"]
+    arrived = sum(links.loc[ln, "forwarded_packets"] + links.loc[ln, "queue_drops"] for ln in ("link1", "link2"))
+    assert arrived - acc["forwarded_packets"] >= sent2
