@@ -293,7 +293,7 @@ KERNEL_EXPLAINED = {
     "khalili": (
         "**Khalili** (Linux 6.18, quickack reading, 3 repetitions of 60 s, 10 or 20 flows; the access is an IFB "
         "device shaped by `tbf`): the type-1 users' total is 3-8% below the simulator's on the kernel for every "
-        "multipath algorithm (single-path TCP: 1%). The kernel's access forwards -1% to +5% as many "
+        "multipath algorithm (single-path TCP: 1%). The kernel's access forwards between 1% fewer and 5% more "
         "packets than the simulator's for less goodput (the MPTCP sub-MSS segments seen in RSF Table 2), and "
         "with N1 = 5 it drops nothing at the access for any multipath algorithm (simulator: 300-540 drops per "
         "run): the type-1 users do not keep the access full, link 2's queue limits them, so the type-2 users "
