@@ -53,8 +53,8 @@ ALGORITHM_MAP: dict[str, str] = {
 #: forwarders per path).
 MAX_PATHS = MAX_TESTBED_PATHS
 #: Concurrent flows: each is one sender process (several per client address, each its own
-#: port). Khalili's N1 = 15 needs 20; a 20-flow run at 20 Mbit/s took each sender about 2% of
-#: a core on the 2-core CI machine (measured, report/kernel/NOTE.md).
+#: port). Khalili's N1 = 15 needs 20; its runs (two 20-flow beds side by side on the 2-core
+#: machine, report/kernel/NOTE.md) kept the access full. The senders' CPU was not measured.
 MAX_FLOWS = 24
 #: Bytes per packet on the wire in the simulator (1448 payload + 52 header).
 WIRE_PACKET = 1500
