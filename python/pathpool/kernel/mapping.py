@@ -53,8 +53,9 @@ ALGORITHM_MAP: dict[str, str] = {
 #: forwarders per path).
 MAX_PATHS = MAX_TESTBED_PATHS
 #: Concurrent flows: each is one sender process (several per client address, each its own
-#: port). Khalili's N1 = 15 needs 20; its runs (two 20-flow beds side by side on the 2-core
-#: machine, report/kernel/NOTE.md) kept the access full. The senders' CPU was not measured.
+#: port). Khalili's N1 = 15 needs 20: on the 2-core machine one such bed's 20 senders took 4.4
+#: CPU seconds in a 20 s run (0.19-0.24 s each, about 1% of a core), the machine 48% busy with
+#: other sessions' work included (report/kernel/NOTE.md).
 MAX_FLOWS = 24
 #: Bytes per packet on the wire in the simulator (1448 payload + 52 header).
 WIRE_PACKET = 1500
