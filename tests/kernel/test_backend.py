@@ -420,3 +420,18 @@ def test_khalili_twenty_flows_behind_a_shared_access_on_the_bed():
     assert acc["forwarded_packets"] >= sent1 - acc["queue_drops"]
     arrived = sum(links.loc[ln, "forwarded_packets"] + links.loc[ln, "queue_drops"] for ln in ("link1", "link2"))
     assert arrived - acc["forwarded_packets"] >= sent2
+
+
+def test_testbed_refuses_inconsistent_sharing():
+    from pathpool.kernel.testbed import AccessLink, PathSpec, Testbed
+
+    ps = [PathSpec(10, 50), PathSpec(10, 50), PathSpec(10, 50)]
+    Testbed(ps, egress=[0, 1, 1], access=[AccessLink(10, 100, (0, 1))])   # Khalili's: fine (not up)
+    with pytest.raises(ValueError, match="one router link"):
+        Testbed(ps, egress=[0, 3, 1])
+    with pytest.raises(ValueError, match="rate and queue"):
+        Testbed([PathSpec(10, 50), PathSpec(20, 50)], egress=[0, 0])
+    with pytest.raises(ValueError, match="not both"):
+        Testbed(ps, shared_bottleneck=True, egress=[0, 0, 0])
+    with pytest.raises(ValueError, match="each in one access link"):
+        Testbed(ps, access=[AccessLink(10, 100, (0, 1)), AccessLink(10, 100, (1, 2))])
