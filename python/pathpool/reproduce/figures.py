@@ -149,7 +149,7 @@ def _bars(rows: list[tuple[str, str, float, float, float, float]], ylabel: str, 
     ax.set_title(title, fontsize=10)
     # One series alone needs no legend; a "paper" entry without a published value would promise one.
     if len(entries) > 1:
-        ax.legend(*zip(*entries), fontsize=8)
+        ax.legend(*zip(*entries), fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     ax.grid(axis="y", alpha=0.3)
     return fig
 

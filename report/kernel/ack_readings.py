@@ -1,0 +1,94 @@
+"""The ACK-reading table of report/kernel/README.md (issue 12: the seeds' ACK counting).
+
+Reads, from ``results/ack_readings/`` beside this file, each reading's simulator comparison
+(``READING_comparison.csv``: paper, mean, CI, n per Table 2 row) and, where the kernel ran it, the
+kernel's summary (``READING_linux_summary.csv``), and prints one Markdown table: per Table 2 row
+the paper, every reading's mean [95% CI] on each engine, and RSF's ratio over LIA/OLIA/BALIA.
+
+``seeds-rsf-bytes`` on the kernel is not a run of its own: its coupled flows are the ``seeds``
+plans and its RSF flow the ``linux`` plan (per-segment counting, delayed ACKs), the same
+test-bed plans and so the same cache entries (:meth:`pathpool.reproduce.kernel.KernelJob.key`).
+
+    python report/kernel/ack_readings.py [SCENARIO ...]     # default: every scenario present
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+HERE = Path(__file__).resolve().parent / "results" / "ack_readings"
+READINGS = ("quickack", "linux", "seeds", "seeds-rsf-bytes")
+COUPLED = ("lia", "olia", "balia")
+
+
+def _load() -> tuple[pd.DataFrame, pd.DataFrame]:
+    sim, ker = [], []
+    for r in READINGS:
+        c = pd.read_csv(HERE / f"{r}_comparison.csv")
+        c = c[c["metric"] == "throughput_mbps"].rename(columns={"table": "experiment"})
+        sim.append(c.assign(reading=r))
+        k = HERE / f"{r}_linux_summary.csv"
+        if k.exists():
+            s = pd.read_csv(k)
+            ker.append(s[s["metric"] == "throughput_mbps"].assign(reading=r))
+    kernel = pd.concat(ker) if ker else pd.DataFrame(columns=["experiment", "algorithm", "reading"])
+    if "seeds-rsf-bytes" not in set(kernel["reading"]):
+        both = kernel[kernel["reading"].isin(["seeds", "linux"])]
+        rsf = both["algorithm"].str.startswith("rsf")
+        pick = both[(rsf & (both["reading"] == "linux")) | (~rsf & (both["reading"] == "seeds"))]
+        # Only where both halves ran: a row of the variant never mixes a run with a missing one.
+        have = pick.groupby("experiment")["reading"].nunique()
+        pick = pick[pick["experiment"].isin(have[have == 2].index)]
+        kernel = pd.concat([kernel, pick.assign(reading="seeds-rsf-bytes")])
+    return pd.concat(sim), kernel
+
+
+def _cell(df: pd.DataFrame, exp: str, alg: str, reading: str) -> str:
+    row = df[(df["experiment"] == exp) & (df["algorithm"] == alg) & (df["reading"] == reading)]
+    if not len(row):
+        return ""
+    r = row.iloc[0]
+    return f"{r['mean']:.3g} [{r['lo']:.3g}, {r['hi']:.3g}] n={int(r['n'])}"
+
+
+def _mean(df: pd.DataFrame, exp: str, alg: str, reading: str) -> float:
+    row = df[(df["experiment"] == exp) & (df["algorithm"] == alg) & (df["reading"] == reading)]
+    return float(row["mean"].iloc[0]) if len(row) else float("nan")
+
+
+def table(scenarios: list[str] | None = None) -> str:
+    """The Markdown table (throughputs, then RSF's ratios) for ``scenarios`` (e.g. ``table2_s2``)."""
+    sim, kernel = _load()
+    exps = list(dict.fromkeys(sim["experiment"]))
+    if scenarios:
+        exps = [e for e in exps if e.split("/")[-1] in scenarios]
+    kr = [r for r in READINGS if r in set(kernel["reading"])]
+    head = (["row", "paper"] + [f"sim {r}" for r in READINGS] + [f"kernel {r}" for r in kr])
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    ratio_lines: list[str] = []
+    for e in exps:
+        algs = list(dict.fromkeys(sim[sim["experiment"] == e]["algorithm"]))
+        for a in algs:
+            p = sim[(sim["experiment"] == e) & (sim["algorithm"] == a)]["paper"].iloc[0]
+            cells = [f"{e.split('/')[-1]} {a}", f"{p:g}"]
+            cells += [_cell(sim, e, a, r) for r in READINGS] + [_cell(kernel, e, a, r) for r in kr]
+            lines.append("| " + " | ".join(cells) + " |")
+        rsf = next((a for a in algs if a.startswith("rsf")), None)
+        for c in COUPLED:
+            if rsf is None or c not in algs or rsf == "rsf-lb" and "rsf-db" in algs:
+                continue
+            pp = sim[(sim["experiment"] == e) & (sim["algorithm"] == rsf)]["paper"].iloc[0] / \
+                sim[(sim["experiment"] == e) & (sim["algorithm"] == c)]["paper"].iloc[0]
+            cells = [f"{e.split('/')[-1]} {rsf}/{c}", f"{pp:.2f}"]
+            cells += [f"{_mean(sim, e, rsf, r) / _mean(sim, e, c, r):.2f}" for r in READINGS]
+            cells += [f"{_mean(kernel, e, rsf, r) / _mean(kernel, e, c, r):.2f}"
+                      if _mean(kernel, e, c, r) == _mean(kernel, e, c, r) else "" for r in kr]
+            ratio_lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines + ratio_lines)
+
+
+if __name__ == "__main__":
+    print(table(sys.argv[1:] or None))
