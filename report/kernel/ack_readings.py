@@ -2,7 +2,7 @@
 
 Reads, from ``results/ack_readings/`` beside this file, each reading's simulator comparison
 (``READING_comparison.csv``: paper, mean, CI, n per Table 2 row) and, where the kernel ran it, the
-kernel's summary (``READING_linux_summary.csv``), and prints one Markdown table: per Table 2 row
+kernel's summary (``READING_kernel_summary.csv``), and prints one Markdown table: per Table 2 row
 the paper, every reading's mean [95% CI] on each engine, and RSF's ratio over LIA/OLIA/BALIA.
 
 ``seeds-rsf-bytes`` on the kernel is not a run of its own: its coupled flows are the ``seeds``
@@ -30,7 +30,7 @@ def _load() -> tuple[pd.DataFrame, pd.DataFrame]:
         c = pd.read_csv(HERE / f"{r}_comparison.csv")
         c = c[c["metric"] == "throughput_mbps"].rename(columns={"table": "experiment"})
         sim.append(c.assign(reading=r))
-        k = HERE / f"{r}_linux_summary.csv"
+        k = HERE / f"{r}_kernel_summary.csv"
         if k.exists():
             s = pd.read_csv(k)
             ker.append(s[s["metric"] == "throughput_mbps"].assign(reading=r))

@@ -81,6 +81,22 @@ def test_seeds_reading_rsf_counting():
         assert rsf and {kj.plan.tunables["counting"] for kj in rsf} == {want}
 
 
+def test_seeds_rsf_bytes_reuses_the_seeds_and_linux_kernel_runs():
+    """report/kernel/ack_readings.py composes the kernel's seeds-rsf-bytes column from the seeds
+    runs (coupled) and the linux runs (RSF): that holds only while the plans, hence the cache
+    keys, are equal; and the seeds reading's keys differ from linux's and quickack's."""
+    keys = {}
+    for reading in ("quickack", "linux", "seeds", "seeds-rsf-bytes"):
+        _, runnable, _ = _plan(["rsf"], reading)
+        keys[reading] = {(kj.job.tags["experiment"], kj.job.tags["run_algorithm"]): kj.key() for kj in runnable
+                         if kj.job.tags["experiment"] in ("rsf/table2_s2", "rsf/table2_s4")}
+    assert len(keys["seeds"]) == 8
+    for k, v in keys["seeds-rsf-bytes"].items():
+        assert v == keys["linux" if k[1] == "rsf-db" else "seeds"][k]
+        assert v != keys["quickack"][k]
+    assert all(keys["seeds"][k] != keys["linux"][k] for k in keys["seeds"])
+
+
 def _summary(rows):
     return pd.DataFrame(rows, columns=["experiment", "algorithm", "x", "metric", "mean", "lo", "hi", "n"])
 
