@@ -51,7 +51,7 @@ def _sweep_fig(summary: pd.DataFrame, exp: str, metric: str, xlabel: str, ylabel
     if kernel_summary is not None and len(kernel_summary):
         k = kernel_summary[(kernel_summary["experiment"] == exp) & (kernel_summary["metric"] == metric)]
     who = "simulator" if k is not None and len(k) else "ours"
-    fig, ax = plt.subplots(figsize=(6.4, 4.0))
+    fig, ax = plt.subplots(figsize=(8.4, 4.0))
     for alg, g in s.groupby("algorithm", sort=False):
         g = g.sort_values("x")
         c = _COLORS.get(alg)
@@ -79,7 +79,7 @@ def _sweep_fig(summary: pd.DataFrame, exp: str, metric: str, xlabel: str, ylabel
     ax.set_ylabel(ylabel)
     ax.set_title(title, fontsize=10)
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=7)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))  # beside the lines, not on them
     return fig
 
 
