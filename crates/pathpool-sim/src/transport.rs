@@ -72,24 +72,20 @@ impl Conn {
         let n = r.sack_blocks(&mut sacks);
         r.pending = 0;
         r.delack_deadline = 0;
-        let pkt = Packet {
-            conn: c as u32,
-            sub: j as u16,
-            is_ack: true,
-            route: conn.ack_route[j],
-            hop: 0,
-            wire: ACK_BYTES,
-            ts: r.last_ts,
-            owd: r.last_owd,
-            cum_ack: r.rcv_nxt,
-            sacks,
-            n_sacks: n,
-            data_ack: conn.data.rcv_nxt,
-            ..Packet::default()
-        };
+        let pkt = Packet::ack(
+            c as u32,
+            j as u16,
+            conn.ack_route[j],
+            ACK_BYTES,
+            r.last_ts,
+            r.last_owd,
+            r.rcv_nxt,
+            conn.data.rcv_nxt,
+        );
         conn.ack_packets += 1;
         net.ack_packets += 1;
-        if let Some(p) = net.inject(pkt) {
+        let pid = net.pool.alloc_with_sacks(pkt, &sacks[..usize::from(n)]);
+        if let Some(p) = net.launch(pid) {
             self.on_drop(&p);
         }
     }
@@ -174,18 +170,18 @@ impl Conn {
         let now = net.now;
         let p = net.pool.get(pid);
         let (c, i) = (p.conn as usize, p.sub as usize);
-        let (ts, owd) = (p.ts, p.owd);
+        let (ts, owd, cum_ack, data_ack) = (p.ts, p.owd(), p.cum_ack(), p.data_ack());
+        let sacks = net.pool.sacks(pid);
         let conn = &mut *self;
-        conn.data_una = conn.data_una.max(p.data_ack);
+        conn.data_una = conn.data_una.max(data_ack);
         // The receiver's window edge when it sent this ACK (`DataReceiver::window_edge`).
-        conn.rwnd_edge = conn.rwnd_edge.max(p.data_ack + conn.data.cap);
+        conn.rwnd_edge = conn.rwnd_edge.max(data_ack + conn.data.cap);
         let linux = !conn.linux.is_empty();
         let s = &mut conn.snd[i];
         if linux {
-            let sacks = &p.sacks[..p.n_sacks as usize];
-            conn.linux[i].on_ack(s, p.cum_ack, sacks, ts, now);
+            conn.linux[i].on_ack(s, cum_ack, sacks, ts, now);
         }
-        let eff = s.on_ack(p.cum_ack, &p.sacks[..p.n_sacks as usize]);
+        let eff = s.on_ack(cum_ack, sacks);
         // Nothing below allocates a packet before the slot is no longer read.
         net.pool.free(pid);
         // RFC 6675 section 2: a duplicate ACK carries SACK information for new data and does
