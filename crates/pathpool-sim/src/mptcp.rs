@@ -25,7 +25,9 @@ pub fn content_tag(key: u64, dsn: u64) -> u64 {
 /// The connection-level receive buffer: holds out-of-order data until the gap before it fills,
 /// then hands it to the application, which reads at once. The advertised window's right edge is
 /// `rcv_nxt + capacity`, so data beyond the buffer can never be sent (head-of-line blocking).
+/// (`repr(C)`: the fields each segment touches first, see [`Conn`].)
 #[derive(Debug)]
+#[repr(C)]
 pub struct DataReceiver {
     pub rcv_nxt: u64,
     /// Capacity in segments.
@@ -42,14 +44,14 @@ pub struct DataReceiver {
     /// accepted; a later duplicate on another subflow counts nowhere). Sums to `delivered_bytes`.
     pub delivered_by_subflow: Vec<u64>,
     pub delivered_segs: u64,
+    /// Time the last byte reached the application.
+    pub last_delivery: Nanos,
     pub duplicates: u64,
     /// Segments arriving beyond the advertised window (must stay 0).
     pub window_violations: u64,
     /// Segments whose content or length was not what the application expects at their DSN
     /// (must stay 0).
     pub integrity_errors: u64,
-    /// Time the last byte reached the application.
-    pub last_delivery: Nanos,
 }
 
 /// A free slot of [`DataReceiver`]'s ring (packet headers carry the subflow as a `u16`, and a
@@ -139,56 +141,61 @@ impl DataReceiver {
 }
 
 /// One connection with its subflows, controller, application and receiver.
+///
+/// `repr(C)` keeps the declaration order: the fields every segment or ACK reads come first, on
+/// as few cache lines as possible (with hundreds of connections, each packet finds its
+/// connection's state out of cache), and what only construction, sampling and output read
+/// comes last.
 #[derive(Debug)]
+#[repr(C)]
 pub struct Conn {
-    pub name: String,
-    pub kind: FlowKind,
-    pub algorithm: String,
-    pub ctrl: Box<dyn Controller>,
-    /// The controller's view of every subflow (the transport refreshes it before each call).
-    pub views: Vec<Subflow>,
+    // --- read per segment or ACK ---
     pub snd: Vec<Sender>,
     pub rcv: Vec<Receiver>,
-    /// Data route and ACK route (indices into the world's routes) of each subflow.
-    pub data_route: Vec<u32>,
-    pub ack_route: Vec<u32>,
-    pub path_names: Vec<String>,
-    pub mss: u32,
-    pub app: App,
-    /// Segments the application will ever offer (`u64::MAX` for bulk).
-    pub total_segs: u64,
-    pub scheduler: Scheduler,
-    pub rr_next: usize,
-    pub delayed_ack: bool,
+    /// The controller's view of every subflow (the transport refreshes it before each call).
+    pub views: Vec<Subflow>,
+    pub ctrl: Box<dyn Controller>,
     /// RACK-TLP and PRR state of each subflow with `recovery = "linux"`; empty with
     /// `"rfc6675"` (the transport tests `is_empty()` to pick the rules).
     pub linux: Vec<crate::recovery::LinuxState>,
-    pub start: Nanos,
-    pub stop: Option<Nanos>,
-    pub started: bool,
-    /// The application still offers new data.
-    pub open: bool,
+    /// DSNs to send again on another subflow (after an RTO).
+    pub reinject: VecDeque<u64>,
     pub next_dsn: u64,
     /// Highest connection-level cumulative ACK seen by the sender.
     pub data_una: u64,
     /// Right edge of the receive window as last advertised to the sender.
     pub rwnd_edge: u64,
-    /// DSNs to send again on another subflow (after an RTO).
-    pub reinject: VecDeque<u64>,
-    pub reinjected: u64,
-    pub data: DataReceiver,
+    /// Segments the application will ever offer (`u64::MAX` for bulk).
+    pub total_segs: u64,
+    pub app: App,
     pub tag_key: u64,
     pub send_jitter: Nanos,
-    /// Event-queue lane of subflow 0's host send queue (subflow `i` uses `lane0 + i`).
-    pub lane0: u32,
     /// The connection's own random stream (send jitter).
     pub rng: crate::rng::Stream,
+    pub rr_next: usize,
     /// When the file download completed at the receiver.
     pub completion: Option<Nanos>,
     // Conservation counters (data packets only).
     pub received_packets: u64,
-    pub dropped_packets: u64,
     pub ack_packets: u64,
+    pub reinjected: u64,
+    pub data: DataReceiver,
+    pub mss: u32,
+    /// Event-queue lane of subflow 0's host send queue (subflow `i` uses `lane0 + i`).
+    pub lane0: u32,
+    pub scheduler: Scheduler,
+    pub delayed_ack: bool,
+    pub started: bool,
+    /// The application still offers new data.
+    pub open: bool,
+    // --- read by construction, timers, sampling and output ---
+    pub dropped_packets: u64,
+    pub start: Nanos,
+    pub stop: Option<Nanos>,
+    pub name: String,
+    pub kind: FlowKind,
+    pub algorithm: String,
+    pub path_names: Vec<String>,
     /// Delivered bytes at the previous sample (for the goodput time series).
     pub sampled_delivered: u64,
     /// The same per subflow (`data.delivered_by_subflow` at the previous sample).

@@ -89,6 +89,9 @@ pub struct AckEffect {
 /// The sending side of one subflow.
 #[derive(Debug)]
 pub struct Sender {
+    /// The route its data segments take (an index into the world's routes). Here rather than
+    /// in a vector of the connection: one cache line less to miss per segment sent.
+    pub route: u32,
     /// Oldest unacknowledged subflow sequence number (HighACK + 1).
     pub snd_una: u64,
     /// Next new sequence number (HighData + 1).
@@ -165,6 +168,7 @@ pub struct Sender {
 impl Default for Sender {
     fn default() -> Self {
         Sender {
+            route: 0,
             snd_una: 0,
             snd_nxt: 0,
             sb: VecDeque::with_capacity(64),
@@ -535,6 +539,8 @@ impl Sender {
 /// The receiving side of one subflow.
 #[derive(Debug)]
 pub struct Receiver {
+    /// The route its ACKs take back to the sender (as `Sender::route`).
+    pub ack_route: u32,
     pub rcv_nxt: u64,
     /// Out-of-order blocks above `rcv_nxt`, sorted, disjoint, non-adjacent: `[start, end)`.
     pub ooo: Vec<(u64, u64)>,
@@ -552,6 +558,7 @@ pub struct Receiver {
 impl Default for Receiver {
     fn default() -> Self {
         Receiver {
+            ack_route: 0,
             rcv_nxt: 0,
             ooo: Vec::with_capacity(8),
             last_seq: 0,

@@ -75,7 +75,7 @@ impl Conn {
         let pkt = Packet::ack(
             c as u32,
             j as u16,
-            conn.ack_route[j],
+            r.ack_route,
             ACK_BYTES,
             r.last_ts,
             r.last_owd,
@@ -399,7 +399,7 @@ impl Conn {
             conn: c as u32,
             sub: i as u16,
             is_ack: false,
-            route: conn.data_route[i],
+            route: s.route,
             hop: 0,
             wire,
             seq,
