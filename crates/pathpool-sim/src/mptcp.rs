@@ -32,12 +32,11 @@ pub struct DataReceiver {
     pub rcv_nxt: u64,
     /// Capacity in segments.
     pub cap: u64,
-    /// Ring indexed by `dsn % cap`: the subflow whose copy of that segment is held until the
-    /// gap before it fills, or [`NOT_HELD`].
-    held: Vec<u16>,
-    /// `rcv_nxt % cap`, kept as `rcv_nxt` moves: a 64-bit division per segment cost more than
-    /// the rest of this function.
-    head: usize,
+    /// Entry `d` is DSN `rcv_nxt + d`: the subflow whose copy of that segment is held until the
+    /// gap before it fills, or [`NOT_HELD`]. As long as the farthest segment held (not the whole
+    /// buffer: 999 connections with 4 MiB buffers took 5.8 MB preallocated), and indexed by
+    /// offset (no `dsn % cap` division per segment).
+    held: VecDeque<u16>,
     pub held_segs: u64,
     pub delivered_bytes: u64,
     /// `delivered_bytes` by the subflow that carried each segment (the first copy the receiver
@@ -63,8 +62,7 @@ impl DataReceiver {
         DataReceiver {
             rcv_nxt: 0,
             cap: cap_segs,
-            held: vec![NOT_HELD; cap_segs as usize],
-            head: 0,
+            held: VecDeque::new(),
             held_segs: 0,
             delivered_bytes: 0,
             delivered_by_subflow: vec![0; subflows],
@@ -99,26 +97,22 @@ impl DataReceiver {
             self.window_violations += 1;
             return 0;
         }
-        // dsn - rcv_nxt < cap (tested above): at most one wrap.
-        let mut slot = self.head + (dsn - self.rcv_nxt) as usize;
-        if slot >= self.held.len() {
-            slot -= self.held.len();
+        let off = (dsn - self.rcv_nxt) as usize; // < cap (tested above)
+        if off >= self.held.len() {
+            self.held.resize(off + 1, NOT_HELD);
         }
-        if self.held[slot] != NOT_HELD {
+        if self.held[off] != NOT_HELD {
             self.duplicates += 1;
             return 0;
         }
-        self.held[slot] = sub;
+        self.held[off] = sub;
         self.held_segs += 1;
         let mut bytes = 0;
-        loop {
-            let s = self.head;
-            let by = self.held[s];
+        while let Some(&by) = self.held.front() {
             if by == NOT_HELD {
                 break;
             }
-            self.held[s] = NOT_HELD;
-            self.head = if s + 1 == self.held.len() { 0 } else { s + 1 };
+            self.held.pop_front();
             self.held_segs -= 1;
             let seg = u64::from(expect(self.rcv_nxt).0);
             bytes += seg;
@@ -322,11 +316,11 @@ mod tests {
         assert_eq!(file_segs(10_500, 1000), 11);
     }
 
-    /// Many laps around a small ring with segments out of order and repeated: the ring (whose
-    /// slot for a DSN is kept by a moving head, not a division) delivers exactly what a sorted
+    /// Many windows' worth of segments out of order, repeated and beyond the window: the
+    /// receiver (which holds only up to the farthest held DSN) delivers exactly what a sorted
     /// set of held DSNs would.
     #[test]
-    fn data_receiver_ring_wraps_like_a_set() {
+    fn data_receiver_holds_like_a_set() {
         let exp = |d: u64| (1000, content_tag(5, d));
         let cap = 5;
         let mut r = DataReceiver::new(cap, 2);
@@ -355,6 +349,6 @@ mod tests {
                 (want, nxt, held.len() as u64)
             );
         }
-        assert!(nxt > 10 * cap, "the run should lap the ring many times");
+        assert!(nxt > 10 * cap, "the run should cover many windows");
     }
 }
