@@ -295,6 +295,9 @@ impl Sender {
             self.snd_una += 1;
             eff.advanced = true;
         }
+        if eff.advanced {
+            self.shrink_scoreboard();
+        }
         self.high_sacked = self.high_sacked.max(self.snd_una);
         self.lost_frontier = self.lost_frontier.max(self.snd_una);
         // Lowest newly SACKed never-retransmitted segment: Linux sorts the blocks first.
@@ -333,6 +336,20 @@ impl Sender {
         }
         self.acked_bytes += eff.bytes;
         eff
+    }
+
+    /// Give back most of a scoreboard that a past window (a slow start's overshoot, typically)
+    /// grew far beyond the present one: halve it once fewer than an eighth of its slots are in
+    /// use, above 256 slots. Growing back takes a fourfold window, so a window swinging between
+    /// W/2 and W never reallocates, and small windows never do. (999 flows at 10 Gb/s: scoreboards
+    /// sized by each flow's largest window ever took 18 MB.)
+    #[inline]
+    fn shrink_scoreboard(&mut self) {
+        const MIN_SLOTS: usize = 256;
+        let cap = self.sb.capacity();
+        if cap > MIN_SLOTS && self.sb.len() < cap / 8 {
+            self.sb.shrink_to(cap / 2);
+        }
     }
 
     /// RFC 6675 IsLost: an un-SACKed segment is lost once DupThresh segments above it are
@@ -737,6 +754,38 @@ mod tests {
             (s.cwnd_limited, s.max_packets_out, s.cwnd_usage_seq),
             (false, 1, 19)
         );
+    }
+
+    /// A scoreboard grown by a large window shrinks once the window is far smaller, keeps
+    /// every outstanding segment, and does not reallocate while the window swings by 2x.
+    #[test]
+    fn scoreboard_gives_back_a_past_window() {
+        let mut s = sender_with(4000);
+        let big = s.sb.capacity();
+        assert!(big >= 4000);
+        // Acknowledge all but 100: fewer than an eighth in use, halved on each such ACK.
+        s.on_ack(3900, &[]);
+        assert_eq!(s.sb.capacity(), big / 2);
+        s.on_ack(3901, &[]);
+        assert_eq!(s.sb.capacity(), big / 4);
+        assert_eq!((s.sb.len(), s.pipe), (99, 99));
+        assert_eq!(s.seg(3950).dsn, 3950);
+        while s.sb.capacity() > 256 {
+            let una = s.snd_una;
+            s.on_ack(una + 1, &[]);
+        }
+        // A window between 100 and 200 from now on: never another reallocation.
+        let cap = s.sb.capacity();
+        for round in 0..50u64 {
+            let target = if round % 2 == 0 { 200 } else { 100 };
+            while s.outstanding() < target {
+                let d = s.snd_nxt;
+                s.push_new(d, 1000, 0);
+            }
+            let una = s.snd_una;
+            s.on_ack(una + target / 2, &[]);
+            assert_eq!(s.sb.capacity(), cap);
+        }
     }
 
     #[test]
