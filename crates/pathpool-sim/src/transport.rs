@@ -228,12 +228,14 @@ impl Conn {
         if s.in_recovery && s.snd_una >= s.recovery_point {
             s.in_recovery = false;
             v.in_recovery = false;
+            s.shrink_scoreboard();
             Self::account_cwnd(conn, i, now);
             conn.ctrl.on_recovery_exit(&mut conn.views, i, now);
         }
         let s = &mut conn.snd[i];
         if s.in_loss && s.snd_una >= s.loss_point {
             s.in_loss = false;
+            s.shrink_scoreboard();
         }
         if linux {
             return self.linux_on_ack(net, c, i, &eff, rtt, owd);
