@@ -460,7 +460,8 @@ impl Conn {
         for i in 0..k {
             loop {
                 let conn = &mut *self;
-                if !conn.has_room(i) {
+                // (Nothing awaits retransmission: `next_retx` would say `None` anyway.)
+                if conn.snd[i].awaiting_retx == 0 || !conn.has_room(i) {
                     break;
                 }
                 match conn.snd[i].next_retx() {
@@ -489,10 +490,13 @@ impl Conn {
         // back waiting data. The flag says whether the window was full (`pipe >= cwnd`).
         let conn = &mut *self;
         for i in 0..k {
+            let sent_new = std::mem::take(&mut conn.snd[i].sent_in_pass);
+            if !sent_new && !blocked {
+                continue;
+            }
             let full = !conn.has_room(i);
             let waited = blocked && full && conn.views[i].active && !(k > 1 && conn.snd[i].in_loss);
             let s = &mut conn.snd[i];
-            let sent_new = std::mem::take(&mut s.sent_in_pass);
             if sent_new || waited {
                 s.cwnd_validate(full);
             }
