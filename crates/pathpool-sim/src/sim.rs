@@ -106,11 +106,11 @@ impl World {
                 },
             });
         }
-        // Event lanes: the far end of each link, then each route without links, then each
-        // subflow's host send queue (send jitter).
-        let n_subflows: usize = sc.flows.iter().map(|f| f.paths.len()).sum();
-        let mut lane = (links.len() + routes.len()) as u32;
-        let mut q = EventQueue::new(lane as usize + n_subflows, 1 << 12);
+        // Event lanes: the far end of each link, then each route without links. The host send
+        // queues' delays (`send_jitter`) go to the queue's near-future calendar.
+        let lanes = links.len() + routes.len();
+        let horizon = sc.flows.iter().map(|f| f.send_jitter).max().unwrap_or(0);
+        let mut q = EventQueue::new(lanes, 1 << 12, horizon);
         let mut conns = Vec::with_capacity(sc.flows.len());
         for f in sc.flows.iter().filter(|f| f.kind != FlowKind::Rate) {
             let c = conns.len();
@@ -131,24 +131,31 @@ impl World {
                 App::Bulk => u64::MAX,
                 App::File(size) => file_segs(size, f.mss),
             };
-            let lane0 = lane;
-            lane += k as u32;
             conns.push(Conn {
                 name: f.name.clone(),
                 kind: f.kind,
                 algorithm: f.algorithm.clone(),
                 ctrl,
                 views: (0..k).map(|_| Subflow::new(f.mss)).collect(),
-                snd: (0..k)
-                    .map(|_| {
+                snd: f
+                    .paths
+                    .iter()
+                    .map(|&p| {
                         let mut s = Sender::default();
                         s.dupthresh = f.recovery == Recovery::Rfc6675;
+                        s.route = paths[p].data;
                         s
                     })
                     .collect(),
-                rcv: (0..k).map(|_| Receiver::default()).collect(),
-                data_route: f.paths.iter().map(|&p| paths[p].data).collect(),
-                ack_route: f.paths.iter().map(|&p| paths[p].ack).collect(),
+                rcv: f
+                    .paths
+                    .iter()
+                    .map(|&p| {
+                        let mut r = Receiver::default();
+                        r.ack_route = paths[p].ack;
+                        r
+                    })
+                    .collect(),
                 path_names: f.paths.iter().map(|&p| sc.paths[p].name.clone()).collect(),
                 mss: f.mss,
                 app: f.app,
@@ -173,7 +180,6 @@ impl World {
                 data: DataReceiver::new(cap, f.paths.len()),
                 tag_key: rng.next_u64(),
                 send_jitter: f.send_jitter,
-                lane0,
                 rng,
                 completion: None,
                 received_packets: 0,
