@@ -83,7 +83,7 @@ def test_table2_figure_with_and_without_the_kernel(tmp_path, kernel, monkeypatch
     assert ("Linux kernel ran" in captions["rsf_table2"]) is kernel
 
     fig = drawn["rsf_table2"]
-    labels = [t.get_text() for t in fig.legends[0].get_texts()]
+    labels = [t.get_text() for t in fig.axes[-1].get_legend().get_texts()]
     c = _comparison(kernel)
     s2, s4 = fig.axes[0], fig.axes[1]
     if kernel:

@@ -272,8 +272,9 @@ def _table2_fig(t2: pd.DataFrame):
     """Small multiples, one panel per Table 2 scenario, each on its own y scale (they differ 10x);
     the kernel's bars beside the simulator's where it ran (``linux_*`` columns)."""
     tables = list(dict.fromkeys(t2["table"]))
-    ncol = min(4, len(tables))
-    nrow = math.ceil(len(tables) / ncol)
+    # One panel more than there are scenarios: the legend gets its own, never over a bar.
+    ncol = min(4, len(tables) + 1)
+    nrow = math.ceil((len(tables) + 1) / ncol)
     has_kernel = _kernel_rows(t2) is not None
     fig, axes = plt.subplots(nrow, ncol, figsize=((3.2 + 0.8 * has_kernel) * ncol, 2.9 * nrow), squeeze=False)
     legend: dict[str, object] = {}
@@ -300,7 +301,7 @@ def _table2_fig(t2: pd.DataFrame):
     keys = sorted(legend, key=order.index)
     handles = [legend[k][0] for k in keys]
     labels = [f"{k} (95% CI, {n_all[k]})" if n_all.get(k) else legend[k][1] for k in keys]
-    fig.legend(handles, labels, loc="lower right", fontsize=9)
+    axes.flat[-1].legend(handles, labels, loc="center", fontsize=9)
     who = "the simulator, the Linux kernel" if has_kernel else "ours"
     fig.suptitle(f"RSF-MPTCP Table 2 (seed 001): {who} and the paper", fontsize=11)
     return fig
