@@ -352,26 +352,38 @@ def test_eight_subflows_are_all_coupled_and_carry_traffic(loaded, cc):
     assert wait_gone("ppe-")
 
 
-@pytest.mark.xfail(strict=False, reason=(
-    "open defect (issue 11): one connection's pp_conns entry stays owned after its subflows "
-    "closed (slot 0 still active, refs never back to 0), so entries can leak until unload; "
-    "seen in 3 of 4 module runs on the 2-core VM after the array-backed state, passed alone "
-    "in a repeated script; cause not found (a release path that skips pp_conn_put?)"))
 @pytest.mark.parametrize("cc", ["pp_lia", "pp_olia"])
 def test_connection_entries_are_freed_when_the_subflows_close(loaded, cc):
     """The first subflow claims an entry of the pp_conns array and a pp_conn_ids index; the
-    last one out must free both, or entries leak until coupling silently stops (all taken)."""
-    prog = loaded.prog_ids[cc]["pp_cong_avoid"]
+    last one out must free both, or entries leak until coupling silently stops (all taken).
+
+    The array is shared by every connection since the load, so this also checks the tests
+    before it. Their subflows end when the test bed does: it aborts the sockets still closing
+    (Testbed.down). Before that fix this failed in 3 of 4 module runs: subflows still in their
+    FIN exchange when the test bed went stayed orphaned for 60-130 s (measured with a per-socket
+    init/release log: every init had its release, the late ones exactly when the orphans died).
+    """
+    prog = loaded.prog_ids[cc]
     flows = [FlowSpec("m", "mptcp", cc, 0), FlowSpec("n", "mptcp", cc, 0)]
-    with Testbed([PathSpec(20.0, 5.0), PathSpec(20.0, 5.0)], prefix="ppf-") as tb:
-        raw = tb.run_flows(flows, 2.0)
+    with Testbed([PathSpec(20.0, 5.0), PathSpec(20.0, 5.0)], prefix="ppf-") as tb, \
+            ThreadPoolExecutor(1) as pool:
+        fut = pool.submit(tb.run_flows, flows, 2.0)
+        # While both run, both are indexed (so the empty dump below means freed, not unread).
+        running: list[dict] = []
+        deadline = time.monotonic() + 1.8
+        while len(running) < 2 and time.monotonic() < deadline:
+            time.sleep(0.1)
+            running = _map_dump(prog["pp_init"], "pp_conn_ids")
+        raw = fut.result()
         _, subs = records(tb, raw, flows)
+    assert len(running) == 2, running
     assert {(s["flow"], s["path"]) for s in subs if s["acked_bytes"] > 0} == {
         ("m", "path0"), ("m", "path1"), ("n", "path0"), ("n", "path1")}, subs
+    # pp_conn_ids is used only by pp_init/pp_release (pp_cong_avoid's maps do not include it).
     deadline = time.monotonic() + 10
     while True:
-        ids = _map_dump(prog, "pp_conn_ids")
-        owned = _conn_slots(prog)
+        ids = _map_dump(prog["pp_init"], "pp_conn_ids")
+        owned = _conn_slots(prog["pp_cong_avoid"])
         if (not ids and not owned) or time.monotonic() > deadline:
             break
         time.sleep(0.5)
