@@ -57,6 +57,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="linux: test beds side by side (default: three per two cores)")
     p.add_argument("--kernel-seeds", type=at_least(1), default=None, metavar="N",
                    help="linux/both: the kernel runs only the first N seeds (repetitions; default: all of --seeds)")
+    p.add_argument("--kernel-x", type=float, action="append", default=None, metavar="X",
+                   help="linux/both: the kernel runs only this value of a swept experiment (repeatable; e.g. "
+                   "--only fig2 --kernel-x 4 for Fig. 2 at 4 MB); the simulator runs every value")
     p.add_argument("--kernel-max-duration", type=positive_float, default=None, metavar="S",
                    help="linux: cap on one kernel run in seconds (default 300; downloads still running count "
                    "as incomplete, as in the simulator)")
@@ -105,7 +108,7 @@ def _main(args: argparse.Namespace) -> int:
             outcome = reproduce([args.paper], seeds=args.seeds, out=out_dir, workers=args.jobs, dask=args.dask,
                                 force=args.force, options=options, progress=tick, backend=args.backend,
                                 beds=args.beds, kernel_max_s=args.kernel_max_duration, only=args.only,
-                                kernel_seeds=args.kernel_seeds)
+                                kernel_seeds=args.kernel_seeds, kernel_xs=args.kernel_x)
     except ValueError as e:
         return fail(f"pathpool reproduce: {e}")
     except KernelError as e:
