@@ -375,14 +375,10 @@ def test_acked_rate_skips_the_warm_up_and_sums_subflows():
         acked_rate_bps(raw, "m", 3.5)
 
 
-def test_khalili_twenty_flows_behind_a_shared_access_on_the_bed():
+def test_khalili_twenty_flows_behind_a_shared_access_on_the_bed(root_env):
     """Khalili N1 = 15 (20 flows: 15 MPTCP users behind the shared 10 Mbit/s access, 5 TCP users
     on link 2 only), 5 s: every flow and every subflow carries data, the access caps what the
     type-1 users get together, and it sees every type-1 segment and no type-2 one."""
-    reason = _root_skip()
-    if reason:
-        pytest.skip(reason)
-    loader.build()
     sc = pathpool.load_scenario(REPO / "scenarios" / "khalili" / "n1_15.toml")
     res = run_linux(sc, max_duration_s=5.0, prefix="ppk-")
     assert loader.registered() == []
