@@ -304,13 +304,26 @@ PP_INLINE pp_s64 pp_lia_inc(pp_u64 ratio_q32, pp_u64 w_i)
  * do. (An earlier version scaled l by (rtt_min/rtt)^2 in q24: ((l r) >> 8) r overflowed u64 as
  * soon as l > 2^24 bytes on the shortest path, i.e. 16 MB between two losses, and B was wrong.)
  */
-/* Sign of l_a / rtt_a^2 - l_b / rtt_b^2 (-1, 0, 1), exact. */
-PP_SUBPROG int pp_olia_cmp(pp_u64 la, pp_u32 rtta, pp_u64 lb, pp_u32 rttb)
+/*
+ * Sign of l_a / rtt_a^2 - l_b / rtt_b^2 (-1, 0, 1), exact. Inline (it was a global BPF function:
+ * up to five calls per OLIA ACK, each a call and a return through the return thunk). The
+ * 128-bit products are needed only when one could exceed 64 bits: with both l < 2^24 bytes and
+ * both rtt^2 < 2^40 (rtt < 1.04 s), or both l < 2^32 and both rtt^2 < 2^32 (rtt < 65.5 ms), each
+ * product is below 2^64 and a plain 64-bit compare is the same comparison (fuzz_test checks it
+ * against 128-bit integers, the fast path included).
+ */
+PP_INLINE int pp_olia_cmp(pp_u64 la, pp_u32 rtta, pp_u64 lb, pp_u32 rttb)
 {
-	pp_u64 ah, al, bh, bl;
+	pp_u64 ah, al, bh, bl, ra2 = (pp_u64)rtta * rtta, rb2 = (pp_u64)rttb * rttb;
+	pp_u64 l_or = la | lb, r_or = ra2 | rb2;
 
-	pp_mul_64x64(la, (pp_u64)rttb * rttb, &ah, &al);
-	pp_mul_64x64(lb, (pp_u64)rtta * rtta, &bh, &bl);
+	if ((!(l_or >> 24) && !(r_or >> 40)) || (!(l_or >> 32) && !(r_or >> 32))) {
+		al = la * rb2;
+		bl = lb * ra2;
+		return al > bl ? 1 : (al < bl ? -1 : 0);
+	}
+	pp_mul_64x64(la, rb2, &ah, &al);
+	pp_mul_64x64(lb, ra2, &bh, &bl);
 	if (ah != bh)
 		return ah > bh ? 1 : -1;
 	if (al != bl)
@@ -638,7 +651,8 @@ PP_INLINE void pp_loss_est_update(struct pp_loss_est *e, pp_u32 delivered, pp_u3
 		return;
 	keep = pp_pow_q32(keep1_q32, n > 0xfffff ? 0xfffff : (pp_u32)n) << 16;   /* q48 */
 	one_minus = PP_Q48_ONE - keep;
-	e->s_q48 = pp_mul_q32(e->s_q48, keep >> 16) + one_minus / n * k;
+	/* k = 0 (no packet lost: almost every ACK) adds exactly 0; the division is skipped. */
+	e->s_q48 = pp_mul_q32(e->s_q48, keep >> 16) + (k ? one_minus / n * k : 0);
 	e->wt_q48 = pp_mul_q32(e->wt_q48, keep >> 16) + one_minus;
 }
 
@@ -664,6 +678,10 @@ PP_INLINE pp_u64 pp_rsflb_loss_rate_q24(pp_u64 w, pp_u32 srtt_us, pp_u64 l_q32)
 		return 0;
 	rtt = pp_clamp_rtt(srtt_us);
 	num = pp_clamp_w(w) * 1000000ULL;            /* < 2^56 */
+	/* num 2^8 < 2^64, so one division gives floor(num 2^8 / rtt) = 2^8 q + floor(2^8 r / rtt)
+	 * (num = q rtt + r), the two-division form below, whenever q stays under its cap. */
+	if (rtt >= 4 || num < (rtt << 54))   /* q < 2^54 (num < 2^56; rtt << 54 fits for rtt < 4) */
+		return pp_mul_q32((num << 8) / rtt, l_q32);
 	q = num / rtt;                               /* packets/s q16 */
 	if (q >= (1ULL << 54))
 		q = (1ULL << 54) - 1;

@@ -436,6 +436,18 @@ static void fuzz_olia_cmp(long iters)
 		pp_u64 hi, lo;
 		int want, got;
 
+		if (rnd() % 3 == 0) {   /* the 64-bit fast path's domains, and just beyond them */
+			int wide = (int)(rnd() % 2);
+
+			la = rnd() % ((wide ? 1ULL << 32 : 1ULL << 24) + 2);
+			lb = rnd() % ((wide ? 1ULL << 32 : 1ULL << 24) + 2);
+			ra = (pp_u32)(rnd() % ((wide ? 1U << 16 : 1U << 20) + 2));
+			rb = (pp_u32)(rnd() % ((wide ? 1U << 16 : 1U << 20) + 2));
+			if (rnd() % 2) {   /* products near 2^64: the fast path's edge */
+				la = (wide ? 1ULL << 32 : 1ULL << 24) - 3 + rnd() % (wide ? 1ULL << 32 : 1ULL << 24);
+				rb = (wide ? 1U << 16 : 1U << 20) - (pp_u32)(rnd() % 64);
+			}
+		}
 		if (rnd() % 4 == 0) {   /* ties: same ratio scaled */
 			pp_u64 m = 1 + rnd() % 1000;
 			ra = 1 + (pp_u32)(rnd() % 60000);
@@ -458,6 +470,35 @@ static void fuzz_olia_cmp(long iters)
 		checks++;
 		if (hi != (pp_u64)(x >> 64) || lo != (pp_u64)x)
 			FAIL("mul_64x64 %llu * %llu", la, lb);
+	}
+}
+
+/* pp_rsflb_loss_rate_q24 as it was before its one-division form: two divisions always. */
+static pp_u64 loss_rate_two_divisions(pp_u64 w, pp_u32 srtt_us, pp_u64 l_q32)
+{
+	pp_u64 num, rtt, q, rate;
+
+	if (!srtt_us || !l_q32)
+		return 0;
+	rtt = pp_clamp_rtt(srtt_us);
+	num = pp_clamp_w(w) * 1000000ULL;
+	q = num / rtt;
+	if (q >= (1ULL << 54))
+		q = (1ULL << 54) - 1;
+	rate = (q << 8) + ((num - q * rtt) << 8) / rtt;
+	return pp_mul_q32(rate, l_q32);
+}
+
+static void fuzz_loss_rate(long iters)
+{
+	for (long it = 0; it < iters; it++) {
+		pp_u64 w = edgy(PP_W_MAX + 5), l = edgy(1ULL << 32);
+		pp_u32 rtt = (pp_u32)(rnd() % 8 == 0 ? rnd() % 6 : edgy(PP_RTT_MAX_US + 5));
+
+		checks++;
+		if (pp_rsflb_loss_rate_q24(w, rtt, l) != loss_rate_two_divisions(w, rtt, l))
+			FAIL("rsflb_loss_rate(%llu, %u, %llu): %llu, two divisions %llu", w, rtt, l,
+			     pp_rsflb_loss_rate_q24(w, rtt, l), loss_rate_two_divisions(w, rtt, l));
 	}
 }
 
@@ -500,6 +541,7 @@ int main(int argc, char **argv)
 	fuzz_algorithms(iters / 2);
 	fuzz_olia_cmp(iters);
 	fuzz_pow(iters / 4);
+	fuzz_loss_rate(iters / 4);
 	printf("fuzz_test: %ld checks, %ld failures\n", checks, failures);
 	printf("worst relative error inside the domain (beyond 2^-24): reno %.2g lia %.2g olia %.2g "
 	       "balia %.2g rsf-db %.2g\n", worst[0], worst[1], worst[2], worst[3], worst[4]);
