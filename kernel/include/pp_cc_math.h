@@ -337,99 +337,89 @@ PP_INLINE int pp_olia_counted(const struct pp_sf_view *v, int k, int i)
 	return pp_participates(v, k, i) && v[k].rtt_us;
 }
 
-/* What OLIA's two passes over the slots collect. */
+/*
+ * What OLIA's pass over the slots collects: M and B as bitmasks of slots (at most PP_MAX_SF),
+ * so one pass finds both sets (a new maximum restarts its mask, a tie joins it), where two
+ * passes were needed to count them (the second one against the first one's maxima).
+ */
 struct pp_olia_acc {
 	pp_u64 w_max;     /* largest whole-segment window among the counted paths */
 	pp_u64 best_l;    /* l_r / rtt_r^2 maximum: its l ... */
-	pp_u64 n;         /* paths taking part */
-	pp_u64 n_m;       /* |M| */
-	pp_u64 n_bm;      /* |B \ M| */
 	pp_u32 best_rtt;  /* ... and its rtt */
+	pp_u32 m_mask;    /* M: counted slots with w == w_max */
+	pp_u32 b_mask;    /* B: counted slots with l/rtt^2 equal to the maximum */
 	pp_u32 any;
 };
 
 /*
- * One slot of each pass, as a global BPF function: the verifier checks the body once with an
- * unknown slot instead of walking every combination of the data-dependent branches of 8
- * slots, which exceeds its 1M-instruction budget. vs holds PP_MAX_SF views.
+ * One counted slot of the pass, as a global BPF function: the verifier checks the body once
+ * with an unknown slot instead of walking every combination of the data-dependent branches of
+ * 8 slots, which exceeds its 1M-instruction budget. vs holds PP_MAX_SF views.
  */
-PP_SUBPROG int pp_olia_scan_max(const struct pp_vset *vs, int nsf, int k, int i,
-				struct pp_olia_acc *a)
+PP_SUBPROG int pp_olia_scan(const struct pp_vset *vs, int k, struct pp_olia_acc *a)
 {
 	const struct pp_sf_view *v;
 	pp_u64 w;
+	int c;
 
-	if (!vs || !a || k < 0 || k >= PP_MAX_SF || k >= nsf || i < 0 || i >= PP_MAX_SF)
+	if (!vs || !a || k < 0 || k >= PP_MAX_SF)
 		return 0;
 	v = vs->v;
-	if (!pp_participates(v, k, i))
-		return 0;
-	a->n++;
-	if (!v[k].rtt_us)
-		return 0;
 	/* M compares whole segments, as v0.95 does with snd_cwnd (and pathpool-cc). */
 	w = pp_clamp_w(v[k].w) >> PP_W_SHIFT;
-	if (w > a->w_max)
+	if (w > a->w_max) {
 		a->w_max = w;
-	if (!a->any || pp_olia_cmp(v[k].lr, v[k].rtt_us, a->best_l, a->best_rtt) >= 0) {
+		a->m_mask = 1U << k;
+	} else if (w == a->w_max) {
+		a->m_mask |= 1U << k;
+	}
+	c = a->any ? pp_olia_cmp(v[k].lr, v[k].rtt_us, a->best_l, a->best_rtt) : 1;
+	if (c > 0) {
 		a->best_l = v[k].lr;
 		a->best_rtt = v[k].rtt_us;
+		a->b_mask = 1U << k;
+	} else if (c == 0) {
+		a->b_mask |= 1U << k;
 	}
 	a->any = 1;
 	return 0;
 }
 
-PP_SUBPROG int pp_olia_scan_sets(const struct pp_vset *vs, int nsf, int k, int i,
-				 struct pp_olia_acc *a)
+/* Set bits of a slot mask (< 2^8). */
+PP_INLINE pp_u64 pp_popcount8(pp_u32 x)
 {
-	const struct pp_sf_view *v;
-	int m;
-
-	if (!vs || !a || k < 0 || k >= PP_MAX_SF || k >= nsf || i < 0 || i >= PP_MAX_SF)
-		return 0;
-	v = vs->v;
-	if (!pp_olia_counted(v, k, i))
-		return 0;
-	m = (pp_clamp_w(v[k].w) >> PP_W_SHIFT) == a->w_max;
-	a->n_m += m;
-	a->n_bm += !m && pp_olia_cmp(v[k].lr, v[k].rtt_us, a->best_l, a->best_rtt) == 0;
-	return 0;
+	x = x - ((x >> 1) & 0x55);
+	x = (x & 0x33) + ((x >> 2) & 0x33);
+	return (x + (x >> 4)) & 0x0f;
 }
 
 /* v holds PP_MAX_SF views (the first nsf in use). */
 PP_INLINE pp_s64 pp_olia_inc(const struct pp_sf_view *v, int nsf, int i)
 {
 	const struct pp_vset *vs = (const struct pp_vset *)v;
-	struct pp_olia_acc a = { 0, 0, 0, 0, 0, 1, 0 };
+	struct pp_olia_acc a = { 0, 0, 0, 0, 0, 0 };
 	struct pp_norm o;
-	pp_u64 w_max, best_l, first, a_mag, w_i, n, n_m, n_bm;
-	pp_u32 best_rtt;
+	pp_u64 first, a_mag, w_i, n, n_m, n_bm;
+	pp_u32 bm;
 	int k, i_in_m, i_in_bm;
 
 	if (!v[i].rtt_us)
 		return pp_reno_inc(v[i].w);   /* no RTT on this path yet: Reno */
 	pp_normalise(v, nsf, i, &o);
-	/* Counts only (no per-path bitmasks): fewer distinct constants for the BPF verifier. */
-	/* The scans return at once for a slot that takes no part; asking here first saves the
-	 * call (with 2 subflows, 4 calls instead of 16 per ACK: calls and returns are what
-	 * costs most in the BPF code, see python/pathpool/kernel/README.md). */
+	/* One call per counted slot (calls and returns are what costs most in the BPF code, see
+	 * python/pathpool/kernel/README.md): with 2 subflows 2 calls per ACK. */
 	PP_UNROLL
 	for (k = 0; k < PP_MAX_SF; k++)
-		if (pp_participates(v, k, i))
-			pp_olia_scan_max(vs, nsf, k, i, &a);
-	PP_UNROLL
-	for (k = 0; k < PP_MAX_SF; k++)
-		if (pp_olia_counted(v, k, i))
-			pp_olia_scan_sets(vs, nsf, k, i, &a);
-	w_max = a.w_max;
-	best_l = a.best_l;
-	best_rtt = a.best_rtt;
-	n = a.n;
-	n_m = a.n_m;
-	n_bm = a.n_bm;
+		if (k < nsf && pp_olia_counted(v, k, i))
+			pp_olia_scan(vs, k, &a);
+	n = (pp_u64)o.n_part;   /* paths taking part, RTT sample or not */
+	bm = a.b_mask & ~a.m_mask;
+	n_m = pp_popcount8(a.m_mask);
+	n_bm = pp_popcount8(bm);
 	w_i = pp_clamp_w(v[i].w);
-	i_in_m = (w_i >> PP_W_SHIFT) == w_max;
-	i_in_bm = !i_in_m && pp_olia_cmp(v[i].lr, v[i].rtt_us, best_l, best_rtt) == 0;
+	/* i is counted (it takes part and has an RTT sample), so it is in the masks if in the sets. */
+	i_in_m = (a.m_mask >> (i & (PP_MAX_SF - 1))) & 1;
+	i_in_bm = (bm >> (i & (PP_MAX_SF - 1))) & 1;
 	first = o.sum_t ? pp_share2_over_w(pp_frac_q32(o.t[i], o.sum_t),
 					    pp_frac_q32(o.t[i], o.sum_t), 1, w_i) : 0;
 	if (!n)

@@ -502,6 +502,96 @@ static void fuzz_loss_rate(long iters)
 	}
 }
 
+/* OLIA's increment as it was computed before the one-pass scan: a pass for w_max, n and the
+ * best l/rtt^2, then a pass counting M and B \ M, then i's membership (128-bit compares). */
+static int olia_cmp_128(pp_u64 la, pp_u32 rtta, pp_u64 lb, pp_u32 rttb)
+{
+	u128 x = (u128)la * ((u128)rttb * rttb), y = (u128)lb * ((u128)rtta * rtta);
+
+	return x > y ? 1 : (x < y ? -1 : 0);
+}
+
+static pp_s64 olia_inc_two_pass(const struct pp_sf_view *v, int nsf, int i)
+{
+	struct pp_norm o;
+	pp_u64 w_max = 0, best_l = 0, n = 0, n_m = 0, n_bm = 0, first, w_i;
+	pp_u32 best_rtt = 1;
+	int any = 0, in_m, in_bm;
+
+	if (!v[i].rtt_us)
+		return pp_reno_inc(v[i].w);
+	pp_normalise(v, nsf, i, &o);
+	for (int k = 0; k < nsf; k++) {
+		if (!pp_participates(v, k, i))
+			continue;
+		n++;
+		if (!v[k].rtt_us)
+			continue;
+		if ((pp_clamp_w(v[k].w) >> 16) > w_max)
+			w_max = pp_clamp_w(v[k].w) >> 16;
+		if (!any || olia_cmp_128(v[k].lr, v[k].rtt_us, best_l, best_rtt) >= 0) {
+			best_l = v[k].lr;
+			best_rtt = v[k].rtt_us;
+		}
+		any = 1;
+	}
+	for (int k = 0; k < nsf; k++) {
+		int m;
+
+		if (!pp_olia_counted(v, k, i))
+			continue;
+		m = (pp_clamp_w(v[k].w) >> 16) == w_max;
+		n_m += m;
+		n_bm += !m && olia_cmp_128(v[k].lr, v[k].rtt_us, best_l, best_rtt) == 0;
+	}
+	w_i = pp_clamp_w(v[i].w);
+	in_m = (w_i >> 16) == w_max;
+	in_bm = !in_m && olia_cmp_128(v[i].lr, v[i].rtt_us, best_l, best_rtt) == 0;
+	first = o.sum_t ? pp_share2_over_w(pp_frac_q32(o.t[i], o.sum_t),
+					    pp_frac_q32(o.t[i], o.sum_t), 1, w_i) : 0;
+	if (!n)
+		n = 1;
+	if (in_bm && n_bm)
+		return (pp_s64)(first + (1ULL << 48) / (n * n_bm) / w_i);
+	if (in_m && n_bm && n_m)
+		return (pp_s64)first - (pp_s64)((1ULL << 48) / (n * n_m) / w_i);
+	return (pp_s64)first;
+}
+
+/* Connections made of few distinct windows and l/rtt^2 values, so that M and B have ties. */
+static void fuzz_olia_sets(long iters)
+{
+	static const pp_u32 rtts[3] = { 10000, 20000, 40000 };
+	struct pp_sf_view v[PP_MAX_SF];
+
+	for (long it = 0; it < iters; it++) {
+		int n = 1 + (int)(rnd() % PP_MAX_SF), i = (int)(rnd() % n);
+		pp_u64 base = 1 + rnd() % 100000;
+		pp_s64 got, want;
+
+		memset(v, 0, sizeof(v));
+		for (int k = 0; k < n; k++) {
+			pp_u32 r = (pp_u32)(rnd() % 3);
+
+			v[k].w = ((2 + rnd() % 3) << 16) + rnd() % 65536;
+			v[k].rtt_us = rnd() % 10 ? rtts[r] : 0;
+			v[k].lr = base * (1ULL << (2 * r)) * (1 + rnd() % 2) + (rnd() % 8 == 0);
+			v[k].active = rnd() % 6 != 0;
+			if (rnd() % 16 == 0) {   /* anything, the 128-bit compare included */
+				v[k].w = edgy(~0ULL);
+				v[k].lr = edgy(~0ULL);
+				v[k].rtt_us = (pp_u32)edgy(0xffffffffULL);
+			}
+		}
+		got = pp_olia_inc(v, n, i);
+		want = olia_inc_two_pass(v, n, i);
+		checks++;
+		if (got != want)
+			FAIL("olia one pass %lld, two passes %lld (n %d, i %d)", (long long)got,
+			     (long long)want, n, i);
+	}
+}
+
 /* pp_pow_q32 as it was before its loop stopped at n's highest bit: all twenty squarings. */
 static pp_u64 pow_q32_all_steps(pp_u64 base, pp_u32 n)
 {
@@ -542,6 +632,7 @@ int main(int argc, char **argv)
 	fuzz_olia_cmp(iters);
 	fuzz_pow(iters / 4);
 	fuzz_loss_rate(iters / 4);
+	fuzz_olia_sets(iters / 4);
 	printf("fuzz_test: %ld checks, %ld failures\n", checks, failures);
 	printf("worst relative error inside the domain (beyond 2^-24): reno %.2g lia %.2g olia %.2g "
 	       "balia %.2g rsf-db %.2g\n", worst[0], worst[1], worst[2], worst[3], worst[4]);
