@@ -558,6 +558,46 @@ static pp_s64 olia_inc_two_pass(const struct pp_sf_view *v, int nsf, int i)
 	return (pp_s64)first;
 }
 
+/*
+ * The BPF side copies only the slots in the connection's mask (and the own one) and zeroes the
+ * rest (pp_views, kernel/bpf/pp_common.bpf.h). That is the same connection to every formula
+ * exactly when nothing reads a slot that takes no part: garbage there must change nothing.
+ */
+static void fuzz_masked_views(long iters)
+{
+	struct pp_sf_view v[PP_MAX_SF], z[PP_MAX_SF];
+
+	for (long it = 0; it < iters; it++) {
+		int i, n = random_views(v, &i, (int)(rnd() % 2)), q = (int)(rnd() & 1);
+
+		for (int k = 0; k < PP_MAX_SF; k++) {
+			if (k >= n) {   /* slots past the connection's: anything, inactive */
+				v[k].w = edgy(~0ULL);
+				v[k].rtt_us = (pp_u32)edgy(0xffffffffULL);
+				v[k].lr = edgy(~0ULL);
+				v[k].active = 0;
+			}
+			z[k] = v[k];
+			if (k != i && !v[k].active) {
+				z[k].w = 0;
+				z[k].rtt_us = 0;
+				z[k].lr = 0;
+			}
+		}
+		checks += 5;
+		if (pp_lia_ratio(v, PP_MAX_SF, i) != pp_lia_ratio(z, PP_MAX_SF, i))
+			FAIL("lia ratio reads a slot that takes no part");
+		if (pp_olia_inc(v, PP_MAX_SF, i) != pp_olia_inc(z, PP_MAX_SF, i))
+			FAIL("olia reads a slot that takes no part");
+		if (pp_balia_inc(v, PP_MAX_SF, i) != pp_balia_inc(z, PP_MAX_SF, i))
+			FAIL("balia reads a slot that takes no part");
+		if (pp_balia_ssthresh(v, PP_MAX_SF, i, q) != pp_balia_ssthresh(z, PP_MAX_SF, i, q))
+			FAIL("balia ssthresh reads a slot that takes no part");
+		if (pp_count_participants(v, i) != pp_count_participants(z, i))
+			FAIL("participants read a slot that takes no part");
+	}
+}
+
 /* Connections made of few distinct windows and l/rtt^2 values, so that M and B have ties. */
 static void fuzz_olia_sets(long iters)
 {
@@ -633,6 +673,7 @@ int main(int argc, char **argv)
 	fuzz_pow(iters / 4);
 	fuzz_loss_rate(iters / 4);
 	fuzz_olia_sets(iters / 4);
+	fuzz_masked_views(iters / 4);
 	printf("fuzz_test: %ld checks, %ld failures\n", checks, failures);
 	printf("worst relative error inside the domain (beyond 2^-24): reno %.2g lia %.2g olia %.2g "
 	       "balia %.2g rsf-db %.2g\n", worst[0], worst[1], worst[2], worst[3], worst[4]);
