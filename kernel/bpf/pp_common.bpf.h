@@ -40,9 +40,6 @@ struct pp_vset;
 __u64 pp_g_lia_ratio(struct pp_vset *s, int i);
 #define PP_LIA_RATIO_OF(vs, i) pp_g_lia_ratio((vs), (i))
 
-#include "pp_cc_math.h"
-#include "pp_tunables.h"
-
 #define PP_ALGO_RENO 0
 #define PP_ALGO_LIA 1
 #define PP_ALGO_OLIA 2
@@ -53,6 +50,13 @@ __u64 pp_g_lia_ratio(struct pp_vset *s, int i);
 #ifndef PP_ALGO
 #error "define PP_ALGO before including pp_common.bpf.h"
 #endif
+
+#if PP_ALGO == PP_ALGO_OLIA || PP_ALGO == PP_ALGO_BALIA
+#define PP_SLOT_LOOP _Pragma("nounroll")
+#endif
+#include "pp_cc_math.h"
+#include "pp_tunables.h"
+
 
 /* Only LIA, OLIA and BALIA read their siblings. The others (Reno, RSF-DB, RSF-LB: every rule
  * is the subflow's own) keep no connection state: no map lookup, no slot writes per ACK. */

@@ -40,12 +40,23 @@
 #define PP_INLINE static __always_inline
 /* Unrolled loops give the verifier constant indexes, so it can prune paths. */
 #define PP_UNROLL _Pragma("unroll")
+/*
+ * pp_normalise's loop over the slots. Kept a loop where the verifier accepts it (OLIA, BALIA:
+ * one copy of the body instead of eight; a callback runs a few hundred times a second per
+ * connection, so its code is fetched cold on nearly every call); unrolled for LIA, whose ratio
+ * function with its loops as loops exceeded the verifier's 1M-instruction budget, as did
+ * OLIA's scan loop.
+ */
+#ifndef PP_SLOT_LOOP
+#define PP_SLOT_LOOP PP_UNROLL
+#endif
 /* A global BPF function: verified once on its own, which keeps the callers' state space small. */
 #define PP_SUBPROG __attribute__((noinline))
 #else
 #define PP_SUBPROG static inline
 #define PP_INLINE static inline
 #define PP_UNROLL
+#define PP_SLOT_LOOP
 #endif
 
 typedef unsigned long long pp_u64;
@@ -171,7 +182,7 @@ PP_INLINE void pp_normalise(const struct pp_sf_view *v, int nsf, int i, struct p
 	o->max_t = 0;
 	o->n = 0;
 	o->n_part = 0;
-	PP_UNROLL
+	PP_SLOT_LOOP
 	for (k = 0; k < PP_MAX_SF; k++) {
 		pp_u64 t;
 
@@ -408,7 +419,7 @@ PP_INLINE pp_s64 pp_olia_inc(const struct pp_sf_view *v, int nsf, int i)
 	pp_normalise(v, nsf, i, &o);
 	/* One call per counted slot (calls and returns are what costs most in the BPF code, see
 	 * python/pathpool/kernel/README.md): with 2 subflows 2 calls per ACK. */
-	PP_UNROLL
+	PP_UNROLL   /* as a loop the verifier refused it (1M instructions) */
 	for (k = 0; k < PP_MAX_SF; k++)
 		if (k < nsf && pp_olia_counted(v, k, i))
 			pp_olia_scan(vs, k, &a);
