@@ -57,7 +57,6 @@ __u64 pp_g_lia_ratio(struct pp_vset *s, int i);
 #include "pp_cc_math.h"
 #include "pp_tunables.h"
 
-
 /* Only LIA, OLIA and BALIA read their siblings. The others (Reno, RSF-DB, RSF-LB: every rule
  * is the subflow's own) keep no connection state: no map lookup, no slot writes per ACK. */
 #define PP_COUPLED (PP_ALGO == PP_ALGO_LIA || PP_ALGO == PP_ALGO_OLIA || PP_ALGO == PP_ALGO_BALIA)
