@@ -164,10 +164,9 @@ def run_bench(duration_s: float = 10.0, algorithms: tuple[str, ...] = loader.ALG
         for r in range(rounds):
             with Testbed(paths, prefix="ppb-", quickack=False) as tb:
                 before = _prog_stats(ids)
-                # With a baseline, every other round starts the baseline's connections first:
-                # with the current ones always first, pp_reno cost 1.37x pb_reno in one 5-round
-                # run, though its cong_avoid only does less (the start order is a suspect:
-                # the share of ACKs that are cwnd-limited, i.e. take the full path, differs).
+                # With a baseline, every other round starts the baseline's connections first,
+                # so start order favours neither side. (It did not explain why pp_reno cost
+                # 1.32-1.37x pb_reno, though its cong_avoid only does less: see the README.)
                 if baseline and r % 2:
                     order = [*base_names, *algorithms, loader.YARDSTICK]
                     tb.run_iperf3(sorted(flows, key=lambda f: order.index(f.cc)),
