@@ -40,12 +40,23 @@
 #define PP_INLINE static __always_inline
 /* Unrolled loops give the verifier constant indexes, so it can prune paths. */
 #define PP_UNROLL _Pragma("unroll")
+/*
+ * pp_normalise's loop over the slots. Kept a loop where the verifier accepts it (OLIA, BALIA:
+ * one copy of the body instead of eight; a callback runs a few hundred times a second per
+ * connection, so its code is fetched cold on nearly every call); unrolled for LIA, whose ratio
+ * function with its loops as loops exceeded the verifier's 1M-instruction budget, as did
+ * OLIA's scan loop.
+ */
+#ifndef PP_SLOT_LOOP
+#define PP_SLOT_LOOP PP_UNROLL
+#endif
 /* A global BPF function: verified once on its own, which keeps the callers' state space small. */
 #define PP_SUBPROG __attribute__((noinline))
 #else
 #define PP_SUBPROG static inline
 #define PP_INLINE static inline
 #define PP_UNROLL
+#define PP_SLOT_LOOP
 #endif
 
 typedef unsigned long long pp_u64;
@@ -171,7 +182,7 @@ PP_INLINE void pp_normalise(const struct pp_sf_view *v, int nsf, int i, struct p
 	o->max_t = 0;
 	o->n = 0;
 	o->n_part = 0;
-	PP_UNROLL
+	PP_SLOT_LOOP
 	for (k = 0; k < PP_MAX_SF; k++) {
 		pp_u64 t;
 
@@ -244,6 +255,19 @@ PP_INLINE pp_u64 pp_share2_over_w(pp_u64 u, pp_u64 v, pp_u64 den, pp_u64 w)
  * as a q32 increment (RFC 6356 Section 3). Subflows without an RTT sample are left out.
  * No RTT sample anywhere: "infinite" (1 segment), so the min below gives Reno's 1/w_i.
  */
+/*
+ * One path's (x_k/X)^2 / w_k, as a global BPF function taking only numbers: the unrolled loop
+ * below then holds a call instead of eight copies of the share arithmetic (LIA's ratio
+ * function shrinks from 710 to 341 instructions plus this one of 89, fetched cold on every
+ * recomputation; as a plain loop the verifier refused it).
+ */
+PP_SUBPROG pp_u64 pp_lia_term(pp_u64 t, pp_u64 sum_t, pp_u64 w)
+{
+	pp_u64 u = pp_frac_q32(t, sum_t);
+
+	return pp_share2_over_w(u, u, 1, w);
+}
+
 PP_INLINE pp_u64 pp_lia_ratio(const struct pp_sf_view *v, int nsf, int i)
 {
 	struct pp_norm o;
@@ -255,12 +279,11 @@ PP_INLINE pp_u64 pp_lia_ratio(const struct pp_sf_view *v, int nsf, int i)
 		return (pp_u64)PP_INC_ONE;
 	PP_UNROLL
 	for (k = 0; k < PP_MAX_SF; k++) {
-		pp_u64 u, c;
+		pp_u64 c;
 
 		if (!o.t[k])
 			continue;
-		u = pp_frac_q32(o.t[k], o.sum_t);
-		c = pp_share2_over_w(u, u, 1, v[k].w);
+		c = pp_lia_term(o.t[k], o.sum_t, v[k].w);
 		best = c > best ? c : best;
 	}
 	return best;
@@ -304,13 +327,26 @@ PP_INLINE pp_s64 pp_lia_inc(pp_u64 ratio_q32, pp_u64 w_i)
  * do. (An earlier version scaled l by (rtt_min/rtt)^2 in q24: ((l r) >> 8) r overflowed u64 as
  * soon as l > 2^24 bytes on the shortest path, i.e. 16 MB between two losses, and B was wrong.)
  */
-/* Sign of l_a / rtt_a^2 - l_b / rtt_b^2 (-1, 0, 1), exact. */
-PP_SUBPROG int pp_olia_cmp(pp_u64 la, pp_u32 rtta, pp_u64 lb, pp_u32 rttb)
+/*
+ * Sign of l_a / rtt_a^2 - l_b / rtt_b^2 (-1, 0, 1), exact. Inline (it was a global BPF function:
+ * up to five calls per OLIA ACK, each a call and a return through the return thunk). The
+ * 128-bit products are needed only when one could exceed 64 bits: with both l < 2^24 bytes and
+ * both rtt^2 < 2^40 (rtt < 1.04 s), or both l < 2^32 and both rtt^2 < 2^32 (rtt < 65.5 ms), each
+ * product is below 2^64 and a plain 64-bit compare is the same comparison (fuzz_test checks it
+ * against 128-bit integers, the fast path included).
+ */
+PP_INLINE int pp_olia_cmp(pp_u64 la, pp_u32 rtta, pp_u64 lb, pp_u32 rttb)
 {
-	pp_u64 ah, al, bh, bl;
+	pp_u64 ah, al, bh, bl, ra2 = (pp_u64)rtta * rtta, rb2 = (pp_u64)rttb * rttb;
+	pp_u64 l_or = la | lb, r_or = ra2 | rb2;
 
-	pp_mul_64x64(la, (pp_u64)rttb * rttb, &ah, &al);
-	pp_mul_64x64(lb, (pp_u64)rtta * rtta, &bh, &bl);
+	if ((!(l_or >> 24) && !(r_or >> 40)) || (!(l_or >> 32) && !(r_or >> 32))) {
+		al = la * rb2;
+		bl = lb * ra2;
+		return al > bl ? 1 : (al < bl ? -1 : 0);
+	}
+	pp_mul_64x64(la, rb2, &ah, &al);
+	pp_mul_64x64(lb, ra2, &bh, &bl);
 	if (ah != bh)
 		return ah > bh ? 1 : -1;
 	if (al != bl)
@@ -324,99 +360,89 @@ PP_INLINE int pp_olia_counted(const struct pp_sf_view *v, int k, int i)
 	return pp_participates(v, k, i) && v[k].rtt_us;
 }
 
-/* What OLIA's two passes over the slots collect. */
+/*
+ * What OLIA's pass over the slots collects: M and B as bitmasks of slots (at most PP_MAX_SF),
+ * so one pass finds both sets (a new maximum restarts its mask, a tie joins it), where two
+ * passes were needed to count them (the second one against the first one's maxima).
+ */
 struct pp_olia_acc {
 	pp_u64 w_max;     /* largest whole-segment window among the counted paths */
 	pp_u64 best_l;    /* l_r / rtt_r^2 maximum: its l ... */
-	pp_u64 n;         /* paths taking part */
-	pp_u64 n_m;       /* |M| */
-	pp_u64 n_bm;      /* |B \ M| */
 	pp_u32 best_rtt;  /* ... and its rtt */
+	pp_u32 m_mask;    /* M: counted slots with w == w_max */
+	pp_u32 b_mask;    /* B: counted slots with l/rtt^2 equal to the maximum */
 	pp_u32 any;
 };
 
 /*
- * One slot of each pass, as a global BPF function: the verifier checks the body once with an
- * unknown slot instead of walking every combination of the data-dependent branches of 8
- * slots, which exceeds its 1M-instruction budget. vs holds PP_MAX_SF views.
+ * One counted slot of the pass, as a global BPF function: the verifier checks the body once
+ * with an unknown slot instead of walking every combination of the data-dependent branches of
+ * 8 slots, which exceeds its 1M-instruction budget. vs holds PP_MAX_SF views.
  */
-PP_SUBPROG int pp_olia_scan_max(const struct pp_vset *vs, int nsf, int k, int i,
-				struct pp_olia_acc *a)
+PP_SUBPROG int pp_olia_scan(const struct pp_vset *vs, int k, struct pp_olia_acc *a)
 {
 	const struct pp_sf_view *v;
 	pp_u64 w;
+	int c;
 
-	if (!vs || !a || k < 0 || k >= PP_MAX_SF || k >= nsf || i < 0 || i >= PP_MAX_SF)
+	if (!vs || !a || k < 0 || k >= PP_MAX_SF)
 		return 0;
 	v = vs->v;
-	if (!pp_participates(v, k, i))
-		return 0;
-	a->n++;
-	if (!v[k].rtt_us)
-		return 0;
 	/* M compares whole segments, as v0.95 does with snd_cwnd (and pathpool-cc). */
 	w = pp_clamp_w(v[k].w) >> PP_W_SHIFT;
-	if (w > a->w_max)
+	if (w > a->w_max) {
 		a->w_max = w;
-	if (!a->any || pp_olia_cmp(v[k].lr, v[k].rtt_us, a->best_l, a->best_rtt) >= 0) {
+		a->m_mask = 1U << k;
+	} else if (w == a->w_max) {
+		a->m_mask |= 1U << k;
+	}
+	c = a->any ? pp_olia_cmp(v[k].lr, v[k].rtt_us, a->best_l, a->best_rtt) : 1;
+	if (c > 0) {
 		a->best_l = v[k].lr;
 		a->best_rtt = v[k].rtt_us;
+		a->b_mask = 1U << k;
+	} else if (c == 0) {
+		a->b_mask |= 1U << k;
 	}
 	a->any = 1;
 	return 0;
 }
 
-PP_SUBPROG int pp_olia_scan_sets(const struct pp_vset *vs, int nsf, int k, int i,
-				 struct pp_olia_acc *a)
+/* Set bits of a slot mask (< 2^8). */
+PP_INLINE pp_u64 pp_popcount8(pp_u32 x)
 {
-	const struct pp_sf_view *v;
-	int m;
-
-	if (!vs || !a || k < 0 || k >= PP_MAX_SF || k >= nsf || i < 0 || i >= PP_MAX_SF)
-		return 0;
-	v = vs->v;
-	if (!pp_olia_counted(v, k, i))
-		return 0;
-	m = (pp_clamp_w(v[k].w) >> PP_W_SHIFT) == a->w_max;
-	a->n_m += m;
-	a->n_bm += !m && pp_olia_cmp(v[k].lr, v[k].rtt_us, a->best_l, a->best_rtt) == 0;
-	return 0;
+	x = x - ((x >> 1) & 0x55);
+	x = (x & 0x33) + ((x >> 2) & 0x33);
+	return (x + (x >> 4)) & 0x0f;
 }
 
 /* v holds PP_MAX_SF views (the first nsf in use). */
 PP_INLINE pp_s64 pp_olia_inc(const struct pp_sf_view *v, int nsf, int i)
 {
 	const struct pp_vset *vs = (const struct pp_vset *)v;
-	struct pp_olia_acc a = { 0, 0, 0, 0, 0, 1, 0 };
+	struct pp_olia_acc a = { 0, 0, 0, 0, 0, 0 };
 	struct pp_norm o;
-	pp_u64 w_max, best_l, first, a_mag, w_i, n, n_m, n_bm;
-	pp_u32 best_rtt;
+	pp_u64 first, a_mag, w_i, n, n_m, n_bm;
+	pp_u32 bm;
 	int k, i_in_m, i_in_bm;
 
 	if (!v[i].rtt_us)
 		return pp_reno_inc(v[i].w);   /* no RTT on this path yet: Reno */
 	pp_normalise(v, nsf, i, &o);
-	/* Counts only (no per-path bitmasks): fewer distinct constants for the BPF verifier. */
-	/* The scans return at once for a slot that takes no part; asking here first saves the
-	 * call (with 2 subflows, 4 calls instead of 16 per ACK: calls and returns are what
-	 * costs most in the BPF code, see python/pathpool/kernel/README.md). */
-	PP_UNROLL
+	/* One call per counted slot (calls and returns are what costs most in the BPF code, see
+	 * python/pathpool/kernel/README.md): with 2 subflows 2 calls per ACK. */
+	PP_UNROLL   /* as a loop the verifier refused it (1M instructions) */
 	for (k = 0; k < PP_MAX_SF; k++)
-		if (pp_participates(v, k, i))
-			pp_olia_scan_max(vs, nsf, k, i, &a);
-	PP_UNROLL
-	for (k = 0; k < PP_MAX_SF; k++)
-		if (pp_olia_counted(v, k, i))
-			pp_olia_scan_sets(vs, nsf, k, i, &a);
-	w_max = a.w_max;
-	best_l = a.best_l;
-	best_rtt = a.best_rtt;
-	n = a.n;
-	n_m = a.n_m;
-	n_bm = a.n_bm;
+		if (k < nsf && pp_olia_counted(v, k, i))
+			pp_olia_scan(vs, k, &a);
+	n = (pp_u64)o.n_part;   /* paths taking part, RTT sample or not */
+	bm = a.b_mask & ~a.m_mask;
+	n_m = pp_popcount8(a.m_mask);
+	n_bm = pp_popcount8(bm);
 	w_i = pp_clamp_w(v[i].w);
-	i_in_m = (w_i >> PP_W_SHIFT) == w_max;
-	i_in_bm = !i_in_m && pp_olia_cmp(v[i].lr, v[i].rtt_us, best_l, best_rtt) == 0;
+	/* i is counted (it takes part and has an RTT sample), so it is in the masks if in the sets. */
+	i_in_m = (a.m_mask >> (i & (PP_MAX_SF - 1))) & 1;
+	i_in_bm = (bm >> (i & (PP_MAX_SF - 1))) & 1;
 	first = o.sum_t ? pp_share2_over_w(pp_frac_q32(o.t[i], o.sum_t),
 					    pp_frac_q32(o.t[i], o.sum_t), 1, w_i) : 0;
 	if (!n)
@@ -638,7 +664,8 @@ PP_INLINE void pp_loss_est_update(struct pp_loss_est *e, pp_u32 delivered, pp_u3
 		return;
 	keep = pp_pow_q32(keep1_q32, n > 0xfffff ? 0xfffff : (pp_u32)n) << 16;   /* q48 */
 	one_minus = PP_Q48_ONE - keep;
-	e->s_q48 = pp_mul_q32(e->s_q48, keep >> 16) + one_minus / n * k;
+	/* k = 0 (no packet lost: almost every ACK) adds exactly 0; the division is skipped. */
+	e->s_q48 = pp_mul_q32(e->s_q48, keep >> 16) + (k ? one_minus / n * k : 0);
 	e->wt_q48 = pp_mul_q32(e->wt_q48, keep >> 16) + one_minus;
 }
 
@@ -664,6 +691,10 @@ PP_INLINE pp_u64 pp_rsflb_loss_rate_q24(pp_u64 w, pp_u32 srtt_us, pp_u64 l_q32)
 		return 0;
 	rtt = pp_clamp_rtt(srtt_us);
 	num = pp_clamp_w(w) * 1000000ULL;            /* < 2^56 */
+	/* num 2^8 < 2^64, so one division gives floor(num 2^8 / rtt) = 2^8 q + floor(2^8 r / rtt)
+	 * (num = q rtt + r), the two-division form below, whenever q stays under its cap. */
+	if (rtt >= 4 || num < (rtt << 54))   /* q < 2^54 (num < 2^56; rtt << 54 fits for rtt < 4) */
+		return pp_mul_q32((num << 8) / rtt, l_q32);
 	q = num / rtt;                               /* packets/s q16 */
 	if (q >= (1ULL << 54))
 		q = (1ULL << 54) - 1;

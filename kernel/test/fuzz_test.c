@@ -436,6 +436,18 @@ static void fuzz_olia_cmp(long iters)
 		pp_u64 hi, lo;
 		int want, got;
 
+		if (rnd() % 3 == 0) {   /* the 64-bit fast path's domains, and just beyond them */
+			int wide = (int)(rnd() % 2);
+
+			la = rnd() % ((wide ? 1ULL << 32 : 1ULL << 24) + 2);
+			lb = rnd() % ((wide ? 1ULL << 32 : 1ULL << 24) + 2);
+			ra = (pp_u32)(rnd() % ((wide ? 1U << 16 : 1U << 20) + 2));
+			rb = (pp_u32)(rnd() % ((wide ? 1U << 16 : 1U << 20) + 2));
+			if (rnd() % 2) {   /* products near 2^64: the fast path's edge */
+				la = (wide ? 1ULL << 32 : 1ULL << 24) - 3 + rnd() % (wide ? 1ULL << 32 : 1ULL << 24);
+				rb = (wide ? 1U << 16 : 1U << 20) - (pp_u32)(rnd() % 64);
+			}
+		}
 		if (rnd() % 4 == 0) {   /* ties: same ratio scaled */
 			pp_u64 m = 1 + rnd() % 1000;
 			ra = 1 + (pp_u32)(rnd() % 60000);
@@ -458,6 +470,165 @@ static void fuzz_olia_cmp(long iters)
 		checks++;
 		if (hi != (pp_u64)(x >> 64) || lo != (pp_u64)x)
 			FAIL("mul_64x64 %llu * %llu", la, lb);
+	}
+}
+
+/* pp_rsflb_loss_rate_q24 as it was before its one-division form: two divisions always. */
+static pp_u64 loss_rate_two_divisions(pp_u64 w, pp_u32 srtt_us, pp_u64 l_q32)
+{
+	pp_u64 num, rtt, q, rate;
+
+	if (!srtt_us || !l_q32)
+		return 0;
+	rtt = pp_clamp_rtt(srtt_us);
+	num = pp_clamp_w(w) * 1000000ULL;
+	q = num / rtt;
+	if (q >= (1ULL << 54))
+		q = (1ULL << 54) - 1;
+	rate = (q << 8) + ((num - q * rtt) << 8) / rtt;
+	return pp_mul_q32(rate, l_q32);
+}
+
+static void fuzz_loss_rate(long iters)
+{
+	for (long it = 0; it < iters; it++) {
+		pp_u64 w = edgy(PP_W_MAX + 5), l = edgy(1ULL << 32);
+		pp_u32 rtt = (pp_u32)(rnd() % 8 == 0 ? rnd() % 6 : edgy(PP_RTT_MAX_US + 5));
+
+		checks++;
+		if (pp_rsflb_loss_rate_q24(w, rtt, l) != loss_rate_two_divisions(w, rtt, l))
+			FAIL("rsflb_loss_rate(%llu, %u, %llu): %llu, two divisions %llu", w, rtt, l,
+			     pp_rsflb_loss_rate_q24(w, rtt, l), loss_rate_two_divisions(w, rtt, l));
+	}
+}
+
+/* OLIA's increment as it was computed before the one-pass scan: a pass for w_max, n and the
+ * best l/rtt^2, then a pass counting M and B \ M, then i's membership (128-bit compares). */
+static int olia_cmp_128(pp_u64 la, pp_u32 rtta, pp_u64 lb, pp_u32 rttb)
+{
+	u128 x = (u128)la * ((u128)rttb * rttb), y = (u128)lb * ((u128)rtta * rtta);
+
+	return x > y ? 1 : (x < y ? -1 : 0);
+}
+
+static pp_s64 olia_inc_two_pass(const struct pp_sf_view *v, int nsf, int i)
+{
+	struct pp_norm o;
+	pp_u64 w_max = 0, best_l = 0, n = 0, n_m = 0, n_bm = 0, first, w_i;
+	pp_u32 best_rtt = 1;
+	int any = 0, in_m, in_bm;
+
+	if (!v[i].rtt_us)
+		return pp_reno_inc(v[i].w);
+	pp_normalise(v, nsf, i, &o);
+	for (int k = 0; k < nsf; k++) {
+		if (!pp_participates(v, k, i))
+			continue;
+		n++;
+		if (!v[k].rtt_us)
+			continue;
+		if ((pp_clamp_w(v[k].w) >> 16) > w_max)
+			w_max = pp_clamp_w(v[k].w) >> 16;
+		if (!any || olia_cmp_128(v[k].lr, v[k].rtt_us, best_l, best_rtt) >= 0) {
+			best_l = v[k].lr;
+			best_rtt = v[k].rtt_us;
+		}
+		any = 1;
+	}
+	for (int k = 0; k < nsf; k++) {
+		int m;
+
+		if (!pp_olia_counted(v, k, i))
+			continue;
+		m = (pp_clamp_w(v[k].w) >> 16) == w_max;
+		n_m += m;
+		n_bm += !m && olia_cmp_128(v[k].lr, v[k].rtt_us, best_l, best_rtt) == 0;
+	}
+	w_i = pp_clamp_w(v[i].w);
+	in_m = (w_i >> 16) == w_max;
+	in_bm = !in_m && olia_cmp_128(v[i].lr, v[i].rtt_us, best_l, best_rtt) == 0;
+	first = o.sum_t ? pp_share2_over_w(pp_frac_q32(o.t[i], o.sum_t),
+					    pp_frac_q32(o.t[i], o.sum_t), 1, w_i) : 0;
+	if (!n)
+		n = 1;
+	if (in_bm && n_bm)
+		return (pp_s64)(first + (1ULL << 48) / (n * n_bm) / w_i);
+	if (in_m && n_bm && n_m)
+		return (pp_s64)first - (pp_s64)((1ULL << 48) / (n * n_m) / w_i);
+	return (pp_s64)first;
+}
+
+/*
+ * The BPF side copies only the slots in the connection's mask (and the own one) and zeroes the
+ * rest (pp_views, kernel/bpf/pp_common.bpf.h). That is the same connection to every formula
+ * exactly when nothing reads a slot that takes no part: garbage there must change nothing.
+ */
+static void fuzz_masked_views(long iters)
+{
+	struct pp_sf_view v[PP_MAX_SF], z[PP_MAX_SF];
+
+	for (long it = 0; it < iters; it++) {
+		int i, n = random_views(v, &i, (int)(rnd() % 2)), q = (int)(rnd() & 1);
+
+		for (int k = 0; k < PP_MAX_SF; k++) {
+			if (k >= n) {   /* slots past the connection's: anything, inactive */
+				v[k].w = edgy(~0ULL);
+				v[k].rtt_us = (pp_u32)edgy(0xffffffffULL);
+				v[k].lr = edgy(~0ULL);
+				v[k].active = 0;
+			}
+			z[k] = v[k];
+			if (k != i && !v[k].active) {
+				z[k].w = 0;
+				z[k].rtt_us = 0;
+				z[k].lr = 0;
+			}
+		}
+		checks += 5;
+		if (pp_lia_ratio(v, PP_MAX_SF, i) != pp_lia_ratio(z, PP_MAX_SF, i))
+			FAIL("lia ratio reads a slot that takes no part");
+		if (pp_olia_inc(v, PP_MAX_SF, i) != pp_olia_inc(z, PP_MAX_SF, i))
+			FAIL("olia reads a slot that takes no part");
+		if (pp_balia_inc(v, PP_MAX_SF, i) != pp_balia_inc(z, PP_MAX_SF, i))
+			FAIL("balia reads a slot that takes no part");
+		if (pp_balia_ssthresh(v, PP_MAX_SF, i, q) != pp_balia_ssthresh(z, PP_MAX_SF, i, q))
+			FAIL("balia ssthresh reads a slot that takes no part");
+		if (pp_count_participants(v, i) != pp_count_participants(z, i))
+			FAIL("participants read a slot that takes no part");
+	}
+}
+
+/* Connections made of few distinct windows and l/rtt^2 values, so that M and B have ties. */
+static void fuzz_olia_sets(long iters)
+{
+	static const pp_u32 rtts[3] = { 10000, 20000, 40000 };
+	struct pp_sf_view v[PP_MAX_SF];
+
+	for (long it = 0; it < iters; it++) {
+		int n = 1 + (int)(rnd() % PP_MAX_SF), i = (int)(rnd() % n);
+		pp_u64 base = 1 + rnd() % 100000;
+		pp_s64 got, want;
+
+		memset(v, 0, sizeof(v));
+		for (int k = 0; k < n; k++) {
+			pp_u32 r = (pp_u32)(rnd() % 3);
+
+			v[k].w = ((2 + rnd() % 3) << 16) + rnd() % 65536;
+			v[k].rtt_us = rnd() % 10 ? rtts[r] : 0;
+			v[k].lr = base * (1ULL << (2 * r)) * (1 + rnd() % 2) + (rnd() % 8 == 0);
+			v[k].active = rnd() % 6 != 0;
+			if (rnd() % 16 == 0) {   /* anything, the 128-bit compare included */
+				v[k].w = edgy(~0ULL);
+				v[k].lr = edgy(~0ULL);
+				v[k].rtt_us = (pp_u32)edgy(0xffffffffULL);
+			}
+		}
+		got = pp_olia_inc(v, n, i);
+		want = olia_inc_two_pass(v, n, i);
+		checks++;
+		if (got != want)
+			FAIL("olia one pass %lld, two passes %lld (n %d, i %d)", (long long)got,
+			     (long long)want, n, i);
 	}
 }
 
@@ -500,6 +671,9 @@ int main(int argc, char **argv)
 	fuzz_algorithms(iters / 2);
 	fuzz_olia_cmp(iters);
 	fuzz_pow(iters / 4);
+	fuzz_loss_rate(iters / 4);
+	fuzz_olia_sets(iters / 4);
+	fuzz_masked_views(iters / 4);
 	printf("fuzz_test: %ld checks, %ld failures\n", checks, failures);
 	printf("worst relative error inside the domain (beyond 2^-24): reno %.2g lia %.2g olia %.2g "
 	       "balia %.2g rsf-db %.2g\n", worst[0], worst[1], worst[2], worst[3], worst[4]);

@@ -72,7 +72,8 @@ def _bench(a: argparse.Namespace) -> int:
     _unwind_on_signals()
 
     try:
-        r = run_bench(a.duration, rate_mbps=a.rate_mbps, counting=a.counting, rounds=a.rounds)
+        r = run_bench(a.duration, rate_mbps=a.rate_mbps, counting=a.counting, rounds=a.rounds,
+                      baseline=a.baseline)
     except loader.KernelError as e:
         _console.print(f"[red]{e}[/red]")
         return 1
@@ -82,14 +83,21 @@ def _bench(a: argparse.Namespace) -> int:
         return 0
     t = Table(title=f"BPF callback cost, {r['rounds']} x {r['duration_s']:g} s of traffic, "
                     f"counting {r['counting']} (medians over rounds)\n{r['machine']}")
-    for c in ("algorithm", "callback", "calls", "ns/call", f"x {loader.YARDSTICK}", "range"):
+    cols = ["algorithm", "callback", "calls", "ns/call", f"x {loader.YARDSTICK}", "range"]
+    if r.get("baseline"):
+        cols.append(f"x {r['baseline']}")
+    for c in cols:
         t.add_column(c)
     for row in r["rows"]:
         ns, ratio = row["ns_per_call"], row["ratio"]
         got = [x for x in row["ratios"] if x is not None]
-        t.add_row(row["algorithm"], row["callback"], f"{row['calls']:.0f}",
-                  "-" if ns is None else f"{ns:.0f}", "-" if ratio is None else f"{ratio:.2f}",
-                  f"{min(got):.2f}-{max(got):.2f}" if got else "-")
+        cells = [row["algorithm"], row["callback"], f"{row['calls']:.0f}",
+                 "-" if ns is None else f"{ns:.0f}", "-" if ratio is None else f"{ratio:.2f}",
+                 f"{min(got):.2f}-{max(got):.2f}" if got else "-"]
+        if r.get("baseline"):
+            vb = row.get("vs_baseline")
+            cells.append("-" if vb is None else f"{vb:.2f}")
+        t.add_row(*cells)
     _console.print(t)
     return 0
 
@@ -263,6 +271,9 @@ def register(subparsers) -> None:
     p.add_argument("--rounds", type=positive_int, default=1, metavar="N",
                    help="traffic rounds, each with every algorithm side by side; the table "
                         "shows medians and the range of the per-round ratios (default 1)")
+    p.add_argument("--baseline", metavar="REV",
+                   help="also build git revision REV's controls and run them beside the "
+                        "current ones (as pb_*) in every round; adds ns/call over REV's")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=_bench)
     p = ks.add_parser("unload", help="unregister everything pathpool loaded")

@@ -137,6 +137,7 @@ def load(
     counting: str = "bytes",
     rebuild: bool = True,
     timeout_s: float = 60.0,
+    extra_objects: tuple[Path, ...] = (),
 ) -> LoadedAlgorithms:
     """Register ``names`` in the kernel and keep them registered until :func:`unload`.
 
@@ -158,6 +159,9 @@ def load(
         acknowledges, the out-of-tree v0.95 rule (pathpool-cc ``Counting``).
     rebuild
         Run ``make -C kernel`` first.
+    extra_objects
+        Further BPF objects to register in the same loader (``pathpool kernel bench
+        --baseline``: another revision's controls under other names).
 
     Raises
     ------
@@ -201,7 +205,7 @@ def load(
             tunables[k] = float(v)
     tunables["balia_quantised"] = bool(balia_quantised)
     tunables["counting"] = counting
-    args += [str(object_path(n)) for n in names]
+    args += [str(object_path(n)) for n in names] + [str(p) for p in extra_objects]
     PIDFILE.parent.mkdir(parents=True, exist_ok=True)
     errlog = PIDFILE.parent / "loader.err"
     with open(errlog, "wb") as err:
