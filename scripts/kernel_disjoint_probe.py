@@ -94,6 +94,10 @@ def summarise_probe(rows: list[dict], flows: list[FlowSpec], port: int) -> list[
             "recoveries": x["recoveries"], "losses": x["losses"],
             "total_retrans": x["total_retrans"], "reordering": x["reordering"],
             "dsack_dups": x["dsack_dups"], "reord_seen": x["reord_seen"],
+            # Of all ACKs that advance snd_una (any state): within 100 us of the previous one,
+            # and covering more than 2 segments.
+            "close_acks": round(x["close_acks"] / max(sum(x["state_acks"]), 1), 4),
+            "stretch_acks": round(x["stretch_acks"] / max(sum(x["state_acks"]), 1), 4),
             # Share of the acknowledged bytes by state: Open, Disorder, CWR, Recovery, Loss.
             "acked_by_state": [round(v / max(sum(x["state_acked"]), 1), 4)
                                for v in x["state_acked"]],
@@ -103,6 +107,9 @@ def summarise_probe(rows: list[dict], flows: list[FlowSpec], port: int) -> list[
 
 def adjust_bed(tb: Testbed, args, n_paths: int) -> None:
     """Applies the one change of the bed a hypothesis run asks for (client side only)."""
+    if args.swap:
+        tb.ns(tb.ns_c, "ip", "mptcp", "endpoint", "flush")
+        tb.ns(tb.ns_c, "ip", "mptcp", "endpoint", "add", tb.client_addr(0), "dev", "p0", "subflow")
     if args.wmem:
         tb.ns(tb.ns_c, "sysctl", "-qw", f"net.ipv4.tcp_wmem={args.wmem}")
     for k in range(n_paths):
@@ -128,7 +135,9 @@ def delta(a: dict, b: dict) -> dict:
 
 
 def one_run(args, r: int) -> dict:
-    flows = [FlowSpec("mp", "mptcp", args.cc, 0)]
+    # --swap: the MPTCP connection starts on path 1 and joins path 0 (which path carries the
+    # MP_JOIN subflow, to tell a path's effect from the joined subflow's).
+    flows = [FlowSpec("mp", "mptcp", args.cc, 1 if args.swap else 0)]
     n_paths = 1 if args.single else 2
     if not args.alone:
         flows += [FlowSpec(f"t{k}", "tcp", "reno", k) for k in range(n_paths)]
@@ -224,6 +233,8 @@ def main() -> None:
                                            "hypothesis b)")
     ap.add_argument("--rev-delay-only", action="store_true",
                     help="forward delay 0, the 20 ms RTT on the ACK path (hypothesis c)")
+    ap.add_argument("--swap", action="store_true",
+                    help="MPTCP's first subflow on path 1, the joined one on path 0")
     ap.add_argument("--prefix", default="ppd-")
     ap.add_argument("--port", type=int, default=5601)
     args = ap.parse_args()

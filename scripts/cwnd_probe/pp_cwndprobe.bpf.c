@@ -34,6 +34,7 @@ struct sock_stats {
 	__u64 mss, srtt_sum, recoveries, losses, last_state;
 	__u64 state_acks[5], state_acked[5];
 	__u64 total_retrans, reordering, dsack_dups, reord_seen;
+	__u64 last_ack_ns, close_acks, stretch_acks;
 };
 
 struct {
@@ -78,6 +79,7 @@ int BPF_PROG(on_probe, struct sock *sk, struct sk_buff *skb)
 	__u32 cwnd, inflight, ack, una, acked;
 	int ss, limited, qempty;
 	__u32 state;
+	__u64 now;
 
 	if (!tp || tp->inet_conn.icsk_inet.sk.__sk_common.skc_state != 1 /* TCP_ESTABLISHED */)
 		return 0;
@@ -110,6 +112,14 @@ int BPF_PROG(on_probe, struct sock *sk, struct sk_buff *skb)
 	if (state == 4 && s->last_state != 4)
 		__sync_fetch_and_add(&s->losses, 1);
 	s->last_state = state;
+	/* ACK compression: ACKs that advance snd_una within 100 us of the previous one (each
+	 * releases new data at once, so they make bursts); stretch ACKs: more than 2 segments. */
+	now = bpf_ktime_get_ns();
+	if (s->last_ack_ns && now - s->last_ack_ns < 100000)
+		__sync_fetch_and_add(&s->close_acks, 1);
+	s->last_ack_ns = now;
+	if (acked > 2 * tp->mss_cache)
+		__sync_fetch_and_add(&s->stretch_acks, 1);
 	if (state != 0 /* TCP_CA_Open */)
 		return 0;
 	__sync_fetch_and_add(&s->srtt_sum, tp->srtt_us >> 3);

@@ -25,6 +25,7 @@ struct sock_stats {
 	unsigned long long mss, srtt_sum, recoveries, losses, last_state;
 	unsigned long long state_acks[5], state_acked[5];
 	unsigned long long total_retrans, reordering, dsack_dups, reord_seen;
+	unsigned long long last_ack_ns, close_acks, stretch_acks;
 };
 
 static volatile sig_atomic_t stop;
@@ -92,7 +93,8 @@ int main(int argc, char **argv)
 		       "\"qempty_acks\":%llu,\"srtt_sum\":%llu,\"recoveries\":%llu,"
 		       "\"losses\":%llu,\"state_acks\":[%llu,%llu,%llu,%llu,%llu],"
 		       "\"state_acked\":[%llu,%llu,%llu,%llu,%llu],\"total_retrans\":%llu,"
-		       "\"reordering\":%llu,\"dsack_dups\":%llu,\"reord_seen\":%llu}\n",
+		       "\"reordering\":%llu,\"dsack_dups\":%llu,\"reord_seen\":%llu,"
+		       "\"close_acks\":%llu,\"stretch_acks\":%llu}\n",
 		       s.sk, s.sport, s.dport, s.mptcp, s.saddr & 255, (s.saddr >> 8) & 255,
 		       (s.saddr >> 16) & 255, s.saddr >> 24, s.mss, s.calls, s.ss_calls, s.not_limited,
 		       s.not_limited_ss, s.not_limited_qempty, s.not_limited_qfull, s.acked,
@@ -100,7 +102,8 @@ int main(int argc, char **argv)
 		       s.srtt_sum, s.recoveries, s.losses, s.state_acks[0], s.state_acks[1],
 		       s.state_acks[2], s.state_acks[3], s.state_acks[4], s.state_acked[0],
 		       s.state_acked[1], s.state_acked[2], s.state_acked[3], s.state_acked[4],
-		       s.total_retrans, s.reordering, s.dsack_dups, s.reord_seen);
+		       s.total_retrans, s.reordering, s.dsack_dups, s.reord_seen, s.close_acks,
+		       s.stretch_acks);
 		n++;
 	}
 	fprintf(stderr, "%d sockets\n", n);
