@@ -34,6 +34,8 @@ SNIFF = Path(__file__).with_name("kernel_burst_sniff.py")
 PROBE_SRC = Path(__file__).with_name("cwnd_probe")
 PROBE_DIR = Path(__file__).resolve().parents[1] / "kernel" / "build" / "cwnd_probe"
 DISJOINT = {"rate_mbps": 10.0, "delay_ms": 10.0, "queue_pkts": 30}
+#: test_fairness.py's shared bottleneck: both paths through one 20 Mbit/s link, 66 packets.
+SHARED = {"rate_mbps": 20.0, "delay_ms": 20.0, "queue_pkts": 66}
 
 
 def build_probe() -> tuple[Path, Path]:
@@ -139,16 +141,24 @@ def one_run(args, r: int) -> dict:
     # MP_JOIN subflow, to tell a path's effect from the joined subflow's).
     flows = [FlowSpec("mp", "mptcp", args.cc, 1 if args.swap else 0)]
     n_paths = 1 if args.single else 2
-    if not args.alone:
+    if args.shared:
+        flows.append(FlowSpec("t0", "tcp", "reno", 0))
+    elif not args.alone:
         flows += [FlowSpec(f"t{k}", "tcp", "reno", k) for k in range(n_paths)]
     snap: dict = {}
     spec = dict(DISJOINT)
+    if args.random_loss:
+        # 1% independent loss and queues that never fill (tests/kernel/test_fairness.py's
+        # DISJOINT_RANDOM): no overflow, so no drop-tail phase effects.
+        spec.update(queue_pkts=200, loss=0.01)
     if args.rev_delay_only:
         # The whole RTT on the ACK path: data packets reach the bottleneck without passing a
         # delay forwarder (hypothesis c: the forwarder treats subflows differently).
         spec.update(delay_ms=0.0, rev_delay_ms=2 * DISJOINT["delay_ms"])
+    if args.shared:
+        spec = dict(SHARED)
     with Testbed([PathSpec(**spec) for _ in range(n_paths)], prefix=args.prefix,
-                 quickack=False) as tb:
+                 quickack=False, shared_bottleneck=args.shared) as tb:
         adjust_bed(tb, args, n_paths)
         n0 = {ns: nstat(tb, ns) for ns in (tb.ns_c, tb.ns_s)}
         probe = CwndProbe(args.built, args.port, args.port + len(flows) - 1) if args.cwnd else None
@@ -233,6 +243,11 @@ def main() -> None:
                                            "hypothesis b)")
     ap.add_argument("--rev-delay-only", action="store_true",
                     help="forward delay 0, the 20 ms RTT on the ACK path (hypothesis c)")
+    ap.add_argument("--shared", action="store_true",
+                    help="test_fairness.py's shared bottleneck instead: MPTCP (2 subflows) "
+                         "and one TCP through one 20 Mbit/s link")
+    ap.add_argument("--random-loss", action="store_true",
+                    help="1%% random loss, 200-packet queues (losses independent of the queue)")
     ap.add_argument("--swap", action="store_true",
                     help="MPTCP's first subflow on path 1, the joined one on path 0")
     ap.add_argument("--prefix", default="ppd-")
