@@ -97,8 +97,39 @@ def test_unsupported_parking_lot():
                           {"name": "r", "links": ["a2"]}],
                    flows=[{"name": "m", "kind": "mptcp", "paths": ["p", "q", "r"]}])
     e = _err(sc)
-    assert e.field.startswith("paths[") and e.field.endswith("].links")
-    assert "one link that every path crosses" in e.allowed
+    # b is q's first hop and p's last link: a queue in the middle of one route and at the end of
+    # another, which the bed (shared first hops, then each path's router link) cannot build.
+    assert e.field == "links[2]" and "first hop" in e.allowed
+    # A path of three links sharing some of them is refused on the path.
+    sc = _scenario(paths=[{"name": "p", "links": ["a1", "a2", "b"]}, {"name": "q", "links": ["b"]},
+                          {"name": "r", "links": ["back"]}],
+                   flows=[{"name": "m", "kind": "mptcp", "paths": ["p", "q", "r"]}])
+    e = _err(sc)
+    assert e.field == "paths[0].links" and "one link that every path crosses" in e.allowed
+
+
+def test_khalili_shared_access_then_split_by_hand():
+    from pathpool.kernel.testbed import AccessLink
+
+    sc = pathpool.load_scenario(REPO / "scenarios" / "khalili" / "n1_5.toml")
+    plan = map_scenario(sc)
+    # Type-1 MPTCP users: p1 = access + link1, p2 = access + link2; type-2 TCP users: link2 only.
+    assert plan.path_names == ["p1", "p2", "p2_type2"] and plan.mptcp_paths == 2
+    assert not plan.shared_bottleneck and plan.egress == [0, 1, 1]
+    assert plan.bottleneck_links == ["link1", "link2"]
+    assert plan.access == [("access", AccessLink(rate_mbps=10.0, queue_pkts=100, paths=(0, 1)))]
+    for p in plan.paths:
+        assert (p.rate_mbps, p.delay_ms, p.rev_delay_ms, p.loss, p.queue_pkts) == (10.0, 50.0, 50.0, 0.0, 100)
+    assert [(f.kind, f.path) for f in plan.flows] == [("mptcp", 0)] * 5 + [("tcp", 2)] * 5
+    assert plan.link_path(0) == 0 and plan.link_path(1) == 1
+    desc = plan.describe()
+    assert desc["egress"] == [0, 1, 1] and desc["access"][0]["link"] == "access"
+    # Uncapped: the access removed, link2 still shared by p2 and p2_type2, no first hop.
+    unc = map_scenario(pathpool.load_scenario(sc, ["~links.access", 'paths.0.links=["link1"]',
+                                                   'paths.1.links=["link2"]']))
+    assert unc.egress == [0, 1, 1] and unc.access == [] and "access" not in unc.describe()
+    # A plan without partial sharing describes itself as before (kernel cache keys unchanged).
+    assert "egress" not in map_scenario(SHARED).describe()
 
 
 @pytest.mark.parametrize("flow, field, allowed", [
@@ -106,7 +137,7 @@ def test_unsupported_parking_lot():
     ({"name": "f", "kind": "tcp", "path": "q", "start": "1s"}, "flows[0].start", "start = 0"),
     ({"name": "f", "kind": "mptcp", "paths": ["p", "q"], "scheduler": "roundrobin"}, "flows[0].scheduler", "minrtt"),
     ({"name": "f", "kind": "tcp", "path": "q", "mss": 1000}, "flows[0].mss", "1448"),
-    ({"name": "f", "kind": "tcp", "path": "q", "count": 9}, "flows", "at most 8"),
+    ({"name": "f", "kind": "tcp", "path": "q", "count": 25}, "flows", "at most 24"),
     ({"name": "f", "kind": "mptcp", "paths": ["p", "q"], "algorithm": "lia",
       "params": {"alpha_every_ack": True}}, "flows[0].params.alpha_every_ack", "false"),
 ])
@@ -353,3 +384,54 @@ def test_acked_rate_skips_the_warm_up_and_sums_subflows():
     assert acked_rate_bps(raw, "m", 1.0, 2.0) == pytest.approx(10_000 * 8 / 1.0)
     with pytest.raises(ValueError, match="fewer than two samples"):
         acked_rate_bps(raw, "m", 3.5)
+
+
+def test_khalili_twenty_flows_behind_a_shared_access_on_the_bed():
+    """Khalili N1 = 15 (20 flows: 15 MPTCP users behind the shared 10 Mbit/s access, 5 TCP users
+    on link 2 only), 5 s: every flow and every subflow carries data, the access caps what the
+    type-1 users get together, and it sees every type-1 segment and no type-2 one."""
+    reason = _root_skip()
+    if reason:
+        pytest.skip(reason)
+    loader.build()
+    sc = pathpool.load_scenario(REPO / "scenarios" / "khalili" / "n1_15.toml")
+    res = run_linux(sc, max_duration_s=5.0, prefix="ppk-")
+    assert loader.registered() == []
+    f = res.flows.set_index("flow")
+    type1 = f[f.index.str.startswith("type1-")]
+    type2 = f[f.index.str.startswith("type2-")]
+    assert len(type1) == 15 and len(type2) == 5
+    assert (f["goodput_bps"] > 0).all(), f["goodput_bps"].to_dict()
+    s = res.subflows
+    for name in type1.index:
+        mine = s[s["flow"] == name]
+        assert sorted(mine["path"]) == ["p1", "p2"] and (mine["acked_bytes"] > 0).all(), mine
+    assert (s[s["flow"].str.startswith("type2-")]["path"] == "p2_type2").all()
+    # The access (10 Mbit/s; goodput leaves out 52 header bytes of 1500) caps the type-1 users
+    # together; 5% for tbf's burst and the receiver's window edges.
+    assert type1["goodput_bps"].sum() <= 10e6 * 1448 / 1500 * 1.05, type1["goodput_bps"].sum()
+    links = res.links.set_index("link")
+    acc = links.loc["access"]
+    # Every type-1 segment crosses the access unless it drops there (the senders' final counters
+    # are read before their send buffers drain, so the queues count more); the type-2 segments do
+    # not cross it: what reaches links 1 and 2 (sent + dropped) is the access's output plus at
+    # least every type-2 segment.
+    sent1, sent2 = type1["sent_packets"].sum(), type2["sent_packets"].sum()
+    assert acc["forwarded_packets"] >= sent1 - acc["queue_drops"]
+    arrived = sum(links.loc[ln, "forwarded_packets"] + links.loc[ln, "queue_drops"] for ln in ("link1", "link2"))
+    assert arrived - acc["forwarded_packets"] >= sent2
+
+
+def test_testbed_refuses_inconsistent_sharing():
+    from pathpool.kernel.testbed import AccessLink, PathSpec, Testbed
+
+    ps = [PathSpec(10, 50), PathSpec(10, 50), PathSpec(10, 50)]
+    Testbed(ps, egress=[0, 1, 1], access=[AccessLink(10, 100, (0, 1))])   # Khalili's: fine (not up)
+    with pytest.raises(ValueError, match="one router link"):
+        Testbed(ps, egress=[0, 3, 1])
+    with pytest.raises(ValueError, match="rate and queue"):
+        Testbed([PathSpec(10, 50), PathSpec(20, 50)], egress=[0, 0])
+    with pytest.raises(ValueError, match="not both"):
+        Testbed(ps, shared_bottleneck=True, egress=[0, 0, 0])
+    with pytest.raises(ValueError, match="each in one access link"):
+        Testbed(ps, access=[AccessLink(10, 100, (0, 1)), AccessLink(10, 100, (1, 2))])

@@ -227,6 +227,15 @@ def test_reproduce_one_paper_never_writes_the_all_papers_report():
     assert _default_out("all") == "report"
 
 
+def test_reproduce_uses_linux_recovery_unless_told_otherwise():
+    """A bare `pathpool reproduce` gives the committed report's numbers, which `make reproduce`
+    made with Linux's loss recovery; rfc6675 (the files' own) stays one flag away."""
+    parse = build_parser("reproduce").parse_args
+    assert parse(["reproduce", "rsf"]).recovery_reading == "linux"
+    assert parse(["reproduce", "rsf", "--recovery-reading", "rfc6675"]).recovery_reading == "rfc6675"
+    assert "recovery reading `linux`" in (Path(__file__).parents[2] / "report" / "README.md").read_text()
+
+
 def test_reproduce_with_no_experiment_is_exit_2(monkeypatch, cli, tmp_path):
     monkeypatch.setattr("pathpool.reproduce.experiments.load_experiments", lambda papers, root=None: [])
     r = cli("reproduce", "khalili", "-o", str(tmp_path / "rep"))

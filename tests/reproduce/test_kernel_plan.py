@@ -50,9 +50,11 @@ def test_single_path_tcp_runs_the_kernels_own_reno():
 def test_what_the_test_bed_cannot_run_is_listed_with_the_reason():
     _, runnable, skipped = _plan(["khalili", "balia"])
     why = {(s.experiment, s.algorithm): s.reason for s in skipped}
+    # Khalili runs in full: 10 and 20 flows, the shared access before the split.
+    ran = {(kj.job.tags["experiment"], kj.job.tags["run_algorithm"]) for kj in runnable}
     for n in ("5", "15"):
         for alg in ("tcp", "lia", "olia", "balia", "rsf-db", "rsf-lb"):
-            assert "flows (count included)" in why[(f"khalili/n1_{n}", alg)]
+            assert (f"khalili/n1_{n}", alg) in ran and (f"khalili/n1_{n}", alg) not in why
     # Balia's tables run with the algorithms that have a kernel version; the others are listed.
     ran = {(kj.job.tags["experiment"], kj.job.tags["run_algorithm"]) for kj in runnable}
     for t in ("balia/table3", "balia/table4"):
@@ -150,3 +152,60 @@ def test_only_selects_experiments_and_refuses_unknown_patterns(tmp_path, capsys)
     code, out = _cli(["reproduce", "rsf", "--only", "table9", "-o", str(tmp_path / "r")], capsys)
     lines = [x for x in out.err.splitlines() if x.strip()]
     assert code == 2 and len(lines) == 1 and "--only 'table9' matches no experiment" in lines[0], out.err
+
+
+def _keys(**opts):
+    exps = [e for e in load_experiments(["rsf"]) if e.key == "rsf/table2_s1"]
+    o = Options(**opts)
+    jobs = build_jobs(exps, [1, 2], o)
+    runnable, _ = kb.plan_jobs(jobs, o.ack_reading)
+    return [j.key() for j in jobs], [kj.key() for kj in runnable]
+
+
+def test_kernel_key_ignores_simulator_only_readings():
+    sim_a, kern_a = _keys(recovery_reading="rfc6675")
+    sim_b, kern_b = _keys(recovery_reading="linux")
+    # The simulator runs other scenarios (its cache keys move) but the kernel runs the same ones.
+    assert set(sim_a).isdisjoint(sim_b)
+    assert kern_a == kern_b and len(set(kern_a)) == len(kern_a)
+    # What the kernel does follow moves its key: the ACK reading (receiver policy, counting) ...
+    _, kern_c = _keys(recovery_reading="linux", ack_reading="linux")
+    assert set(kern_c).isdisjoint(kern_a)
+    # ... and the network (one-way delay reading: other reverse delays on the bed).
+    _, kern_d = _keys(delay_reading="one-way")
+    assert set(kern_d).isdisjoint(kern_a)
+
+
+def test_kernel_cache_reads_and_refiles_entries_of_the_first_layout(tmp_path):
+    from pathpool.sweep import Cache
+
+    exps = [e for e in load_experiments(["rsf"]) if e.key == "rsf/table2_s1"]
+    jobs = build_jobs(exps, [1], Options())
+    kj = kb.plan_jobs(jobs, "quickack")[0][0]
+    cache = Cache(tmp_path)
+    assert not kb._cached(cache, kj)
+    tables = {t: pd.DataFrame({"experiment": ["old"], "v": [1.0]}) for t in kb.TABLES}
+    cache.store(kj.job, tables)        # the first layout: keyed by the scenario text
+    assert kb._cached(cache, kj) and cache.has(kj)
+    got = cache.load(kj)
+    assert got["flows"]["v"].tolist() == [1.0]
+    assert got["flows"]["experiment"].tolist() == [kj.job.tags["experiment"]]
+
+
+def test_jobs_with_equal_plans_share_a_kernel_run_under_their_own_tags(tmp_path):
+    # Fig. 2 at 4 MB is Table 2 scenario 2 on the test bed: one run serves both, each with its tags.
+    o = Options(recovery_reading="linux")
+    jobs = build_jobs([e for e in load_experiments(["rsf"]) if e.key in ("rsf/fig2", "rsf/table2_s2")], [1], o)
+    runnable, _ = kb.plan_jobs(jobs, o.ack_reading)
+    pick = [kj for kj in runnable if kj.job.tags["run_algorithm"] == "lia"
+            and (kj.job.tags["experiment"] == "rsf/table2_s2" or kj.job.tags["x"] == 4.0)]
+    assert len(pick) == 2 and pick[0].key() == pick[1].key()
+    from pathpool.sweep import Cache
+
+    row = {"seed": [1], "flow": ["conn-0"], "v": [2.5]}
+    tagged = {t: pd.DataFrame({**{k: [v] for k, v in pick[0].job.tags.items()}, **row}) for t in kb.TABLES}
+    Cache(tmp_path).store(pick[0], tagged)
+    merged = kb.run_kernel_jobs(pick, tmp_path)     # every job cached: nothing runs, nothing loads
+    f = merged["flows"]
+    assert sorted(f["experiment"]) == ["rsf/fig2", "rsf/table2_s2"] and f["v"].tolist() == [2.5, 2.5]
+    assert sorted(f["x"].fillna(-1)) == [-1, 4.0]

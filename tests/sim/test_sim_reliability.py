@@ -87,6 +87,17 @@ def _workers(proc: subprocess.Popen) -> list[psutil.Process]:
 # -- result sets -----------------------------------------------------------------------------
 
 
+def _assert_stopped(proc: subprocess.Popen, err: str, workers: list[psutil.Process], code: int, word: str,
+                    out: Path | None) -> None:
+    """What every interrupted command must leave: its exit code, one line naming the signal, no
+    worker alive, and no half-written result set."""
+    assert proc.returncode == code, err
+    assert err.count("\n") == 1 and word in err and "Traceback" not in err, err
+    _, alive = psutil.wait_procs(workers, timeout=STOP_BOUND_S)
+    assert not alive
+    assert out is None or not out.exists()
+
+
 def test_read_results_refuses_summary_of_another_run(tmp_path, tiny_dict):
     a, b = tmp_path / "a", tmp_path / "b"
     pathpool.run(tiny_dict, seeds=[1]).write(a)
@@ -301,11 +312,7 @@ def test_signal_stops_pathpool_run_with_its_workers(tmp_path, long_dict, sig, co
     finally:
         if proc.poll() is None:
             proc.kill()
-    assert proc.returncode == code, err
-    assert err.count("\n") == 1 and word in err and "Traceback" not in err, err
-    _, alive = psutil.wait_procs(workers, timeout=STOP_BOUND_S)
-    assert not alive
-    assert not out.exists()  # no half set
+    _assert_stopped(proc, err, workers, code, word, out)
 
 
 @pytest.mark.parametrize(("sig", "code", "word"), [(signal.SIGINT, 130, "interrupted"),
@@ -326,11 +333,7 @@ def test_signal_after_progress_lines_still_gives_one_line(tmp_path, long_dict, s
     finally:
         if proc.poll() is None:
             proc.kill()
-    assert proc.returncode == code, err
-    assert err.count("\n") == 1 and word in err and "Traceback" not in err, err
-    _, alive = psutil.wait_procs(workers, timeout=STOP_BOUND_S)
-    assert not alive
-    assert not out.exists()
+    _assert_stopped(proc, err, workers, code, word, out)
 
 
 def test_workers_exit_when_the_parent_is_killed(tmp_path, long_dict):
@@ -369,10 +372,8 @@ def test_sigterm_stops_reproduce_with_its_pool(tmp_path):
     finally:
         if proc.poll() is None:
             proc.kill()
-    assert proc.returncode == 143, err
+    _assert_stopped(proc, err, workers, 143, "terminated", None)
     assert err == "pathpool: terminated (SIGTERM); stopped\n"
-    _, alive = psutil.wait_procs(workers, timeout=STOP_BOUND_S)
-    assert not alive
 
 
 def test_seed_check_is_linear():

@@ -17,9 +17,14 @@ Rules (also in ``python/pathpool/kernel/README.md``):
   reverse delay ``ack_delay``, or the sum of the ``ack_links``' delays, or the forward delay;
   its loss the combined Bernoulli loss ``1 - prod(1 - p_l)`` of its links;
 - when every path crosses one common link, the test bed routes them all through one
-  bottleneck with that link's rate and buffer (``shared_bottleneck``); routes that share a
-  link without all sharing it, or a shared link that is not each path's slowest, cannot be
-  built;
+  bottleneck with that link's rate and buffer (``shared_bottleneck``); a shared link that is
+  not each path's slowest cannot be built;
+- routes that share links without all sharing one (Khalili: type-1 users cross a shared access
+  before their paths split, type-2 users join at link 2 only) are built link by link when each
+  path crosses one or two links: a path's last link is its router link (``egress``; paths
+  with the same last link share its rate limit and queue), a first link of two is a shared
+  first hop (``access``, an IFB device before the split); a link in both roles, or a path of
+  three or more links, cannot be built;
 - algorithms: reno, lia, olia, balia, rsf-db, rsf-lb -> the pp_* BPF controls; cubic -> the
   kernel's own cubic (and, with ``kernel_tcp``, single-path reno counting segments -> the
   kernel's own reno). Their parameters become the loader's tunables (global: every flow using
@@ -34,7 +39,7 @@ from collections import Counter
 from typing import Any
 
 from pathpool.errors import ScenarioError
-from pathpool.kernel.testbed import FlowSpec, PathSpec
+from pathpool.kernel.testbed import MAX_TESTBED_PATHS, AccessLink, FlowSpec, PathSpec
 
 __all__ = ["ALGORITHM_MAP", "MAX_FLOWS", "MAX_PATHS", "TestbedPlan", "UnsupportedScenario",
            "map_scenario"]
@@ -46,9 +51,12 @@ ALGORITHM_MAP: dict[str, str] = {
 }
 #: Test-bed paths (pp_* couple up to 8 subflows, Linux MPTCP's limit; one veth pair and delay
 #: forwarders per path).
-MAX_PATHS = 8
-#: Concurrent flows (each is one sender process on a 2-core CI machine).
-MAX_FLOWS = 8
+MAX_PATHS = MAX_TESTBED_PATHS
+#: Concurrent flows: each is one sender process (several per client address, each its own
+#: port). Khalili's N1 = 15 needs 20: on the 2-core machine one such bed's 20 senders took 4.4
+#: CPU seconds in a 20 s run (0.19-0.24 s each, about 1% of a core), the machine 48% busy with
+#: other sessions' work included (report/kernel/NOTE.md).
+MAX_FLOWS = 24
 #: Bytes per packet on the wire in the simulator (1448 payload + 52 header).
 WIRE_PACKET = 1500
 #: The veths' 1500-byte MTU less 52 header bytes: the only MSS the test bed can run (it happens
@@ -93,6 +101,11 @@ class TestbedPlan:
         The receiver acknowledges every segment: only when a flow writes ``delayed_ack =
         false`` (asks for per-segment ACKs). Otherwise (the key absent, or ``true``) the
         receiver keeps the kernel's own delayed ACKs, which is what a deployment sees.
+    egress : list of int or None
+        Router link of each test-bed path when paths share links without all sharing one
+        (``bottleneck_links[j]`` names router link j); None: one per path, or the shared one.
+    access : list of (str, AccessLink)
+        Shared first hops (scenario link name, what the test bed builds).
     """
 
     __test__ = False
@@ -109,6 +122,12 @@ class TestbedPlan:
     tunables: dict[str, Any]
     notes: list[str]
     quickack: bool = False
+    egress: list[int] | None = None
+    access: list[tuple[str, AccessLink]] = dataclasses.field(default_factory=list)
+
+    def link_path(self, j: int) -> int:
+        """A test-bed path that crosses router link ``j`` (its rate and queue are the link's)."""
+        return self.egress.index(j) if self.egress is not None else (0 if self.shared_bottleneck else j)
 
     def kernel_algorithms(self) -> list[str]:
         """The pp_* controls the flows need (what must be registered)."""
@@ -126,6 +145,10 @@ class TestbedPlan:
             "tunables": self.tunables,
             "notes": self.notes,
             "quickack": self.quickack,
+            # Only when used, so that the description (and the kernel cache key made from it)
+            # of every plan that has neither stays what it was.
+            **({"egress": self.egress} if self.egress is not None else {}),
+            **({"access": [dict(vars(a), link=n) for n, a in self.access]} if self.access else {}),
         }
 
 
@@ -258,16 +281,33 @@ def map_scenario(scenario: Any, max_duration_s: float = 10.0, kernel_tcp: bool =
     for p in order[1:]:
         common &= set(path_links(p))
     shared = len(order) > 1 and bool(common)
-    if len(order) > 1 and not shared:
-        for a in range(len(order)):
-            for b in range(a + 1, len(order)):
-                both = set(path_links(order[a])) & set(path_links(order[b]))
-                if both:
-                    l = min(both)
-                    raise unsupported(f"paths[{paths[order[b]][0]}].links",
-                                      f"paths {order[a]!r} and {order[b]!r} share link {l!r} but not "
-                                      "every path does (parking lot / partial sharing)",
-                                      "disjoint paths, or one link that every path crosses")
+    egress: list[int] | None = None
+    egress_links: list[str] = []
+    access: dict[str, list[int]] = {}
+    if len(order) > 1 and not shared and any(
+            set(path_links(order[a])) & set(path_links(order[b]))
+            for a in range(len(order)) for b in range(a + 1, len(order))):
+        # Partial sharing: each path's last link is its router link, a first link of two a
+        # shared first hop crossed before the split.
+        egress = []
+        for k, p in enumerate(order):
+            ls = path_links(p)
+            if len(ls) > 2:
+                raise unsupported(f"paths[{paths[p][0]}].links", f"path {p!r} crosses {len(ls)} links "
+                                  "and shares some of them with other paths (parking lot)",
+                                  "disjoint paths, one link that every path crosses, or paths of one "
+                                  "or two links (a shared first hop, then the path's own or shared link)")
+            if ls[-1] not in egress_links:
+                egress_links.append(ls[-1])
+            egress.append(egress_links.index(ls[-1]))
+            if len(ls) == 2:
+                access.setdefault(ls[0], []).append(k)
+        both_roles = sorted(set(access) & set(egress_links))
+        if both_roles:
+            ln = both_roles[0]
+            raise unsupported(f"links[{links[ln][0]}]", f"link {ln!r} is the first hop of one path and "
+                              "the last of another (parking lot)", "a link is either a shared first "
+                              "hop or a path's last link")
     if shared:
         # The slowest common link is the bottleneck; it must be every path's slowest.
         bl = min(common, key=lambda n: (links[n][1]["rate_bps"], n))
@@ -297,7 +337,10 @@ def map_scenario(scenario: Any, max_duration_s: float = 10.0, kernel_tcp: bool =
             if ld["loss"] > 0:
                 raise unsupported(f"links[{li}].loss", f"loss on ACK link {ln!r} of path {p!r}",
                                   "loss on data links only")
-        bl = bl if shared else min(ls, key=lambda n: (links[n][1]["rate_bps"], ls.index(n)))
+        if egress is not None:
+            bl = ls[-1]
+        elif not shared:
+            bl = min(ls, key=lambda n: (links[n][1]["rate_bps"], ls.index(n)))
         bottlenecks.append(bl)
         fwd = sum(links[ln][1]["delay_s"] for ln in ls)
         if pd["ack_links"] is None:
@@ -323,8 +366,11 @@ def map_scenario(scenario: Any, max_duration_s: float = 10.0, kernel_tcp: bool =
             loss=loss,
             queue_pkts=_buffer_pkts(links[bl][1]),
         ))
-        if shared and loss > 0:
+        if (shared or egress is not None) and loss > 0:
             notes.append(f"path {p!r}: its links' loss is applied per path before the bottleneck")
+        if egress is not None and len(ls) == 2 and links[ls[0]][1]["delay_s"] > 0:
+            notes.append(f"path {p!r}: the delay of its first hop {ls[0]!r} is applied after that "
+                         "hop's queue, with the path's own")
 
     # Flows and tunables.
     flows: list[FlowSpec] = []
@@ -379,7 +425,11 @@ def map_scenario(scenario: Any, max_duration_s: float = 10.0, kernel_tcp: bool =
         notes.append(f"duration capped at {duration:g} s (scenario: {sc.duration_s:g} s)")
     return TestbedPlan(
         paths=specs, path_names=order, shared_bottleneck=shared,
-        bottleneck_links=[bottlenecks[0]] if shared else bottlenecks, flows=flows,
+        bottleneck_links=[bottlenecks[0]] if shared else egress_links if egress is not None else bottlenecks,
+        flows=flows, egress=egress,
+        access=[(n, AccessLink(rate_mbps=links[n][1]["rate_bps"] / 1e6,
+                               queue_pkts=_buffer_pkts(links[n][1]), paths=tuple(ks)))
+                for n, ks in access.items()],
         flow_paths=fpaths, algorithms=algos, mptcp_paths=len(mp_paths or []),
         duration_s=duration, tunables=tun, notes=sorted(set(notes), key=notes.index),
         quickack=delack == {False},

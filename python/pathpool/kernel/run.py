@@ -156,13 +156,19 @@ def results_from_raw(plan: TestbedPlan, runs: list[dict], scenario: Any) -> Any:
                                    "metric": "goodput_bps",
                                    "value": (acked - prev_acked) * 8 / (t - prev_t)})
                 prev_t, prev_acked = t, acked
-        for j, after in sorted(run["links_after"].items()):
-            before = run["links_before"].get(j, {"packets": 0, "bytes": 0, "drops": 0})
-            name = plan.bottleneck_links[j] if j < len(plan.bottleneck_links) else f"router{j}"
-            rate = plan.paths[j].rate_mbps * 1e6
+        # Router links, then shared first hops (IFB; no delay of their own on the bed).
+        counters = [(plan.bottleneck_links[j] if j < len(plan.bottleneck_links) else f"router{j}",
+                     plan.paths[plan.link_path(j)].rate_mbps, plan.paths[plan.link_path(j)].delay_ms,
+                     run["links_before"].get(j), after) for j, after in sorted(run["links_after"].items())]
+        counters += [(plan.access[i][0], plan.access[i][1].rate_mbps, 0.0,
+                      run.get("access_before", {}).get(i), after)
+                     for i, after in sorted(run.get("access_after", {}).items())]
+        for name, rate_mbps, delay_ms, before, after in counters:
+            before = before or {"packets": 0, "bytes": 0, "drops": 0}
+            rate = rate_mbps * 1e6
             add("links", {
                 "seed": seed, "link": name, "rate_bps": rate,
-                "delay_s": plan.paths[j].delay_ms / 1e3,
+                "delay_s": delay_ms / 1e3,
                 "utilisation": min(1.0, (after["bytes"] - before["bytes"]) * 8 / (rate * dur)),
                 "forwarded_packets": after["packets"] - before["packets"],
                 "queue_drops": after["drops"] - before["drops"],
@@ -244,14 +250,15 @@ def testbed_for(plan: TestbedPlan, prefix: str = "pp-") -> Any:
     from pathpool.kernel.testbed import Testbed
 
     return Testbed(plan.paths, shared_bottleneck=plan.shared_bottleneck, prefix=prefix,
-                   mptcp_paths=plan.mptcp_paths, quickack=plan.quickack)
+                   mptcp_paths=plan.mptcp_paths, quickack=plan.quickack, egress=plan.egress,
+                   access=[a for _n, a in plan.access])
 
 
 def run_once(tb: Any, plan: TestbedPlan, seed: int) -> dict:
     """One repetition of the plan's flows on the test bed ``tb`` (up): the run record
     :func:`results_from_raw` takes. Checks that every flow ran the algorithm asked for (an
     MPTCP socket silently keeps the default for an unregistered name)."""
-    before = tb.link_stats()
+    before, access_before = tb.link_stats(), tb.access_stats()
     t0 = time.monotonic()
     raw = tb.run_flows(plan.flows, duration_s=plan.duration_s)
     wall = time.monotonic() - t0
@@ -259,7 +266,8 @@ def run_once(tb: Any, plan: TestbedPlan, seed: int) -> dict:
         got = raw["senders"][f.name]["cc"]
         if got != f.cc:
             raise KernelError(f"flow {f.name} ran {got!r}, not {f.cc!r}")
-    return {"seed": seed, "raw": raw, "links_before": before, "links_after": tb.link_stats(), "wall_s": wall}
+    return {"seed": seed, "raw": raw, "links_before": before, "links_after": tb.link_stats(),
+            "access_before": access_before, "access_after": tb.access_stats(), "wall_s": wall}
 
 
 def run_linux(

@@ -5,7 +5,11 @@ Topology (addresses only inside namespaces this module creates)::
     client --p{k}/c{k} 10.77.k.0/24--> router --s{j}/r{j} 10.78.j.0/24--> server (10.79.0.1 on lo)
 
 Path k has its own client link; on the router side it has its own link to the server
-(``j = k``), or every path shares link 0 (``shared_bottleneck``). Per path:
+(``j = k``), or every path shares link 0 (``shared_bottleneck``), or path k leaves through
+router link ``egress[k]`` (paths with the same entry share that link's rate limit and queue).
+An :class:`AccessLink` is a rate limit and queue that some paths cross *before* they split
+(Khalili's shared access): the router's ingress of those paths' client links is redirected
+into one IFB device shaped by ``tbf``, then each packet goes on along its own path. Per path:
 
 - rate: ``tbf`` on the router's egress towards the server (the data direction), with a
   drop-tail limit of ``queue_pkts`` full-size packets; the ACK direction is not rate limited;
@@ -45,6 +49,8 @@ from pathpool.kernel.loader import BUILD_DIR, KernelError
 DELAYFWD = BUILD_DIR / "pp_delayfwd"
 SERVER_ADDR = "10.79.0.1"
 MTU_BYTES = 1514
+#: Paths of one test bed (Linux MPTCP's subflow limit; pp_* couple up to 8).
+MAX_TESTBED_PATHS = 8
 
 
 @dataclasses.dataclass
@@ -80,6 +86,17 @@ class PathSpec:
             raise ValueError(f"{where}.loss = {self.loss}: must be in [0, 1)")
         if self.queue_pkts < 1:
             raise ValueError(f"{where}.queue_pkts = {self.queue_pkts}: must be >= 1")
+
+
+@dataclasses.dataclass
+class AccessLink:
+    """A shared first hop: the data of ``paths`` crosses one ``tbf`` of ``rate_mbps`` with a
+    drop-tail limit of ``queue_pkts`` packets before the paths split (IFB on the router's
+    ingress of their client links; no delay of its own)."""
+
+    rate_mbps: float
+    queue_pkts: int
+    paths: tuple[int, ...]
 
 
 @dataclasses.dataclass
@@ -122,15 +139,22 @@ class Testbed:
         RTT depends on how often the receiver ACKs, and a Linux MPTCP receiver ACKs more often
         than a TCP one (measured 1.0-1.6 vs 1.8 segments per ACK): that alone shifts the
         MPTCP/TCP share. False: the kernel's delayed ACKs.
+    egress
+        Router link of each path (default: ``k``, or 0 for every path with
+        ``shared_bottleneck``); a link's rate and queue are those of the first path on it, and
+        every path on it must give the same.
+    access
+        Shared first hops (:class:`AccessLink`); a path crosses at most one.
     """
 
     __test__ = False  # not a pytest test class
 
     def __init__(self, paths: list[PathSpec], shared_bottleneck: bool = False, prefix: str = "pp-",
-                 mptcp_paths: int | None = None, quickack: bool = True):
+                 mptcp_paths: int | None = None, quickack: bool = True,
+                 egress: list[int] | None = None, access: tuple[AccessLink, ...] | list[AccessLink] = ()):
         if not paths:
             raise ValueError("a test bed needs at least one path")
-        if len(paths) > 8:
+        if len(paths) > MAX_TESTBED_PATHS:
             raise ValueError(f"{len(paths)} paths: at most 8 (Linux MPTCP's subflow limit; pp_* "
                              "couple up to 8)")
         for k, p in enumerate(paths):
@@ -140,6 +164,29 @@ class Testbed:
         if not 0 <= self.mptcp_paths <= len(paths):
             raise ValueError(f"mptcp_paths = {mptcp_paths}: must be in 0..{len(paths)}")
         self.shared = shared_bottleneck
+        K = len(paths)
+        if egress is not None and shared_bottleneck:
+            raise ValueError("give egress or shared_bottleneck, not both")
+        self.egress = list(egress) if egress is not None else [0 if shared_bottleneck else k for k in range(K)]
+        if len(self.egress) != K or not all(0 <= j < K for j in self.egress):
+            raise ValueError(f"egress = {egress}: one router link in 0..{K - 1} per path")
+        for j in set(self.egress):
+            first = self.paths[self.egress.index(j)]
+            for k in range(K):
+                if self.egress[k] == j and (paths[k].rate_mbps, paths[k].queue_pkts) != (
+                        first.rate_mbps, first.queue_pkts):
+                    raise ValueError(f"paths[{k}]: router link {j} is shared, its rate and queue must be "
+                                     "those of the link's first path")
+        self.access = list(access)
+        seen: set[int] = set()
+        for i, a in enumerate(self.access):
+            if a.rate_mbps <= 0 or a.queue_pkts < 1 or not a.paths:
+                raise ValueError(f"access[{i}]: rate > 0, queue >= 1 packet and at least one path")
+            for k in a.paths:
+                if not 0 <= k < K or k in seen:
+                    raise ValueError(f"access[{i}].paths = {a.paths}: paths in 0..{K - 1}, each in one "
+                                     "access link at most")
+                seen.add(k)
         self.quickack = quickack
         self.prefix = prefix
         self.ns_c, self.ns_r, self.ns_s = f"{prefix}c", f"{prefix}r", f"{prefix}s"
@@ -154,7 +201,11 @@ class Testbed:
         return f"10.77.{k}.1"
 
     def _link(self, k: int) -> int:
-        return 0 if self.shared else k
+        return self.egress[k]
+
+    def link_spec(self, j: int) -> PathSpec:
+        """The path whose rate and queue router link ``j`` has (the first path on it)."""
+        return self.paths[self.egress.index(j)]
 
     # -------------------------------------------------------------- up/down
     def __enter__(self) -> Self:
@@ -215,16 +266,19 @@ class Testbed:
         for k, p in enumerate(self.paths):
             self._router_path(k, p)
         for j in links:
-            p = self.paths[j]
+            p = self.link_spec(j)
             if p.rate_mbps > 0:
                 burst = max(2 * MTU_BYTES, int(p.rate_mbps * 1e6 / 8 / 1000))  # ~1 ms of data
                 self.ns(R, "tc", "qdisc", "replace", "dev", f"s{j}", "root", "tbf", "rate",
                         f"{p.rate_mbps}mbit", "burst", str(burst), "limit",
                         str(p.queue_pkts * MTU_BYTES))
         self._loss()
+        devs_r = [f"c{k}" for k in range(K)] + [f"s{j}" for j in links]
+        for i, a in enumerate(self.access):
+            devs_r.append(self._access(i, a))
         # Offloads off: one drop must be one MSS, and the queue must count real packets.
         for n, devs in ((C, [f"p{k}" for k in range(K)]),
-                        (R, [f"c{k}" for k in range(K)] + [f"s{j}" for j in links]),
+                        (R, devs_r),
                         (S, [f"r{j}" for j in links])):
             for d in devs:
                 self.ns(n, "ethtool", "-K", d, "tso", "off", "gso", "off", "gro", "off", check=False)
@@ -235,6 +289,36 @@ class Testbed:
         for k in range(1, self.mptcp_paths):
             self.ns(C, "ip", "mptcp", "endpoint", "add", self.client_addr(k), "dev", f"p{k}",
                     "subflow")
+
+    def _access(self, i: int, a: AccessLink) -> str:
+        """Shared first hop ``i``: an IFB device ``ia{i}`` shaped by tbf, fed by a redirect of
+        every packet arriving from the client on the links of its paths. IFB hands each packet
+        back to its own link's receive path afterwards, so routing (path k's delay device and
+        router link) and the loss rule (``iifname c{k}``) see it as before."""
+        R, dev = self.ns_r, f"ia{i}"
+        self.ns(R, "ip", "link", "add", dev, "type", "ifb")
+        burst = max(2 * MTU_BYTES, int(a.rate_mbps * 1e6 / 8 / 1000))  # ~1 ms, as the router links
+        self.ns(R, "tc", "qdisc", "replace", "dev", dev, "root", "tbf", "rate", f"{a.rate_mbps}mbit",
+                "burst", str(burst), "limit", str(a.queue_pkts * MTU_BYTES))
+        for k in a.paths:
+            self.ns(R, "tc", "qdisc", "add", "dev", f"c{k}", "handle", "ffff:", "ingress")
+            self.ns(R, "tc", "filter", "add", "dev", f"c{k}", "parent", "ffff:", "protocol", "ip",
+                    "u32", "match", "u32", "0", "0", "action", "mirred", "egress", "redirect", "dev", dev)
+        return dev
+
+    def access_stats(self) -> dict[int, dict]:
+        """Cumulative ``tbf`` counters of each access link, as :meth:`link_stats`."""
+        return {i: st for i in range(len(self.access))
+                if (st := self._tbf_stats(f"ia{i}")) is not None}
+
+    def _tbf_stats(self, dev: str) -> dict | None:
+        proc = self.ns(self.ns_r, "tc", "-s", "-j", "qdisc", "show", "dev", dev, check=False)
+        try:
+            q = next(x for x in json.loads(proc.stdout) if x.get("kind") == "tbf")
+        except (ValueError, StopIteration):
+            return None
+        return {"packets": int(q.get("packets", 0)), "bytes": int(q.get("bytes", 0)),
+                "drops": int(q.get("drops", 0))}
 
     def _addr(self, ns: str, dev: str, cidr: str) -> None:
         self.ns(ns, "ip", "addr", "add", cidr, "dev", dev)
@@ -434,16 +518,12 @@ class Testbed:
         """Cumulative ``tbf`` counters of each rate-limited router link: ``{j: {"packets",
         "bytes", "drops"}}`` (j = router link, 0 for a shared bottleneck)."""
         out = {}
-        for j in sorted({self._link(k) for k in range(len(self.paths))}):
-            if self.paths[j].rate_mbps <= 0:
+        for j in sorted(set(self.egress)):
+            if self.link_spec(j).rate_mbps <= 0:
                 continue
-            proc = self.ns(self.ns_r, "tc", "-s", "-j", "qdisc", "show", "dev", f"s{j}", check=False)
-            try:
-                q = next(x for x in json.loads(proc.stdout) if x.get("kind") == "tbf")
-            except (ValueError, StopIteration):
-                continue
-            out[j] = {"packets": int(q.get("packets", 0)), "bytes": int(q.get("bytes", 0)),
-                      "drops": int(q.get("drops", 0))}
+            st = self._tbf_stats(f"s{j}")
+            if st is not None:
+                out[j] = st
         return out
 
     def path_of(self, local_addr: str) -> int:

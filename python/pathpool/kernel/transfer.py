@@ -153,7 +153,8 @@ def cmd_recv(a: argparse.Namespace) -> dict:
     ls = socket.socket(socket.AF_INET, socket.SOCK_STREAM, IPPROTO_MPTCP)
     ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     ls.bind((a.addr, a.port))
-    ls.listen(16)
+    # Every sender connects at once (up to 20 for Khalili N1 = 15): room for all of them.
+    ls.listen(max(16, a.conns))
     ls.settimeout(a.timeout)
     print("listening", file=sys.stderr, flush=True)
     results = []

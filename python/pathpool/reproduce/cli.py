@@ -57,15 +57,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="linux: test beds side by side (default: three per two cores)")
     p.add_argument("--kernel-seeds", type=at_least(1), default=None, metavar="N",
                    help="linux/both: the kernel runs only the first N seeds (repetitions; default: all of --seeds)")
+    p.add_argument("--kernel-x", type=float, action="append", default=None, metavar="X",
+                   help="linux/both: the kernel runs only this value of a swept experiment (repeatable; e.g. "
+                   "--only fig2 --kernel-x 4 for Fig. 2 at 4 MB); the simulator runs every value")
     p.add_argument("--kernel-max-duration", type=positive_float, default=None, metavar="S",
                    help="linux: cap on one kernel run in seconds (default 300; downloads still running count "
                    "as incomplete, as in the simulator)")
     p.add_argument("--only", action="append", default=None, metavar="PATTERN",
                    help="run only the experiments whose key or name matches (shell pattern, e.g. 'table2_s*' or "
                    "rsf/fig2; repeatable); their report is written to --out as usual")
-    p.add_argument("--recovery-reading", choices=["rfc6675", "linux"], default="rfc6675",
-                   help="loss recovery of every TCP/MPTCP flow: rfc6675 (SACK recovery, DupThresh 3, the "
-                   "scenario files' own, default) or linux (RACK-TLP and PRR, Linux >= 4.18's defaults)")
+    # Default linux: the seeds' kernels all ran TLP and PRR, and the committed report uses it, so a
+    # bare `pathpool reproduce` gives the report's numbers.
+    p.add_argument("--recovery-reading", choices=["rfc6675", "linux"], default="linux",
+                   help="loss recovery of every TCP/MPTCP flow: linux (RACK-TLP and PRR, Linux >= 4.18's "
+                   "defaults; default) or rfc6675 (SACK recovery, DupThresh 3, the scenario files' own)")
     p.add_argument("--khalili-reading", choices=["capped", "uncapped"], default="capped",
                    help="Khalili: type-1 users behind a shared 10 Mbps access (default) or not")
     p.set_defaults(func=_main)
@@ -103,7 +108,7 @@ def _main(args: argparse.Namespace) -> int:
             outcome = reproduce([args.paper], seeds=args.seeds, out=out_dir, workers=args.jobs, dask=args.dask,
                                 force=args.force, options=options, progress=tick, backend=args.backend,
                                 beds=args.beds, kernel_max_s=args.kernel_max_duration, only=args.only,
-                                kernel_seeds=args.kernel_seeds)
+                                kernel_seeds=args.kernel_seeds, kernel_xs=args.kernel_x)
     except ValueError as e:
         return fail(f"pathpool reproduce: {e}")
     except KernelError as e:

@@ -18,8 +18,14 @@ same per-run metrics from them.
   counting tunable is global, so one run cannot mix the two rules among pp_* flows; no shipped
   experiment needs that (each run has one multipath algorithm), and a run that would is listed
   as not expressible by the mapping.
-- **Cache.** ``OUT/cache-linux/<kernel release>/<job key>/``, the simulator's layout
-  (:class:`pathpool.sweep.Cache`), so an interrupted run resumes where it stopped.
+- **Cache.** ``OUT/cache-linux/<kernel release>/<kernel key>/``, the simulator's layout
+  (:class:`pathpool.sweep.Cache`), so an interrupted run resumes where it stopped. The key
+  (:meth:`KernelJob.key`) hashes what the kernel run depends on: the test-bed plan (paths,
+  bottlenecks, flows, algorithms, tunables, the ACK policy, run time), the seed and the kernel
+  release; never the scenario text, which also carries simulator-only readings
+  (``--recovery-reading``, jitter, ...) that the kernel does not follow. Entries of the first
+  layout (keyed by the scenario text, :meth:`pathpool.sweep.Job.key`) are still read when the
+  same options ask for them, and are filed under the new key on that first read.
 - **BPF.** Jobs are grouped by the tunables they need; each group loads the pp_* controls once
   (or reuses a loader already running with the same tunables) and unloads what it loaded.
 - **Parallel test beds.** ``beds`` test beds, each with its own namespace prefix
@@ -30,6 +36,8 @@ same per-run metrics from them.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import json
 import os
 import platform
 import threading
@@ -50,6 +58,9 @@ __all__ = ["DEFAULT_MAX_DURATION_S", "KernelJob", "Skipped", "check_kernel", "de
 #: the cap count as incomplete with their goodput so far, as in the simulator.
 DEFAULT_MAX_DURATION_S = 300.0
 
+#: Version of :meth:`KernelJob.key`'s content (bump when a plan field's meaning changes).
+KEY_LAYOUT = 1
+
 #: Namespace prefix of test bed k (never "pp-", the prefix of `pathpool testbed up`).
 BED_PREFIX = "pp-r{}-"
 
@@ -69,6 +80,17 @@ class KernelJob:
 
     job: Job
     plan: Any   # pathpool.kernel.mapping.TestbedPlan
+
+    def key(self) -> str:
+        """Cache key: hash of the plan (its notes left out: they only describe), the seed and the
+        kernel release. Two jobs whose scenarios differ only in what the test bed does not
+        emulate (``recovery``, ``start_jitter``, ...) get the same key, so regenerating the
+        simulator's column with another simulator-only reading reuses the kernel's runs."""
+        plan = self.plan.describe()
+        plan.pop("notes", None)
+        text = json.dumps({"plan": plan, "seed": self.job.seed, "kernel": platform.release(),
+                           "layout": KEY_LAYOUT}, sort_keys=True, separators=(",", ":"), default=str)
+        return hashlib.sha256(text.encode()).hexdigest()[:24]
 
 
 def kernel_scenario(scenario: Any, ack_reading: str) -> Any:
@@ -155,6 +177,28 @@ def _tagged(results: Any, tags: dict) -> dict[str, pd.DataFrame]:
     return out
 
 
+def _cached(cache: Cache, kj: KernelJob) -> bool:
+    """True if ``kj`` is in the cache; an entry of the first layout (keyed by the job's scenario
+    text) is copied to the plan's key on the way, with the job's own tags."""
+    if cache.has(kj):
+        return True
+    if not cache.has(kj.job):
+        return False
+    cache.store(kj, _retag(cache.load(kj.job), kj.job.tags))
+    return True
+
+
+def _retag(tables: dict[str, pd.DataFrame], tags: dict) -> dict[str, pd.DataFrame]:
+    """``tables`` with the tag columns set to ``tags``: jobs of different experiments whose plans
+    are equal (Fig. 2 at 4 MB and Table 2 scenario 2; Table 2's single-path TCP in scenarios 0 and
+    1) share one cached run, stored with the tags of whichever ran first."""
+    for df in tables.values():
+        for k, v in tags.items():
+            if k in df.columns:
+                df[k] = v
+    return tables
+
+
 def _run_one(kj: KernelJob, prefix: str, beds: list, lock: threading.Lock,
              stop: threading.Event) -> dict[str, pd.DataFrame]:
     """One job on a fresh test bed named ``prefix`` (registered in ``beds`` while it is up)."""
@@ -224,8 +268,8 @@ def run_kernel_jobs(
     # each batch loads the pp_* controls once, with the union of its tunables.
     batches: list[tuple[dict, list[int]]] = []
     for i, kj in enumerate(kjobs):
-        if not force and cache.has(kj.job):
-            results[i] = cache.load(kj.job)
+        if not force and _cached(cache, kj):
+            results[i] = _retag(cache.load(kj), kj.job.tags)
             continue
         tun = kj.plan.tunables
         for merged_tun, idx in batches:
@@ -261,8 +305,8 @@ def run_kernel_jobs(
                             i, prefix = pending.pop(fut)
                             free.append(prefix)
                             tables = fut.result()
-                            cache.store(kjobs[i].job, tables)
-                            results[i] = cache.load(kjobs[i].job)
+                            cache.store(kjobs[i], tables)
+                            results[i] = _retag(cache.load(kjobs[i]), kjobs[i].job.tags)
                             done += 1
                             if progress:
                                 progress(done, len(kjobs))

@@ -148,6 +148,7 @@ def reproduce(
     kernel_max_s: float | None = None,
     only: Sequence[str] | None = None,
     kernel_seeds: int | None = None,
+    kernel_xs: Sequence[float] | None = None,
 ) -> Outcome:
     """Run the published experiments of ``papers`` and write results and report under ``out``.
 
@@ -176,6 +177,9 @@ def reproduce(
     kernel_seeds : int, optional
         The kernel runs only the first ``kernel_seeds`` seeds (repetitions), the simulator all
         of them (default: all on both); kernel runs take real time, simulator runs do not.
+    kernel_xs : sequence of float, optional
+        The kernel runs only these values of a swept experiment (e.g. Fig. 2 at 4 MB; the
+        simulator runs all); experiments without a sweep are not affected. Default: all.
     only : sequence of str, optional
         Shell patterns (``fnmatch``) on the experiment keys (``rsf/table2_s1``) or names
         (``table2_s*``): run just those experiments (e.g. a kernel run split into pieces).
@@ -220,7 +224,9 @@ def reproduce(
             from pathpool.reproduce import kernel as kb
 
             kseeds = set(seed_list[:kernel_seeds] if kernel_seeds else seed_list)
-            planned = kb.plan_jobs([j for j in base_jobs if j.seed in kseeds], options.ack_reading,
+            kx = None if kernel_xs is None else {float(x) for x in kernel_xs}
+            planned = kb.plan_jobs([j for j in base_jobs if j.seed in kseeds and (
+                kx is None or math.isnan(j.tags["x"]) or j.tags["x"] in kx)], options.ack_reading,
                                    kb.DEFAULT_MAX_DURATION_S if kernel_max_s is None else kernel_max_s)
         # One progress count over both engines: simulator runs first, then kernel runs.
         n_k = len(planned[0]) if planned else 0
