@@ -144,8 +144,9 @@ def test_pp_reno_matches_kernel_reno_and_lia_against_the_best_tcp(loaded_bytes):
     # of the median below their mean.
     assert med["disjoint_random"] >= 0.7, got["disjoint_random"]
     assert med["disjoint"] >= 0.3, got["disjoint"]
-    # Uncoupled kernel reno over MPTCP with losses independent of the queue: measured 1.70,
-    # 1.88, 1.90 (per-run sd ~0.1; RFC 6356's "two uncoupled subflows take two shares": 2; the
+    # Uncoupled kernel reno over MPTCP with losses independent of the queue: probe 1.70, 1.88,
+    # 1.90; this test 1.62-2.08, median 1.87 (per-run sd ~0.2, the median's ~0.1, so 1.5 is
+    # about 3.5 sd below; RFC 6356's "two uncoupled subflows take two shares": 2; the
     # simulator 2.01). On drop-tail paths it is 1.25 (README), so this is what tells the
     # joined subflow's drop-tail losses apart from a growth defect.
     assert med["reno_random"] >= 1.5, got["reno_random"]
