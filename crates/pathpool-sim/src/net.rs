@@ -54,11 +54,17 @@ impl Net {
     /// Put a packet on its route now. Returns it if the first link dropped it.
     #[inline]
     pub(crate) fn inject(&mut self, p: Packet) -> Option<Packet> {
-        let route = &self.routes[p.route as usize];
-        let (no_links, delay, lane) = (route.links.is_empty(), route.delay, route.lane);
         let pid = self.pool.alloc(p);
-        if no_links {
-            self.q.push_lane(lane, self.now + delay, pid);
+        self.launch(pid)
+    }
+
+    /// Put packet `pid` (already in the slab, at hop 0) on its route now. Returns it if the
+    /// first link dropped it.
+    #[inline]
+    pub(crate) fn launch(&mut self, pid: u32) -> Option<Packet> {
+        let route = &self.routes[self.pool.get(pid).route as usize];
+        if route.links.is_empty() {
+            self.q.push_lane(route.lane, self.now + route.delay, pid);
             return None;
         }
         match self.hop(pid) {

@@ -139,16 +139,25 @@ impl World {
                 algorithm: f.algorithm.clone(),
                 ctrl,
                 views: (0..k).map(|_| Subflow::new(f.mss)).collect(),
-                snd: (0..k)
-                    .map(|_| {
+                snd: f
+                    .paths
+                    .iter()
+                    .map(|&p| {
                         let mut s = Sender::default();
                         s.dupthresh = f.recovery == Recovery::Rfc6675;
+                        s.route = paths[p].data;
                         s
                     })
                     .collect(),
-                rcv: (0..k).map(|_| Receiver::default()).collect(),
-                data_route: f.paths.iter().map(|&p| paths[p].data).collect(),
-                ack_route: f.paths.iter().map(|&p| paths[p].ack).collect(),
+                rcv: f
+                    .paths
+                    .iter()
+                    .map(|&p| {
+                        let mut r = Receiver::default();
+                        r.ack_route = paths[p].ack;
+                        r
+                    })
+                    .collect(),
                 path_names: f.paths.iter().map(|&p| sc.paths[p].name.clone()).collect(),
                 mss: f.mss,
                 app: f.app,

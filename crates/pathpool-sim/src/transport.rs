@@ -72,24 +72,20 @@ impl Conn {
         let n = r.sack_blocks(&mut sacks);
         r.pending = 0;
         r.delack_deadline = 0;
-        let pkt = Packet {
-            conn: c as u32,
-            sub: j as u16,
-            is_ack: true,
-            route: conn.ack_route[j],
-            hop: 0,
-            wire: ACK_BYTES,
-            ts: r.last_ts,
-            owd: r.last_owd,
-            cum_ack: r.rcv_nxt,
-            sacks,
-            n_sacks: n,
-            data_ack: conn.data.rcv_nxt,
-            ..Packet::default()
-        };
+        let pkt = Packet::ack(
+            c as u32,
+            j as u16,
+            r.ack_route,
+            ACK_BYTES,
+            r.last_ts,
+            r.last_owd,
+            r.rcv_nxt,
+            conn.data.rcv_nxt,
+        );
         conn.ack_packets += 1;
         net.ack_packets += 1;
-        if let Some(p) = net.inject(pkt) {
+        let pid = net.pool.alloc_with_sacks(pkt, &sacks[..usize::from(n)]);
+        if let Some(p) = net.launch(pid) {
             self.on_drop(&p);
         }
     }
@@ -174,18 +170,18 @@ impl Conn {
         let now = net.now;
         let p = net.pool.get(pid);
         let (c, i) = (p.conn as usize, p.sub as usize);
-        let (ts, owd) = (p.ts, p.owd);
+        let (ts, owd, cum_ack, data_ack) = (p.ts, p.owd(), p.cum_ack(), p.data_ack());
+        let sacks = net.pool.sacks(pid);
         let conn = &mut *self;
-        conn.data_una = conn.data_una.max(p.data_ack);
+        conn.data_una = conn.data_una.max(data_ack);
         // The receiver's window edge when it sent this ACK (`DataReceiver::window_edge`).
-        conn.rwnd_edge = conn.rwnd_edge.max(p.data_ack + conn.data.cap);
+        conn.rwnd_edge = conn.rwnd_edge.max(data_ack + conn.data.cap);
         let linux = !conn.linux.is_empty();
         let s = &mut conn.snd[i];
         if linux {
-            let sacks = &p.sacks[..p.n_sacks as usize];
-            conn.linux[i].on_ack(s, p.cum_ack, sacks, ts, now);
+            conn.linux[i].on_ack(s, cum_ack, sacks, ts, now);
         }
-        let eff = s.on_ack(p.cum_ack, &p.sacks[..p.n_sacks as usize]);
+        let eff = s.on_ack(cum_ack, sacks);
         // Nothing below allocates a packet before the slot is no longer read.
         net.pool.free(pid);
         // RFC 6675 section 2: a duplicate ACK carries SACK information for new data and does
@@ -232,12 +228,14 @@ impl Conn {
         if s.in_recovery && s.snd_una >= s.recovery_point {
             s.in_recovery = false;
             v.in_recovery = false;
+            s.shrink_scoreboard();
             Self::account_cwnd(conn, i, now);
             conn.ctrl.on_recovery_exit(&mut conn.views, i, now);
         }
         let s = &mut conn.snd[i];
         if s.in_loss && s.snd_una >= s.loss_point {
             s.in_loss = false;
+            s.shrink_scoreboard();
         }
         if linux {
             return self.linux_on_ack(net, c, i, &eff, rtt, owd);
@@ -403,7 +401,7 @@ impl Conn {
             conn: c as u32,
             sub: i as u16,
             is_ack: false,
-            route: conn.data_route[i],
+            route: s.route,
             hop: 0,
             wire,
             seq,
@@ -462,7 +460,8 @@ impl Conn {
         for i in 0..k {
             loop {
                 let conn = &mut *self;
-                if !conn.has_room(i) {
+                // (Nothing awaits retransmission: `next_retx` would say `None` anyway.)
+                if conn.snd[i].awaiting_retx == 0 || !conn.has_room(i) {
                     break;
                 }
                 match conn.snd[i].next_retx() {
@@ -491,10 +490,13 @@ impl Conn {
         // back waiting data. The flag says whether the window was full (`pipe >= cwnd`).
         let conn = &mut *self;
         for i in 0..k {
+            let sent_new = std::mem::take(&mut conn.snd[i].sent_in_pass);
+            if !sent_new && !blocked {
+                continue;
+            }
             let full = !conn.has_room(i);
             let waited = blocked && full && conn.views[i].active && !(k > 1 && conn.snd[i].in_loss);
             let s = &mut conn.snd[i];
-            let sent_new = std::mem::take(&mut s.sent_in_pass);
             if sent_new || waited {
                 s.cwnd_validate(full);
             }
