@@ -335,7 +335,17 @@ static __always_inline __u32 pp_conn_index(__u64 key)
 	return c.idx;
 }
 
-/* A subflow leaves (or could not take a slot): the last one out frees the entry. */
+/*
+ * A subflow leaves (or could not take a slot): the last one out frees the entry.
+ *
+ * An entry therefore lives exactly as long as the CC state of its subflows. The kernel calls
+ * release once for each init (Linux 6.x tcp_cleanup_congestion_control, from
+ * tcp_v4_destroy_sock and tcp_reinit_congestion_control; tcp_disconnect calls ->release and
+ * clears icsk_ca_priv, the path MPTCP takes for msk->first in __mptcp_close_ssk). A subflow
+ * that the application has closed but that is still in its FIN exchange (an orphan) keeps its
+ * slot until the socket is destroyed, which can take minutes (tcp_orphan_retries, MPTCP's close
+ * timeout) if the peer is gone.
+ */
 static __always_inline void pp_conn_put(struct pp_conn_state *st, __u64 key)
 {
 	if (__sync_fetch_and_add(&st->refs, -1) == 1) {

@@ -293,24 +293,13 @@ def test_compare_cli_writes_table_and_plot(result_dirs, tmp_path):
 
 # -- end to end as root ---------------------------------------------------------------------------
 
-def _root_skip() -> str | None:
-    if os.geteuid() != 0:
-        return "needs root (network namespaces, tc, nftables, BPF struct_ops)"
-    problems = loader.check_environment(need_toolchain=True)
-    if problems:
-        return "; ".join(problems)
+@pytest.fixture
+def root_env(kernel_unclaimed) -> None:
     if not Path("/usr/include/jansson.h").exists():
-        return "libjansson-dev missing (scripts/install-system-deps.sh installs it as root)"
-    if loader.registered():
-        return f"pp_* already registered by something else: {loader.registered()}"
-    return None
+        pytest.skip("libjansson-dev missing (scripts/install-system-deps.sh installs it as root)")
 
 
-def test_compare_end_to_end_on_the_shipped_scenario(tmp_path):
-    reason = _root_skip()
-    if reason:
-        pytest.skip(reason)
-    loader.build()
+def test_compare_end_to_end_on_the_shipped_scenario(tmp_path, root_env):
     proc = subprocess.run([sys.executable, "-m", "pathpool.cli", "compare", str(SHARED), "--seeds", "1,2",
                            "--linux-runs", "1", "--max-duration", "4", "-o", str(tmp_path)],
                           capture_output=True, text=True, cwd=REPO, timeout=240, check=False)
@@ -386,14 +375,10 @@ def test_acked_rate_skips_the_warm_up_and_sums_subflows():
         acked_rate_bps(raw, "m", 3.5)
 
 
-def test_khalili_twenty_flows_behind_a_shared_access_on_the_bed():
+def test_khalili_twenty_flows_behind_a_shared_access_on_the_bed(root_env):
     """Khalili N1 = 15 (20 flows: 15 MPTCP users behind the shared 10 Mbit/s access, 5 TCP users
     on link 2 only), 5 s: every flow and every subflow carries data, the access caps what the
     type-1 users get together, and it sees every type-1 segment and no type-2 one."""
-    reason = _root_skip()
-    if reason:
-        pytest.skip(reason)
-    loader.build()
     sc = pathpool.load_scenario(REPO / "scenarios" / "khalili" / "n1_15.toml")
     res = run_linux(sc, max_duration_s=5.0, prefix="ppk-")
     assert loader.registered() == []

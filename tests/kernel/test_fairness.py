@@ -37,16 +37,11 @@ DISJOINT_RANDOM = {"rate_mbps": 10.0, "delay_ms": 10.0, "queue_pkts": 200, "loss
 
 
 @pytest.fixture(scope="module")
-def loaded_bytes():
-    problems = loader.check_environment(need_toolchain=True)
-    if problems:
-        pytest.skip("; ".join(problems))
+def loaded_bytes(kernel_unclaimed):
     for tool in ("iperf3", "mptcpize"):
         if shutil.which(tool) is None:
             pytest.skip(f"{tool} missing (scripts/install-system-deps.sh installs it)")
-    if loader.registered():
-        pytest.skip(f"pp_* already registered by something else: {loader.registered()}")
-    loader.load(counting="bytes")
+    loader.load(counting="bytes", rebuild=False)
     yield
     loader.unload()
     assert loader.registered() == []

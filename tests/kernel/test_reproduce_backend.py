@@ -70,9 +70,7 @@ def _root(tmp: Path, duration: str = "60s", app: str = "file", size: str = 'size
 
 
 @pytest.fixture(scope="module")
-def root_env(kernel_toolchain):
-    if loader.registered():
-        pytest.skip(f"pp_* already registered by someone else ({loader.registered()}); the test loads its own")
+def root_env(kernel_unclaimed):
     assert wait_gone("pp-r", timeout_s=1), "a reproduce test bed exists before the tests"
     yield
     assert wait_gone("pp-r", timeout_s=5)

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 from pathpool.kernel import loader
-from pathpool.kernel.testbed import PathSpec, Testbed, _alive, _run, wait_gone
+from pathpool.kernel.testbed import FlowSpec, PathSpec, Testbed, _alive, _run, wait_gone
 
 pytestmark = pytest.mark.kernel
 
@@ -150,6 +150,37 @@ def test_holder_ignores_nothing_it_did_not_start(root_env):
         os.kill(p.pid, signal.SIGTERM)
         p.wait(timeout=30)
     assert wait_gone(PREFIX, timeout_s=10)
+
+
+def _sockets_in(ns_fd: int) -> list[str]:
+    """``ss`` lines of the TCP and MPTCP sockets in the network namespace open as ``ns_fd``
+    (still readable after its name is gone: the open file keeps the namespace)."""
+    out = subprocess.run(["nsenter", f"--net=/proc/self/fd/{ns_fd}", "ss", "-tanMH"],
+                         capture_output=True, text=True, check=True, pass_fds=(ns_fd,)).stdout
+    return [line for line in out.splitlines() if line.strip()]
+
+
+def test_no_connection_outlives_the_test_bed(root_env):
+    """The test bed ends right after a transfer, while the subflows still close (here: a
+    200 ms round trip, so their FIN exchange is certainly under way). Before the fix the
+    client's subflows stayed as orphans in FIN-WAIT (measured: 60-130 s, until
+    tcp_orphan_retries or MPTCP's close timeout gave up), keeping the deleted namespace and the
+    congestion control they ran alive: with a pp_* control, its pp_conns entry and struct_ops
+    map outlived the test bed and the unload."""
+    fds: list[int] = []
+    try:
+        with Testbed([PathSpec(10, 100), PathSpec(10, 100)], prefix=PREFIX) as tb:
+            fds = [os.open(f"/run/netns/{n}", os.O_RDONLY) for n in (tb.ns_c, tb.ns_s)]
+            raw = tb.run_flows([FlowSpec("m", "mptcp", "reno", 0)], duration_s=1.0)
+            assert len(raw["senders"]["m"]["final"]) == 2, raw["senders"]["m"]["final"]
+        assert wait_gone(PREFIX, timeout_s=10)
+        left = {n: _sockets_in(fd) for n, fd in zip(("client", "server"), fds)}
+        # TIME-WAIT entries hold no socket state (no congestion control) and go with the
+        # namespace.
+        assert not [x for v in left.values() for x in v if not x.startswith("TIME-WAIT")], left
+    finally:
+        for fd in fds:
+            os.close(fd)
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])

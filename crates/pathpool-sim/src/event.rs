@@ -4,13 +4,17 @@
 //!
 //! Most events are packet arrivals, and those come in *lanes* whose times never decrease: the
 //! far end of a link (a FIFO served at a constant rate, so departures leave in order, each a
-//! fixed propagation delay later), a fixed-delay route, a host's send queue. A lane is a FIFO of
+//! fixed propagation delay later), a fixed-delay route. A lane is a FIFO of
 //! `(time, seq, packet)`; only its head sits in the binary heap, the way htsim lets each queue
 //! schedule its own next departure. A lane keeps the sequence number each packet got when it
 //! was scheduled, so the pop order is exactly that of one heap holding every event; but the heap
 //! holds a few hundred entries instead of every packet in flight, and appending to a non-empty
 //! lane costs no heap operation at all. A packet that leaves FIFO order (held back by a link's
 //! `reorder`) is scheduled with [`EventQueue::push`] as an event of its own, never in a lane.
+//!
+//! The host send queues' delays (`send_jitter`, at most a fraction of a millisecond ahead) go
+//! to a calendar of 1024 buckets instead ([`EventQueue::push_near`]); a pop takes the earlier of
+//! its head and the heap's root, so the order is still that of one heap.
 
 use std::collections::VecDeque;
 
@@ -156,11 +160,159 @@ impl Heap {
 const LANE_AHEAD: usize = 8;
 
 /// One pending arrival in a lane.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Default)]
 struct Entry {
     at: Nanos,
     seq: u64,
     pid: u32,
+}
+
+/// Buckets of the [`Near`] calendar (a power of two).
+const NEAR_BUCKETS: usize = 1024;
+
+/// A calendar of the arrivals due within a short horizon of `now` (the host send queues'
+/// `send_jitter` delays): a third of all events, each pending for a fraction of a millisecond.
+/// In the heap each cost a sift-up past the far timers and, when its subflow's queue emptied, a
+/// sift-down of the last leaf from the root; here it costs a link into a bucket and a bit scan.
+/// Buckets are `2^shift` ns wide and the ring spans more than the horizon plus one bucket, so
+/// the pending entries (all within `[now, now + horizon]`) lie in distinct time windows and the
+/// first non-empty bucket from the current one holds the earliest. Each bucket is a list sorted
+/// by `(at, seq)`, so the calendar's head is exactly its earliest entry, and the queue pops the
+/// earlier of it and the heap's root: the order of one heap of every event. Entries live in a
+/// slab with a free list (no allocation per packet once it has grown to the largest backlog).
+#[derive(Debug, Default)]
+struct Near {
+    shift: u32,
+    /// First node of each bucket's list (`NIL`: empty).
+    first: Vec<u32>,
+    nodes: Vec<Node>,
+    /// Head of the free list of `nodes` (`NIL`: none).
+    free: u32,
+    /// Bit `b` set: bucket `b` is not empty.
+    bits: Vec<u64>,
+    len: usize,
+    /// The earliest entry (valid when `len > 0`) and its bucket.
+    head: Entry,
+    head_bucket: usize,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Node {
+    e: Entry,
+    next: u32,
+}
+
+const NIL: u32 = u32::MAX;
+
+impl Near {
+    fn new(horizon: Nanos) -> Self {
+        if horizon == 0 {
+            return Near::default();
+        }
+        // Ring span NEAR_BUCKETS << shift > horizon + 2 buckets.
+        let mut shift = 0;
+        while ((NEAR_BUCKETS as u64 - 2) << shift) <= horizon {
+            shift += 1;
+        }
+        Near {
+            shift,
+            first: vec![NIL; NEAR_BUCKETS],
+            nodes: Vec::with_capacity(256),
+            free: NIL,
+            bits: vec![0; NEAR_BUCKETS / 64],
+            len: 0,
+            head: Entry::default(),
+            head_bucket: 0,
+        }
+    }
+
+    #[inline]
+    fn bucket(&self, at: Nanos) -> usize {
+        (at >> self.shift) as usize & (NEAR_BUCKETS - 1)
+    }
+
+    #[inline]
+    fn push(&mut self, e: Entry) {
+        let b = self.bucket(e.at);
+        let n = if self.free != NIL {
+            let n = self.free;
+            self.free = self.nodes[n as usize].next;
+            n
+        } else {
+            self.nodes.push(Node { e, next: NIL });
+            (self.nodes.len() - 1) as u32
+        };
+        // `e.seq` is the largest so far: it goes after every entry not later than it.
+        let mut prev = NIL;
+        let mut cur = self.first[b];
+        while cur != NIL && self.nodes[cur as usize].e.at <= e.at {
+            prev = cur;
+            cur = self.nodes[cur as usize].next;
+        }
+        self.nodes[n as usize] = Node { e, next: cur };
+        if prev == NIL {
+            self.first[b] = n;
+        } else {
+            self.nodes[prev as usize].next = n;
+        }
+        self.bits[b / 64] |= 1 << (b % 64);
+        if self.len == 0 || (e.at, e.seq) < (self.head.at, self.head.seq) {
+            self.head = e;
+            self.head_bucket = b;
+        }
+        self.len += 1;
+    }
+
+    /// Remove the head (the calendar must not be empty) and find the next one.
+    #[inline]
+    fn pop(&mut self) -> Entry {
+        let e = self.head;
+        let b = self.head_bucket;
+        let n = self.first[b];
+        let next = self.nodes[n as usize].next;
+        self.nodes[n as usize].next = self.free;
+        self.free = n;
+        self.first[b] = next;
+        self.len -= 1;
+        if next != NIL {
+            self.head = self.nodes[next as usize].e;
+            return e;
+        }
+        self.bits[b / 64] &= !(1 << (b % 64));
+        if self.len > 0 {
+            let nb = self.next_bucket(b);
+            self.head = self.nodes[self.first[nb] as usize].e;
+            self.head_bucket = nb;
+        }
+        e
+    }
+
+    /// The first non-empty bucket at or after `b`, cyclically (some bucket is not empty).
+    #[inline]
+    fn next_bucket(&self, b: usize) -> usize {
+        let words = NEAR_BUCKETS / 64;
+        let mut w = b / 64;
+        let mut m = self.bits[w] & (!0u64 << (b % 64));
+        for _ in 0..=words {
+            if m != 0 {
+                return w * 64 + m.trailing_zeros() as usize;
+            }
+            w = (w + 1) % words;
+            m = self.bits[w];
+        }
+        unreachable!("a non-empty calendar has a set bit")
+    }
+
+    /// Every pending entry, in no particular order.
+    fn iter(&self) -> impl Iterator<Item = &Entry> + '_ {
+        self.first.iter().flat_map(move |&f| {
+            std::iter::successors((f != NIL).then_some(f), move |&n| {
+                let next = self.nodes[n as usize].next;
+                (next != NIL).then_some(next)
+            })
+            .map(move |n| &self.nodes[n as usize].e)
+        })
+    }
 }
 
 /// Deterministic future-event list.
@@ -168,17 +320,24 @@ struct Entry {
 pub struct EventQueue {
     heap: Heap,
     lanes: Vec<VecDeque<Entry>>,
+    near: Near,
     seq: u64,
+    /// Time of the last event popped (the calendar's horizon counts from it).
+    last: Nanos,
     /// The packet of the lane arrival that became due next in the lane just popped (`u32::MAX`:
     /// none). See [`EventQueue::next_in_lane`].
     hint: u32,
 }
 
 impl EventQueue {
-    /// A queue with `lanes` arrival lanes (numbered `0..lanes`) and room for `n` heap entries.
-    pub fn new(lanes: usize, n: usize) -> Self {
+    /// A queue with `lanes` arrival lanes (numbered `0..lanes`), room for `n` heap entries, and
+    /// a calendar for arrivals at most `horizon` after the time of the last pop
+    /// ([`EventQueue::push_near`]).
+    pub fn new(lanes: usize, n: usize, horizon: Nanos) -> Self {
         EventQueue {
             heap: Heap::with_capacity(n),
+            near: Near::new(horizon),
+            last: 0,
             // Most lanes are hosts' send queues holding 0-3 packets: a small ring stays on one
             // or two cache lines (and 999 flows' lanes take 1 MB less); link lanes grow.
             lanes: (0..lanes).map(|_| VecDeque::with_capacity(4)).collect(),
@@ -222,14 +381,47 @@ impl EventQueue {
         });
     }
 
+    /// Schedule the arrival of packet `pid` at `at`, no later than `horizon` (given to
+    /// [`EventQueue::new`]) after the last event popped. Same order as `push(at,
+    /// Ev::Arrive(pid))`.
+    #[inline]
+    pub fn push_near(&mut self, at: Nanos, pid: u32) {
+        self.seq += 1;
+        debug_assert!(
+            at <= self.last + (((NEAR_BUCKETS as u64) - 2) << self.near.shift),
+            "push_near beyond the horizon"
+        );
+        self.near.push(Entry {
+            at,
+            seq: self.seq,
+            pid,
+        });
+    }
+
     /// Remove and return the earliest event if it is due at or before `until`. A lane's head
     /// comes out as `Ev::Arrive`.
     #[inline]
     pub fn pop_until(&mut self, until: Nanos) -> Option<(Nanos, Ev)> {
+        if self.near.len > 0 {
+            let h = self.near.head;
+            if self
+                .heap
+                .peek()
+                .is_none_or(|t| (h.at, h.seq) < (t.at, t.seq))
+            {
+                if h.at > until {
+                    return None;
+                }
+                self.near.pop();
+                self.last = h.at;
+                return Some((h.at, Ev::Arrive(h.pid)));
+            }
+        }
         let top = *self.heap.peek()?;
         if top.at > until {
             return None;
         }
+        self.last = top.at;
         match top.slot {
             Slot::Ev(ev) => {
                 self.heap.pop_root();
@@ -285,10 +477,11 @@ impl EventQueue {
             .filter(|i| matches!(i.slot, Slot::Ev(_)))
             .count()
             + self.lanes.iter().map(VecDeque::len).sum::<usize>()
+            + self.near.len
     }
 
     pub fn is_empty(&self) -> bool {
-        self.heap.is_empty()
+        self.heap.is_empty() && self.near.len == 0
     }
 
     /// Every pending event, in no particular order (for end-of-run accounting).
@@ -300,7 +493,9 @@ impl EventQueue {
         evs.chain(
             self.lanes
                 .iter()
-                .flat_map(|q| q.iter().map(|e| Ev::Arrive(e.pid))),
+                .flatten()
+                .chain(self.near.iter())
+                .map(|e| Ev::Arrive(e.pid)),
         )
     }
 }
@@ -356,11 +551,18 @@ mod tests {
         }
     }
 
-    /// Lanes must give exactly the order of one heap holding every event, with (time,
-    /// scheduling order) ties broken the same way.
+    /// Lanes and the near calendar must give exactly the order of one heap holding every
+    /// event, with (time, scheduling order) ties broken the same way: with 1 ns buckets (the
+    /// ring wraps many times) and with 8 ns buckets (entries of different times share one).
     #[test]
     fn lanes_pop_in_the_order_of_one_heap() {
-        let mut lanes = EventQueue::new(3, 16);
+        pop_in_the_order_of_one_heap(60);
+        pop_in_the_order_of_one_heap(5000);
+    }
+
+    fn pop_in_the_order_of_one_heap(horizon: Nanos) {
+        let mut lanes = EventQueue::new(3, 16, horizon);
+        let mut near = 0;
         let mut flat = Oracle::default();
         let mut tail = [0u64; 3];
         // A fixed pseudo-random schedule (LCG): lane arrivals nondecreasing per lane, timers anywhere.
@@ -380,6 +582,12 @@ mod tests {
                         now = t;
                     }
                 }
+            } else if r % 5 == 2 || r % 5 == 4 {
+                // A send-queue delay: anywhere in [now, now + horizon].
+                let at = now + (r >> 4) % (horizon + 1);
+                near += 1;
+                lanes.push_near(at, step);
+                flat.push(at, Ev::Arrive(step));
             } else if r % 5 == 1 {
                 let at = now + r % 50;
                 lanes.push(at, Ev::Rto(step, 0));
@@ -392,6 +600,7 @@ mod tests {
                 flat.push(at, Ev::Arrive(step));
             }
         }
+        assert!(near > 1000, "the schedule should use the calendar");
         assert_eq!(lanes.len(), flat.heap.len());
         assert!(
             lanes.len() > 100,

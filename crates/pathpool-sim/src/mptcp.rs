@@ -195,8 +195,6 @@ pub struct Conn {
     pub reinjected: u64,
     pub data: DataReceiver,
     pub mss: u32,
-    /// Event-queue lane of subflow 0's host send queue (subflow `i` uses `lane0 + i`).
-    pub lane0: u32,
     pub scheduler: Scheduler,
     pub delayed_ack: bool,
     pub started: bool,

@@ -630,7 +630,7 @@ impl RateFlow {
             let at = (now + d).max(tx.tx_clock);
             tx.tx_clock = at;
             let pid = net.pool.alloc(pkt);
-            net.q.push(at, Ev::Arrive(pid));
+            net.q.push_near(at, pid);
         } else if let Some(p) = net.inject(pkt) {
             self.on_drop(&p);
         }

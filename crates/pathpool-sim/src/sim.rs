@@ -106,11 +106,11 @@ impl World {
                 },
             });
         }
-        // Event lanes: the far end of each link, then each route without links, then each
-        // subflow's host send queue (send jitter).
-        let n_subflows: usize = sc.flows.iter().map(|f| f.paths.len()).sum();
-        let mut lane = (links.len() + routes.len()) as u32;
-        let mut q = EventQueue::new(lane as usize + n_subflows, 1 << 12);
+        // Event lanes: the far end of each link, then each route without links. The host send
+        // queues' delays (`send_jitter`) go to the queue's near-future calendar.
+        let lanes = links.len() + routes.len();
+        let horizon = sc.flows.iter().map(|f| f.send_jitter).max().unwrap_or(0);
+        let mut q = EventQueue::new(lanes, 1 << 12, horizon);
         let mut conns = Vec::with_capacity(sc.flows.len());
         for f in sc.flows.iter().filter(|f| f.kind != FlowKind::Rate) {
             let c = conns.len();
@@ -131,8 +131,6 @@ impl World {
                 App::Bulk => u64::MAX,
                 App::File(size) => file_segs(size, f.mss),
             };
-            let lane0 = lane;
-            lane += k as u32;
             conns.push(Conn {
                 name: f.name.clone(),
                 kind: f.kind,
@@ -182,7 +180,6 @@ impl World {
                 data: DataReceiver::new(cap, f.paths.len()),
                 tag_key: rng.next_u64(),
                 send_jitter: f.send_jitter,
-                lane0,
                 rng,
                 completion: None,
                 received_packets: 0,

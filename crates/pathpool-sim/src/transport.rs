@@ -418,7 +418,7 @@ impl Conn {
             let at = (now + d).max(s.tx_clock);
             s.tx_clock = at;
             let pid = net.pool.alloc(pkt);
-            net.q.push_lane(conn.lane0 + i as u32, at, pid);
+            net.q.push_near(at, pid);
         } else {
             if let Some(p) = net.inject(pkt) {
                 self.on_drop(&p);
