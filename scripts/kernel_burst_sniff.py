@@ -1,5 +1,6 @@
-"""Kernel-timestamped arrivals of TCP data packets on one device (AF_PACKET): per source port,
-burst lengths (packets of that flow whose gap to its previous packet is < GAP_US).
+"""Kernel-timestamped arrivals of TCP data packets on one device (AF_PACKET): per flow (source>destination port),
+burst lengths (packets of that flow whose gap to its previous packet is < GAP_US) and payload
+sizes (mean, and the three most common).
 
     ip netns exec NS python scripts/kernel_burst_sniff.py DEV SECONDS
 """
@@ -18,7 +19,7 @@ s.bind((dev, 0))
 s.setsockopt(socket.SOL_SOCKET, 35, 1)  # SO_TIMESTAMPNS
 s.settimeout(0.5)
 end = time.monotonic() + secs
-last, bursts, cur, n = {}, {}, {}, {}
+last, bursts, cur, n, sizes = {}, {}, {}, {}, {}
 while time.monotonic() < end:
     try:
         data, anc, _, addr = s.recvmsg(128, 64)
@@ -29,9 +30,12 @@ while time.monotonic() < end:
     ihl = (data[0] & 15) * 4
     tot = struct.unpack_from('!H', data, 2)[0]
     doff = (data[ihl + 12] >> 4) * 4
-    if tot - ihl - doff < 1000:
+    payload = tot - ihl - doff
+    if payload < 1000:
         continue  # ACKs and small segments
-    sport = struct.unpack_from('!H', data, ihl)[0]
+    sport = '{}>{}'.format(*struct.unpack_from('!HH', data, ihl))  # source>destination port
+    sizes.setdefault(sport, {}).setdefault(payload, 0)
+    sizes[sport][payload] += 1
     t = None
     for lvl, typ, val in anc:
         if typ == 35:
@@ -45,5 +49,8 @@ while time.monotonic() < end:
         cur[sport] = 1
     last[sport] = t
 out = {p: {"pkts": n[p], "mean_burst": round(statistics.mean(b), 2), "p90_burst": sorted(b)[int(0.9 * len(b))],
-           "max_burst": max(b)} for p, b in bursts.items() if len(b) > 10}
+           "max_burst": max(b),
+           "mean_payload": round(sum(k * v for k, v in sizes[p].items()) / n[p], 1),
+           "top_payloads": sorted(sizes[p].items(), key=lambda kv: -kv[1])[:3]}
+       for p, b in bursts.items() if len(b) > 10}
 print(json.dumps(out))

@@ -69,9 +69,9 @@ def _renos(k: int, prefix: str, r: int) -> float:
     return out["pp"]["bps"] / out["k"]["bps"]
 
 
-def _disjoint(k: int, prefix: str, r: int, spec: dict = DISJOINT) -> float:
-    """pp_lia over two disjoint paths, a Reno TCP on each: LIA's total / the better TCP."""
-    flows = [FlowSpec("mp", "mptcp", "pp_lia", 0), FlowSpec("t0", "tcp", "reno", 0),
+def _disjoint(k: int, prefix: str, r: int, spec: dict = DISJOINT, cc: str = "pp_lia") -> float:
+    """MPTCP (`cc`) over two disjoint paths, a Reno TCP on each: its total / the better TCP."""
+    flows = [FlowSpec("mp", "mptcp", cc, 0), FlowSpec("t0", "tcp", "reno", 0),
              FlowSpec("t1", "tcp", "reno", 1)]
     with Testbed([PathSpec(**spec), PathSpec(**spec)], prefix=prefix, quickack=False) as tb:
         out = tb.run_iperf3(flows, duration_s=DURATION_S, omit_s=OMIT_S, port=5301 + 10 * k)
@@ -117,19 +117,31 @@ def test_pp_reno_matches_kernel_reno_and_lia_against_the_best_tcp(loaded_bytes):
     single-path TCP (RFC 6356 goal 1: at least 1): with independent random loss it about holds
     (medians 0.96, 0.89, 0.95); with drop-tail overflow, where a path's TCP and LIA subflow lose in
     the same overflow, LIA's total is about half (medians 0.50, 0.49, 0.48, 0.58; README: a finding,
-    not tuned). On this bed even uncoupled MPTCP misses 2x there: kernel reno over MPTCP gets
-    1.23x the better TCP (README, "Issue 11"; scripts/kernel_disjoint_probe.py), so the 0.3
-    floor is about the bed with Linux MPTCP as much as about LIA."""
+    not tuned). On these drop-tail paths even uncoupled MPTCP misses 2x: kernel reno over MPTCP
+    gets 1.25x the better TCP, because Linux MPTCP's MP_JOIN subflow takes about 2.2x the
+    TCP's losses per packet at an overflow (README, "why the MPTCP subflows get less";
+    scripts/kernel_disjoint_probe.py --cwnd). With independent random loss the same
+    uncoupled connection gets about 2x (measured 1.88), which this test asserts too: Linux's
+    subflows grow as fast as TCP when losses follow packets, as RFC 6356 assumes."""
     got = _medians({"renos": _renos, "disjoint": _disjoint,
                     "disjoint_random": lambda k, p, r: _disjoint(k, p, r, DISJOINT_RANDOM)})
     # One pp_reno/reno run varies from 0.68 to 1.17 (sd ~0.15), so a median of 5 misses the 15%
-    # band by chance about one time in seven; 8 more runs on two more beds make the median's sd
+    # band by chance about one time in seven; 10 more runs on two more beds make the median's sd
     # ~0.05. The band is the issue's target, unchanged.
-    more = _medians({"renos_b": _renos, "renos_c": _renos}, runs=4)
+    more = _medians({"renos_b": _renos, "renos_c": _renos,
+                     "reno_random": lambda k, p, r: _disjoint(k, p, r, DISJOINT_RANDOM, "reno")},
+                    runs=5)
     got["renos"] += more["renos_b"] + more["renos_c"]
+    got["reno_random"] = more["reno_random"]
     med = {name: statistics.median(v) for name, v in got.items()}
     assert abs(med["renos"] - 1.0) <= 0.15, got["renos"]
     # Measured medians 0.962, 0.886, 0.949 (per-run sd ~0.1; RFC 6356 goal 0.9-1): about 4 sd
     # of the median below their mean.
     assert med["disjoint_random"] >= 0.7, got["disjoint_random"]
     assert med["disjoint"] >= 0.3, got["disjoint"]
+    # Uncoupled kernel reno over MPTCP with losses independent of the queue: probe 1.70, 1.88,
+    # 1.90; this test 1.62-2.08, median 1.87 (per-run sd ~0.2, the median's ~0.1, so 1.5 is
+    # about 3.5 sd below; RFC 6356's "two uncoupled subflows take two shares": 2; the
+    # simulator 2.01). On drop-tail paths it is 1.25 (README), so this is what tells the
+    # joined subflow's drop-tail losses apart from a growth defect.
+    assert med["reno_random"] >= 1.5, got["reno_random"]
