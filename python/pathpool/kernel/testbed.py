@@ -155,8 +155,8 @@ class Testbed:
         if not paths:
             raise ValueError("a test bed needs at least one path")
         if len(paths) > MAX_TESTBED_PATHS:
-            raise ValueError(f"{len(paths)} paths: at most 8 (Linux MPTCP's subflow limit; pp_* "
-                             "couple up to 8)")
+            raise ValueError(f"{len(paths)} paths: at most {MAX_TESTBED_PATHS} (Linux MPTCP's subflow "
+                             f"limit; pp_* couple up to {MAX_TESTBED_PATHS})")
         for k, p in enumerate(paths):
             p.validate(f"paths[{k}]")
         self.paths = paths
@@ -170,13 +170,11 @@ class Testbed:
         self.egress = list(egress) if egress is not None else [0 if shared_bottleneck else k for k in range(K)]
         if len(self.egress) != K or not all(0 <= j < K for j in self.egress):
             raise ValueError(f"egress = {egress}: one router link in 0..{K - 1} per path")
-        for j in set(self.egress):
-            first = self.paths[self.egress.index(j)]
-            for k in range(K):
-                if self.egress[k] == j and (paths[k].rate_mbps, paths[k].queue_pkts) != (
-                        first.rate_mbps, first.queue_pkts):
-                    raise ValueError(f"paths[{k}]: router link {j} is shared, its rate and queue must be "
-                                     "those of the link's first path")
+        for k, j in enumerate(self.egress):
+            first = self.link_spec(j)
+            if (paths[k].rate_mbps, paths[k].queue_pkts) != (first.rate_mbps, first.queue_pkts):
+                raise ValueError(f"paths[{k}]: router link {j} is shared, its rate and queue must be "
+                                 "those of the link's first path")
         self.access = list(access)
         seen: set[int] = set()
         for i, a in enumerate(self.access):
