@@ -55,6 +55,19 @@ def _start(*args: object, cwd: Path) -> subprocess.Popen:
     )
 
 
+@contextlib.contextmanager
+def _running(*args: object, cwd: Path):
+    """A `pathpool` command (:func:`_start`) that is killed on the way out if it still runs,
+    whatever the test did to it or failed on."""
+    proc = _start(*args, cwd=cwd)
+    try:
+        yield proc
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+
+
 def _lock_held(out: Path) -> bool:
     lock = out.parent / f".{out.name}.lock"
     if not lock.exists():
@@ -297,8 +310,7 @@ def test_an_exception_from_the_progress_callback_stops_the_run(long_dict):
 def test_signal_stops_pathpool_run_with_its_workers(tmp_path, long_dict, sig, code, word, group, jobs):
     sc = _write_toml(tmp_path / "long.toml", long_dict)
     out = tmp_path / "r"
-    proc = _start("run", sc, "-o", out, "--seeds", "1,2", "-j", jobs, "-q", cwd=tmp_path)
-    try:
+    with _running("run", sc, "-o", out, "--seeds", "1,2", "-j", jobs, "-q", cwd=tmp_path) as proc:
         _wait_for(lambda: _lock_held(out))
         if jobs > 1:
             _wait_for(lambda: len(_workers(proc)) >= jobs)
@@ -309,9 +321,6 @@ def test_signal_stops_pathpool_run_with_its_workers(tmp_path, long_dict, sig, co
         else:
             proc.send_signal(sig)
         _, err = proc.communicate(timeout=STOP_BOUND_S)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
     _assert_stopped(proc, err, workers, code, word, out)
 
 
@@ -322,17 +331,13 @@ def test_signal_after_progress_lines_still_gives_one_line(tmp_path, long_dict, s
     # the workers); a signal after the first one still stops everything with one more line.
     sc = _write_toml(tmp_path / "long.toml", long_dict)
     out = tmp_path / "r"
-    proc = _start("run", sc, "-o", out, "--seeds", "1,2", "-j", "2", cwd=tmp_path)
-    try:
+    with _running("run", sc, "-o", out, "--seeds", "1,2", "-j", "2", cwd=tmp_path) as proc:
         first = proc.stderr.readline()  # about 10 s in; both seeds still running
         assert first.startswith("run long: seeds: 0/2 (0%), "), first
         workers = _workers(proc)
         assert len(workers) >= 2
         proc.send_signal(sig)
         _, err = proc.communicate(timeout=STOP_BOUND_S)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
     _assert_stopped(proc, err, workers, code, word, out)
 
 
@@ -362,16 +367,13 @@ def test_json_of_timing_names_its_manifest(tmp_path, tiny_dict):
 
 
 def test_sigterm_stops_reproduce_with_its_pool(tmp_path):
-    proc = _start("reproduce", "rsf", "--seeds", "2", "--jobs", "2", "--out", tmp_path / "rep", cwd=tmp_path)
-    try:
+    with _running("reproduce", "rsf", "--seeds", "2", "--jobs", "2", "--out", tmp_path / "rep",
+                  cwd=tmp_path) as proc:
         _wait_for(lambda: len(_workers(proc)) >= 2)
         workers = _workers(proc)
         time.sleep(1.0)
         proc.send_signal(signal.SIGTERM)
         _, err = proc.communicate(timeout=STOP_BOUND_S)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
     _assert_stopped(proc, err, workers, 143, "terminated", None)
     assert err == "pathpool: terminated (SIGTERM); stopped\n"
 
