@@ -5,6 +5,7 @@
 use crate::event::{Ev, EventQueue};
 use crate::link::Link;
 use crate::packet::{Packet, Pool, ACK_BYTES};
+use crate::tcp::SegPool;
 use crate::time::{serialisation, Nanos};
 
 /// "No timer event pending" for the per-endpoint timer bookkeeping.
@@ -43,6 +44,8 @@ pub(crate) struct Net {
     pub(crate) end: Nanos,
     pub(crate) q: EventQueue,
     pub(crate) pool: Pool,
+    /// Scoreboard chunks not in use by any subflow.
+    pub(crate) segs: SegPool,
     pub(crate) links: Vec<Link>,
     pub(crate) routes: Vec<Route>,
     /// Data packets and pure ACKs (reports) sent so far.

@@ -150,11 +150,11 @@ impl LinuxState {
         for &(a, b) in &blocks[..n] {
             for seq in a.max(s.snd_una)..b.min(s.snd_nxt) {
                 let seg = s.seg(seq);
-                if seg.flags & SACKED != 0 {
+                if seg.flags() & SACKED != 0 {
                     continue;
                 }
-                self.rack_advance(seg.flags, seq, seg.sent_at, now);
-                if seg.flags & EVER_RETX == 0 && seq < high {
+                self.rack_advance(seg.flags(), seq, seg.sent_at, now);
+                if seg.flags() & EVER_RETX == 0 && seq < high {
                     reord = reord.min(seq);
                 }
                 high = high.max(seq);
@@ -163,14 +163,14 @@ impl LinuxState {
         let in_block = |seq: u64| blocks[..n].iter().any(|&(a, b)| a <= seq && seq < b);
         for seq in s.snd_una..cum.min(s.snd_nxt) {
             let seg = s.seg(seq);
-            if seg.flags & SACKED != 0 || in_block(seq) {
+            if seg.flags() & SACKED != 0 || in_block(seq) {
                 continue;
             }
-            if seg.flags & EVER_RETX == 0 {
+            if seg.flags() & EVER_RETX == 0 {
                 reord = reord.min(seq);
             }
-            if !(seg.flags & EVER_RETX != 0 && echo < seg.sent_at) {
-                self.rack_advance(seg.flags, seq, seg.sent_at, now);
+            if !(seg.flags() & EVER_RETX != 0 && echo < seg.sent_at) {
+                self.rack_advance(seg.flags(), seq, seg.sent_at, now);
             }
         }
         if reord < fack {
@@ -195,7 +195,7 @@ impl LinuxState {
             let mut seq = s.high_sacked;
             while seq > s.snd_una && sacked < crate::tcp::DUP_THRESH {
                 seq -= 1;
-                sacked += u32::from(s.seg(seq).flags & SACKED != 0);
+                sacked += u32::from(s.seg(seq).flags() & SACKED != 0);
             }
             if sacked >= crate::tcp::DUP_THRESH {
                 return 0;
@@ -217,7 +217,7 @@ impl LinuxState {
         for seq in s.snd_una..s.snd_nxt {
             let seg = *s.seg(seq);
             // Skip SACKed ones and those marked lost but not yet retransmitted.
-            if seg.flags & SACKED != 0 || seg.flags & (LOST | RETX) == LOST {
+            if seg.flags() & SACKED != 0 || seg.flags() & (LOST | RETX) == LOST {
                 continue;
             }
             if !sent_after(self.rack_mstamp, seg.sent_at, self.rack_end_seq, seq + 1) {
@@ -225,7 +225,7 @@ impl LinuxState {
             }
             let deadline = seg.sent_at + self.rack_rtt + reo_wnd;
             if deadline <= now {
-                s.set_flags(seq, (seg.flags | LOST) & !RETX);
+                s.set_flags(seq, (seg.flags() | LOST) & !RETX);
                 s.retx_hint = s.retx_hint.min(seq);
                 newly += 1;
             } else {
@@ -491,7 +491,7 @@ impl Conn {
                 // `__tcp_retransmit_skb` without `tcp_retransmit_skb`'s accounting: the probe
                 // is not in `retrans_out`, so not in pipe.
                 let s = &mut self.snd[i];
-                let f = s.seg(seq).flags;
+                let f = s.seg(seq).flags();
                 s.set_flags(seq, f & !RETX);
                 self.linux[i].tlp_retrans = true;
             }
@@ -544,18 +544,20 @@ impl Conn {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tcp::SegPool;
     use crate::time::NS_PER_MS;
 
     const MS: Nanos = NS_PER_MS;
 
-    /// Ten segments sent 1 ms apart from t = 0.
-    fn sender() -> Sender {
+    /// Ten segments sent 1 ms apart from t = 0, and the sender's chunk pool.
+    fn sender() -> (Sender, SegPool) {
+        let mut pool = SegPool::default();
         let mut s = Sender::default();
-        s.dupthresh = false;
+        (s.mss, s.dupthresh) = (1000, false);
         for i in 0..10 {
-            s.push_new(i, 1000, i * MS);
+            s.push_new(&mut pool, i, i * MS);
         }
-        s
+        (s, pool)
     }
 
     #[test]
@@ -593,14 +595,14 @@ mod tests {
     #[test]
     fn rack_marks_lost_by_time_after_reordering_window() {
         // Segments 0..10 sent at 0, 1, ..., 9 ms. min_rtt 40 ms, srtt 50 ms.
-        let mut s = sender();
+        let (mut s, mut pool) = sender();
         s.rtt_estimator(50_000);
         let mut lx = LinuxState::default();
         lx.rtt_sample(40 * MS);
         // At 55 ms an ACK SACKs segment 5 (sent at 5 ms): rack.rtt = 50 ms, mstamp = 5 ms.
         let now = 55 * MS;
         lx.on_ack(&s, 0, &[(5, 6)], 5 * MS, now);
-        s.on_ack(0, &[(5, 6)]);
+        s.on_ack(&mut pool, 0, &[(5, 6)]);
         assert_eq!(
             (lx.rack_mstamp, lx.rack_end_seq, lx.rack_rtt),
             (5 * MS, 6, 50 * MS)
@@ -620,7 +622,7 @@ mod tests {
         // Three SACKed segments (6, 7 arrive too): the window closes to 0 and 3 and 4,
         // sent before segment 7, are lost at once.
         lx.on_ack(&s, 0, &[(5, 8)], 7 * MS, 63 * MS);
-        s.on_ack(0, &[(5, 8)]);
+        s.on_ack(&mut pool, 0, &[(5, 8)]);
         assert_eq!(lx.reo_wnd(&s), 0);
         assert_eq!((lx.rack_mstamp, lx.rack_end_seq), (7 * MS, 8));
         assert_eq!(lx.detect_loss(&mut s, 63 * MS), (2, 0));
@@ -631,26 +633,26 @@ mod tests {
 
     #[test]
     fn rack_repairs_a_lost_retransmission() {
-        let mut s = sender();
+        let (mut s, mut pool) = sender();
         s.rtt_estimator(50_000);
         let mut lx = LinuxState::default();
         lx.rtt_sample(50 * MS);
         // 1..4 SACKed at 53 ms: 0 lost at once (3 SACKed: reo_wnd 0).
         lx.on_ack(&s, 0, &[(1, 4)], 3 * MS, 53 * MS);
-        s.on_ack(0, &[(1, 4)]);
+        s.on_ack(&mut pool, 0, &[(1, 4)]);
         assert_eq!(lx.detect_loss(&mut s, 53 * MS), (1, 0));
         s.in_recovery = true;
         s.mark_retransmitted(0, 53 * MS);
         // The retransmission is lost; segments 4..9 (sent 4-9 ms) are SACKed at 54-59 ms.
         // The retransmission (sent at 53 ms) is after them: nothing to mark.
         lx.on_ack(&s, 0, &[(1, 10)], 9 * MS, 59 * MS);
-        s.on_ack(0, &[(1, 10)]);
+        s.on_ack(&mut pool, 0, &[(1, 10)]);
         assert_eq!(lx.detect_loss(&mut s, 59 * MS), (0, 0));
         // New segment 10 sent at 60 ms and SACKed at 110 ms: the retransmission of 0 was
         // sent before it and is older than rack_rtt (50 ms) + 0: lost again, to be resent.
-        s.push_new(10, 1000, 60 * MS);
+        s.push_new(&mut pool, 10, 60 * MS);
         lx.on_ack(&s, 0, &[(1, 11)], 60 * MS, 110 * MS);
-        s.on_ack(0, &[(1, 11)]);
+        s.on_ack(&mut pool, 0, &[(1, 11)]);
         assert_eq!(lx.detect_loss(&mut s, 110 * MS), (1, 0));
         assert_eq!(s.next_retx(), Some(0));
         assert_eq!(s.pipe, 0);
@@ -659,24 +661,24 @@ mod tests {
 
     #[test]
     fn reordering_is_seen_and_widens_the_window() {
-        let mut s = sender();
+        let (mut s, mut pool) = sender();
         s.rtt_estimator(40_000);
         let mut lx = LinuxState::default();
         lx.rtt_sample(40 * MS);
         lx.on_ack(&s, 0, &[(3, 6)], 5 * MS, 46 * MS);
-        s.on_ack(0, &[(3, 6)]);
+        s.on_ack(&mut pool, 0, &[(3, 6)]);
         assert!(!lx.reord_seen);
         assert_eq!(lx.reo_wnd(&s), 0);
         // Segment 1, never retransmitted, arrives below the highest SACKed (5): reordering.
         lx.on_ack(&s, 0, &[(1, 2), (3, 6)], MS, 47 * MS);
-        s.on_ack(0, &[(1, 2), (3, 6)]);
+        s.on_ack(&mut pool, 0, &[(1, 2), (3, 6)]);
         assert!(lx.reord_seen);
         assert_eq!(lx.reo_wnd(&s), 10 * MS);
     }
 
     #[test]
     fn probe_timeout_is_two_srtt_in_jiffies() {
-        let mut s = sender();
+        let (mut s, mut pool) = sender();
         // No RTT sample: TCP_TIMEOUT_INIT (1 s), capped by the RTO (also 1 s).
         assert_eq!(LinuxState::probe_timeout(&s, true, 0), 1000 * MS);
         // srtt 100.4 ms: 2 srtt = 200.8 ms -> 201 jiffies, + TCP_TIMEOUT_MIN (10 outstanding).
@@ -685,7 +687,7 @@ mod tests {
         assert_eq!(s.rto, 302 * MS);
         assert_eq!(LinuxState::probe_timeout(&s, true, 0), 203 * MS);
         // One outstanding: 201 + TCP_RTO_MIN = 401 ms, but never later than the RTO (302 ms).
-        s.on_ack(9, &[]);
+        s.on_ack(&mut pool, 9, &[]);
         assert_eq!(LinuxState::probe_timeout(&s, true, 0), 302 * MS);
         // Not advancing the RTO: at most what is left of it since the head (sent at 9 ms):
         // 9 + 302 - 100 = 211 ms.

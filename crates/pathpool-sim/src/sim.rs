@@ -17,7 +17,7 @@ use crate::packet::Pool;
 use crate::rate::{self, RateFlow};
 use crate::recovery::LinuxState;
 use crate::rng::Stream;
-use crate::tcp::{Receiver, Sender};
+use crate::tcp::{Receiver, SegPool, Sender};
 use crate::time::{secs, Nanos};
 
 /// A run that could not be carried out.
@@ -144,6 +144,7 @@ impl World {
                         let mut s = Sender::default();
                         s.dupthresh = f.recovery == Recovery::Rfc6675;
                         s.route = paths[p].data;
+                        (s.app, s.mss) = (f.app, f.mss);
                         s
                     })
                     .collect(),
@@ -220,6 +221,7 @@ impl World {
                 end: sc.duration,
                 q,
                 pool: Pool::with_capacity(1 << 14),
+                segs: SegPool::default(),
                 links,
                 routes,
                 data_packets: 0,

@@ -8,6 +8,7 @@
 
 use std::collections::VecDeque;
 
+use crate::config::App;
 use crate::packet::MAX_SACK_BLOCKS;
 use crate::time::{Nanos, NS_PER_MS, NS_PER_SEC};
 
@@ -36,30 +37,189 @@ pub const RETX: u8 = 4;
 pub const REINJECTED: u8 = 8;
 pub const EVER_RETX: u8 = 16;
 
-/// One outstanding segment in the scoreboard.
+/// One outstanding segment in the scoreboard: 16 bytes. The DSN and the flags share a word (a
+/// DSN needs far fewer than 56 bits: 2^56 segments are 10^20 bytes), and the payload length is
+/// not stored: it follows from the DSN ([`Sender::seg_len`]), as every segment but a file's last
+/// is one MSS. (24 bytes before; with 999 flows the scoreboards were the largest buffers.)
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Seg {
-    pub dsn: u64,
-    pub len: u32,
+    /// DSN in the low [`DSN_BITS`] bits, flags in the top byte.
+    word: u64,
     pub sent_at: Nanos,
-    pub flags: u8,
 }
 
+const DSN_BITS: u32 = 56;
+const DSN_MASK: u64 = (1 << DSN_BITS) - 1;
+
 impl Seg {
+    #[inline]
+    pub fn new(dsn: u64, sent_at: Nanos) -> Seg {
+        assert!(dsn <= DSN_MASK, "DSN {dsn} beyond the scoreboard's 56 bits");
+        Seg { word: dsn, sent_at }
+    }
+
+    /// Data sequence number this segment carries.
+    #[inline]
+    pub fn dsn(&self) -> u64 {
+        self.word & DSN_MASK
+    }
+
+    #[inline]
+    pub fn flags(&self) -> u8 {
+        (self.word >> DSN_BITS) as u8
+    }
+
+    #[inline]
+    fn with_flags(self, flags: u8) -> Seg {
+        Seg {
+            word: (self.word & DSN_MASK) | (u64::from(flags) << DSN_BITS),
+            sent_at: self.sent_at,
+        }
+    }
+
     /// This segment's share of RFC 6675 `pipe`: an un-SACKed segment counts once unless it is
     /// deemed lost, plus once more if it was retransmitted (SetPipe, RFC 6675 section 4).
     #[inline]
     pub fn pipe(&self) -> u32 {
-        if self.flags & SACKED != 0 {
+        let f = self.flags();
+        if f & SACKED != 0 {
             0
         } else {
-            u32::from(self.flags & LOST == 0) + u32::from(self.flags & RETX != 0)
+            u32::from(f & LOST == 0) + u32::from(f & RETX != 0)
         }
     }
 
     #[inline]
     fn awaits_retx(&self) -> bool {
-        self.flags & (SACKED | LOST | RETX) == LOST
+        self.flags() & (SACKED | LOST | RETX) == LOST
+    }
+}
+
+/// Segments per scoreboard chunk (a power of two): 512 bytes.
+const CHUNK_SHIFT: u32 = 5;
+pub const CHUNK: usize = 1 << CHUNK_SHIFT;
+const CHUNK_MASK: usize = CHUNK - 1;
+
+type Chunk = Box<[Seg; CHUNK]>;
+
+/// The scoreboard chunks no subflow is using, shared by every subflow of a run. A subflow takes
+/// a chunk when its window reaches into one more and gives it back when its cumulative ACK
+/// leaves one, so the scoreboards together hold about the segments outstanding now (plus a
+/// chunk or two per subflow), not each subflow's largest window ever: a per-subflow ring grew
+/// to its largest window (rounded up to a power of two) and could only give memory back by
+/// reallocating (with 999 flows at 10 Gb/s: 368 k slots for 161 k outstanding segments early
+/// on, 257 k for 43 k later). Chunks are only ever allocated here, when none is free: no
+/// allocation per packet or per loss event once the run has reached its largest total.
+#[derive(Debug, Default)]
+pub struct SegPool {
+    free: Vec<Chunk>,
+    made: usize,
+}
+
+impl SegPool {
+    #[inline]
+    fn take(&mut self) -> Chunk {
+        match self.free.pop() {
+            Some(c) => c,
+            None => self.make(),
+        }
+    }
+
+    #[cold]
+    fn make(&mut self) -> Chunk {
+        self.made += 1;
+        Box::new([Seg::default(); CHUNK])
+    }
+
+    #[inline]
+    fn give(&mut self, c: Chunk) {
+        self.free.push(c);
+    }
+
+    /// Chunks allocated so far (in use or free).
+    pub fn made(&self) -> usize {
+        self.made
+    }
+
+    /// Chunks free for the next subflow that needs one.
+    pub fn free(&self) -> usize {
+        self.free.len()
+    }
+}
+
+/// A subflow's outstanding segments `snd_una..snd_nxt` (index `seq - snd_una`) in chunks of
+/// [`CHUNK`] from a [`SegPool`]. Invariant: `chunks` holds exactly the chunks that slots
+/// `head..head + len` fall into, and `head < CHUNK` (no chunk at all when empty).
+#[derive(Debug, Default)]
+pub struct Scoreboard {
+    chunks: VecDeque<Chunk>,
+    /// Slot of the first segment in `chunks[0]`.
+    head: usize,
+    len: usize,
+}
+
+impl Scoreboard {
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Chunks held (each [`CHUNK`] segments).
+    pub fn chunks(&self) -> usize {
+        self.chunks.len()
+    }
+
+    #[inline]
+    pub fn get(&self, i: usize) -> &Seg {
+        debug_assert!(i < self.len);
+        let j = self.head + i;
+        &self.chunks[j >> CHUNK_SHIFT][j & CHUNK_MASK]
+    }
+
+    #[inline]
+    fn get_mut(&mut self, i: usize) -> &mut Seg {
+        debug_assert!(i < self.len);
+        let j = self.head + i;
+        &mut self.chunks[j >> CHUNK_SHIFT][j & CHUNK_MASK]
+    }
+
+    #[inline]
+    fn push_back(&mut self, pool: &mut SegPool, s: Seg) {
+        let j = self.head + self.len;
+        if j >> CHUNK_SHIFT == self.chunks.len() {
+            self.chunks.push_back(pool.take());
+        }
+        self.len += 1;
+        self.chunks[j >> CHUNK_SHIFT][j & CHUNK_MASK] = s;
+    }
+
+    #[inline]
+    fn pop_front(&mut self, pool: &mut SegPool) -> Option<Seg> {
+        if self.len == 0 {
+            return None;
+        }
+        let front = self
+            .chunks
+            .front()
+            .expect("a non-empty scoreboard has a chunk");
+        // (`head < CHUNK`: the mask only spares a bounds check.)
+        let s = front[self.head & CHUNK_MASK];
+        self.head += 1;
+        self.len -= 1;
+        if self.head == CHUNK || self.len == 0 {
+            let c = self
+                .chunks
+                .pop_front()
+                .expect("a non-empty scoreboard has a chunk");
+            pool.give(c);
+            self.head = 0;
+        }
+        Some(s)
     }
 }
 
@@ -97,7 +257,10 @@ pub struct Sender {
     /// Next new sequence number (HighData + 1).
     pub snd_nxt: u64,
     /// Segments `snd_una..snd_nxt`, index `seq - snd_una`.
-    pub sb: VecDeque<Seg>,
+    pub sb: Scoreboard,
+    /// The connection's application and MSS: a segment's payload length follows from its DSN.
+    pub app: App,
+    pub mss: u32,
     /// RFC 6675 pipe, in segments.
     pub pipe: u32,
     /// Segments deemed lost and not yet retransmitted (nothing to retransmit when 0).
@@ -171,7 +334,9 @@ impl Default for Sender {
             route: 0,
             snd_una: 0,
             snd_nxt: 0,
-            sb: VecDeque::with_capacity(64),
+            sb: Scoreboard::default(),
+            app: App::Bulk,
+            mss: 1448,
             pipe: 0,
             awaiting_retx: 0,
             high_sacked: 0,
@@ -220,31 +385,31 @@ impl Sender {
 
     #[inline]
     pub fn seg(&self, seq: u64) -> &Seg {
-        &self.sb[(seq - self.snd_una) as usize]
+        self.sb.get((seq - self.snd_una) as usize)
+    }
+
+    /// Payload bytes of the segment carrying `dsn`.
+    #[inline]
+    pub fn seg_len(&self, dsn: u64) -> u32 {
+        crate::mptcp::seg_len(self.app, self.mss, dsn)
     }
 
     /// Change a segment's flags, keeping `pipe` and `awaiting_retx` consistent.
     #[inline]
     pub(crate) fn set_flags(&mut self, seq: u64, flags: u8) {
-        let i = (seq - self.snd_una) as usize;
-        let old = self.sb[i];
-        let mut new = old;
-        new.flags = flags;
+        let slot = self.sb.get_mut((seq - self.snd_una) as usize);
+        let old = *slot;
+        let new = old.with_flags(flags);
+        *slot = new;
         self.pipe = self.pipe + new.pipe() - old.pipe();
         self.awaiting_retx =
             self.awaiting_retx + u32::from(new.awaits_retx()) - u32::from(old.awaits_retx());
-        self.sb[i] = new;
     }
 
-    /// Record a new segment `snd_nxt` carrying `dsn`.
-    pub fn push_new(&mut self, dsn: u64, len: u32, now: Nanos) -> u64 {
+    /// Record a new segment `snd_nxt` carrying `dsn` (a chunk from `pool` if it needs one).
+    pub fn push_new(&mut self, pool: &mut SegPool, dsn: u64, now: Nanos) -> u64 {
         let seq = self.snd_nxt;
-        self.sb.push_back(Seg {
-            dsn,
-            len,
-            sent_at: now,
-            flags: 0,
-        });
+        self.sb.push_back(pool, Seg::new(dsn, now));
         self.snd_nxt += 1;
         self.pipe += 1;
         seq
@@ -252,10 +417,9 @@ impl Sender {
 
     /// Record the retransmission of `seq` now.
     pub fn mark_retransmitted(&mut self, seq: u64, now: Nanos) {
-        let f = self.seg(seq).flags;
+        let f = self.seg(seq).flags();
         self.set_flags(seq, f | RETX | EVER_RETX);
-        let i = (seq - self.snd_una) as usize;
-        self.sb[i].sent_at = now;
+        self.sb.get_mut((seq - self.snd_una) as usize).sent_at = now;
     }
 
     /// The lowest segment deemed lost and not yet retransmitted (RFC 6675 NextSeg rule 1).
@@ -275,21 +439,26 @@ impl Sender {
         None
     }
 
-    /// Apply a cumulative ACK (`cum` = next expected) and SACK blocks.
-    pub fn on_ack(&mut self, cum: u64, sacks: &[(u64, u64)]) -> AckEffect {
+    /// Apply a cumulative ACK (`cum` = next expected) and SACK blocks; the chunks the ACK
+    /// empties go back to `pool`.
+    pub fn on_ack(&mut self, pool: &mut SegPool, cum: u64, sacks: &[(u64, u64)]) -> AckEffect {
         let mut eff = AckEffect::default();
         let cum = cum.min(self.snd_nxt);
         while self.snd_una < cum {
-            let s = self.sb.pop_front().expect("scoreboard shorter than window");
+            let s = self
+                .sb
+                .pop_front(pool)
+                .expect("scoreboard shorter than window");
             self.pipe -= s.pipe();
             self.awaiting_retx -= u32::from(s.awaits_retx());
-            if s.flags & SACKED == 0 {
+            let f = s.flags();
+            if f & SACKED == 0 {
                 eff.segs += 1;
-                eff.bytes += u64::from(s.len);
+                eff.bytes += u64::from(self.seg_len(s.dsn()));
             }
-            if s.flags & EVER_RETX != 0 {
+            if f & EVER_RETX != 0 {
                 eff.retrans_acked = true;
-            } else if s.flags & SACKED == 0 && eff.first_ackt.is_none() {
+            } else if f & SACKED == 0 && eff.first_ackt.is_none() {
                 eff.first_ackt = Some(s.sent_at);
             }
             self.snd_una += 1;
@@ -309,15 +478,16 @@ impl Sender {
                     s = cb;
                     continue;
                 }
-                let f = self.seg(s).flags;
+                let seg = *self.seg(s);
+                let f = seg.flags();
                 if f & SACKED == 0 {
                     self.set_flags(s, f | SACKED);
                     eff.segs += 1;
-                    eff.bytes += u64::from(self.seg(s).len);
+                    eff.bytes += u64::from(self.seg_len(seg.dsn()));
                     eff.new_sack = true;
                     if f & EVER_RETX == 0 && s < first_sacked {
                         first_sacked = s;
-                        eff.first_sackt = Some(self.seg(s).sent_at);
+                        eff.first_sackt = Some(seg.sent_at);
                     }
                 }
                 s += 1;
@@ -335,23 +505,6 @@ impl Sender {
         eff
     }
 
-    /// Give back most of a scoreboard that a past window (a slow start's overshoot, typically)
-    /// grew far beyond the present one: halve it while fewer than an eighth of its slots are in
-    /// use, above 256 slots. Growing back takes a fourfold window, so a window swinging between
-    /// W/2 and W never reallocates, and small windows never do. The transport calls this when a
-    /// loss episode ends (rare; a test per ACK made the event loop measurably slower). (999
-    /// flows at 10 Gb/s: scoreboards sized by each flow's largest window ever took 18 MB.)
-    pub fn shrink_scoreboard(&mut self) {
-        const MIN_SLOTS: usize = 256;
-        let mut cap = self.sb.capacity();
-        while cap > MIN_SLOTS && self.sb.len() < cap / 8 {
-            cap /= 2;
-        }
-        if cap < self.sb.capacity() {
-            self.sb.shrink_to(cap);
-        }
-    }
-
     /// RFC 6675 IsLost: an un-SACKed segment is lost once DupThresh segments above it are
     /// SACKed. The threshold point only moves up, so each segment is visited once.
     fn mark_lost_by_sack(&mut self) -> u32 {
@@ -361,7 +514,7 @@ impl Sender {
         let mut frontier = None;
         while s > floor {
             s -= 1;
-            if self.seg(s).flags & SACKED != 0 {
+            if self.seg(s).flags() & SACKED != 0 {
                 count += 1;
                 if count == DUP_THRESH {
                     frontier = Some(s);
@@ -372,7 +525,7 @@ impl Sender {
         let Some(f) = frontier else { return 0 };
         let mut newly = 0;
         for seq in floor..f {
-            let fl = self.seg(seq).flags;
+            let fl = self.seg(seq).flags();
             if fl & (SACKED | LOST) == 0 {
                 self.set_flags(seq, fl | LOST);
                 newly += 1;
@@ -385,7 +538,7 @@ impl Sender {
 
     /// Is the first outstanding segment deemed lost (RFC 6675 IsLost(HighACK + 1))?
     pub fn first_is_lost(&self) -> bool {
-        self.snd_una < self.snd_nxt && self.seg(self.snd_una).flags & LOST != 0
+        self.snd_una < self.snd_nxt && self.seg(self.snd_una).flags() & LOST != 0
     }
 
     /// Force-mark the first outstanding segment lost (fast retransmit on DupThresh duplicate
@@ -394,7 +547,7 @@ impl Sender {
         if self.snd_una >= self.snd_nxt {
             return false;
         }
-        let f = self.seg(self.snd_una).flags;
+        let f = self.seg(self.snd_una).flags();
         if f & (SACKED | LOST) != 0 {
             return false;
         }
@@ -409,7 +562,7 @@ impl Sender {
     pub fn mark_all_lost(&mut self) -> u32 {
         let mut newly = 0;
         for seq in self.snd_una..self.snd_nxt {
-            let f = self.seg(seq).flags;
+            let f = self.seg(seq).flags();
             if f & SACKED == 0 {
                 if f & LOST == 0 || f & RETX != 0 {
                     newly += 1;
@@ -669,25 +822,30 @@ impl Receiver {
 mod tests {
     use super::*;
 
-    fn sender_with(n: u64) -> Sender {
-        let mut s = Sender::default();
+    /// A sender of 1000-byte segments with `n` outstanding, and its chunk pool.
+    fn sender_with(n: u64) -> (Sender, SegPool) {
+        let mut pool = SegPool::default();
+        let mut s = Sender {
+            mss: 1000,
+            ..Sender::default()
+        };
         for i in 0..n {
-            s.push_new(i, 1000, 0);
+            s.push_new(&mut pool, i, 0);
         }
-        s
+        (s, pool)
     }
 
     #[test]
     fn sack_marks_loss_after_three_segments_above() {
-        let mut s = sender_with(10);
+        let (mut s, mut pool) = sender_with(10);
         assert_eq!(s.pipe, 10);
         // Segment 0 lost; 1 and 2 SACKed: not yet lost.
-        let e = s.on_ack(0, &[(1, 3)]);
+        let e = s.on_ack(&mut pool, 0, &[(1, 3)]);
         assert_eq!((e.segs, e.newly_lost), (2, 0));
         assert_eq!(s.pipe, 8);
         assert!(!s.first_is_lost());
         // Third SACKed segment above 0: 0 is lost (RFC 6675 IsLost).
-        let e = s.on_ack(0, &[(1, 4)]);
+        let e = s.on_ack(&mut pool, 0, &[(1, 4)]);
         assert_eq!((e.segs, e.newly_lost), (1, 1));
         assert!(s.first_is_lost());
         // pipe = 10 - 3 sacked - 1 lost
@@ -697,7 +855,7 @@ mod tests {
         assert_eq!(s.pipe, 7);
         assert_eq!(s.next_retx(), None);
         // Cumulative ACK of everything up to 4: 0 (retx) removed, 1..3 were sacked.
-        let e = s.on_ack(4, &[]);
+        let e = s.on_ack(&mut pool, 4, &[]);
         assert_eq!((e.segs, e.bytes, e.advanced), (1, 1000, true));
         assert_eq!(s.pipe, 6);
         assert_eq!(s.snd_una, 4);
@@ -705,7 +863,7 @@ mod tests {
 
     #[test]
     fn cwnd_limited_tracking_follows_linux() {
-        let mut s = sender_with(10);
+        let (mut s, mut pool) = sender_with(10);
         // The initial window went out and filled cwnd = 10.
         s.cwnd_validate(true);
         assert_eq!(
@@ -714,9 +872,9 @@ mod tests {
         );
         assert!(s.is_cwnd_limited(10.0, f64::INFINITY) && s.is_cwnd_limited(10.0, 5.0));
         // All acknowledged; the next pass sends 5 with room left: a new window starts afresh.
-        s.on_ack(10, &[]);
+        s.on_ack(&mut pool, 10, &[]);
         for d in 10..15 {
-            s.push_new(d, 1000, 0);
+            s.push_new(&mut pool, d, 0);
         }
         s.cwnd_validate(false);
         assert_eq!(
@@ -729,7 +887,7 @@ mod tests {
         assert!(!s.is_cwnd_limited(9.0, 5.0));
         // Same window (snd_una 10 < 15): more outstanding raises the maximum.
         for d in 15..18 {
-            s.push_new(d, 1000, 0);
+            s.push_new(&mut pool, d, 0);
         }
         s.cwnd_validate(false);
         assert_eq!(
@@ -740,7 +898,7 @@ mod tests {
         // does not clear it (the 2022 Linux fix), even with more outstanding.
         s.cwnd_validate(true);
         assert!(s.cwnd_limited);
-        s.push_new(18, 1000, 0);
+        s.push_new(&mut pool, 18, 0);
         s.cwnd_validate(false);
         assert_eq!(
             (s.cwnd_limited, s.max_packets_out, s.cwnd_usage_seq),
@@ -748,7 +906,7 @@ mod tests {
         );
         assert!(s.is_cwnd_limited(100.0, 5.0));
         // Once snd_una reaches 18 the window is over: the next pass decides again.
-        s.on_ack(18, &[]);
+        s.on_ack(&mut pool, 18, &[]);
         s.cwnd_validate(false);
         assert_eq!(
             (s.cwnd_limited, s.max_packets_out, s.cwnd_usage_seq),
@@ -756,46 +914,59 @@ mod tests {
         );
     }
 
-    /// A scoreboard grown by a large window shrinks once the window is far smaller, keeps
-    /// every outstanding segment, and does not reallocate while the window swings by 2x.
+    /// Scoreboards share one pool of chunks: a window that shrinks gives chunks back, another
+    /// subflow's growing window takes them, and no chunk is allocated while the total in use
+    /// stays below the largest so far. Every segment keeps its DSN and send time throughout.
     #[test]
-    fn scoreboard_gives_back_a_past_window() {
-        let mut s = sender_with(4000);
-        let big = s.sb.capacity();
-        assert!(big >= 4000);
-        // 1000 of 4096 in use: more than an eighth, kept.
-        s.on_ack(3000, &[]);
-        s.shrink_scoreboard();
-        assert_eq!(s.sb.capacity(), big);
-        // 100 in use: halved while fewer than an eighth (4096 -> 2048 -> 1024 -> 512).
-        s.on_ack(3900, &[]);
-        s.shrink_scoreboard();
-        assert_eq!(s.sb.capacity(), big / 8);
-        assert_eq!((s.sb.len(), s.pipe), (100, 100));
-        assert_eq!(s.seg(3950).dsn, 3950);
-        // A window swinging between 100 and 200 from now on: never another reallocation.
-        let cap = s.sb.capacity();
-        for _ in 0..50 {
-            while s.outstanding() < 200 {
-                let d = s.snd_nxt;
-                s.push_new(d, 1000, 0);
-            }
-            let una = s.snd_una;
-            s.on_ack(una + 100, &[]);
-            s.shrink_scoreboard();
-            assert_eq!(s.sb.capacity(), cap);
+    fn scoreboards_share_their_chunks() {
+        let (mut a, mut pool) = sender_with(4000);
+        let made = pool.made();
+        assert_eq!((made, a.sb.chunks()), (4000usize.div_ceil(CHUNK), made));
+        // 100 left (slots 3900..4000: chunk boundaries at multiples of 32 -> 4 chunks).
+        a.on_ack(&mut pool, 3900, &[]);
+        assert_eq!((a.sb.len(), a.pipe, a.sb.chunks()), (100, 100, 4));
+        assert_eq!(pool.free(), made - 4);
+        assert_eq!((a.seg(3950).dsn(), a.seg(3950).sent_at), (3950, 0));
+        // A second subflow grows to 3000 segments on the chunks the first gave back.
+        let mut b = Sender {
+            mss: 1000,
+            ..Sender::default()
+        };
+        for d in 0..3000 {
+            b.push_new(&mut pool, 10_000 + d, d);
         }
-        // Nothing outstanding: down to the floor of 256 slots, not below.
-        let nxt = s.snd_nxt;
-        s.on_ack(nxt, &[]);
-        s.shrink_scoreboard();
-        assert_eq!(s.sb.capacity(), 256);
+        assert_eq!(pool.made(), made);
+        // Both windows sliding for many rounds: still no new chunk, contents intact.
+        for round in 0..50u64 {
+            for s in [&mut a, &mut b] {
+                let una = s.snd_una;
+                s.on_ack(&mut pool, una + 37, &[]);
+                while s.outstanding() < 130 + round {
+                    let d = s.snd_nxt;
+                    s.push_new(&mut pool, 7 * d, d);
+                }
+            }
+        }
+        assert_eq!(pool.made(), made);
+        for s in [&a, &b] {
+            for seq in s.snd_una..s.snd_nxt {
+                assert!(s.seg(seq).dsn() == 7 * seq || s.seg(seq).dsn() == 10_000 + seq);
+                assert_eq!(s.seg(seq).sent_at, seq);
+            }
+        }
+        // Everything acknowledged: every chunk is back in the pool.
+        for s in [&mut a, &mut b] {
+            let nxt = s.snd_nxt;
+            let e = s.on_ack(&mut pool, nxt, &[]);
+            assert!(e.advanced && s.sb.is_empty() && s.sb.chunks() == 0);
+        }
+        assert_eq!(pool.free(), pool.made());
     }
 
     #[test]
     fn rto_marks_everything_lost_and_pipe_empties() {
-        let mut s = sender_with(5);
-        s.on_ack(1, &[(3, 4)]);
+        let (mut s, mut pool) = sender_with(5);
+        s.on_ack(&mut pool, 1, &[(3, 4)]);
         let newly = s.mark_all_lost();
         assert_eq!(newly, 3); // 1, 2, 4
         assert_eq!(s.pipe, 0);
@@ -805,7 +976,7 @@ mod tests {
 
     #[test]
     fn rto_follows_linux_tcp_rtt_estimator() {
-        let mut s = sender_with(10);
+        let (mut s, mut pool) = sender_with(10);
         assert_eq!(s.rto, NS_PER_SEC); // TCP_TIMEOUT_INIT before any sample
                                        // First sample R = 100 ms: srtt = 100 ms, rttvar = max(2R, 200 ms) = 200 ms, RTO = 3R.
         s.rtt_estimator(100_000);
@@ -825,9 +996,9 @@ mod tests {
         // decays towards mdev_max, which restarts at rto_min = 200 ms each window: the RTO
         // settles at srtt + 200 ms, never at RFC 6298's max(srtt + 4 rttvar, rto_min).
         for w in 0..40u64 {
-            s.on_ack(s.snd_nxt, &[]);
+            s.on_ack(&mut pool, s.snd_nxt, &[]);
             for d in 0..10 {
-                s.push_new(w * 10 + d, 1000, 0);
+                s.push_new(&mut pool, w * 10 + d, 0);
             }
             s.rtt_estimator(100_000);
         }
@@ -866,21 +1037,21 @@ mod tests {
 
     #[test]
     fn rtt_sample_choice_follows_karn_and_linux() {
-        let mut s = Sender::default();
+        let (mut s, mut pool) = sender_with(0);
         for (i, t) in [(0, 10), (1, 20), (2, 30), (3, 40), (4, 50)] {
-            s.push_new(i, 1000, t * NS_PER_MS);
+            s.push_new(&mut pool, i, t * NS_PER_MS);
         }
         // Segment 0 retransmitted at 100 ms; 1 and 2 SACKed (a sample from 1, the lowest).
-        s.on_ack(0, &[(1, 3)]);
+        s.on_ack(&mut pool, 0, &[(1, 3)]);
         s.mark_retransmitted(0, 100 * NS_PER_MS);
         let now = 150 * NS_PER_MS;
-        let e = s.on_ack(0, &[(3, 4)]);
+        let e = s.on_ack(&mut pool, 0, &[(3, 4)]);
         assert_eq!(e.first_sackt, Some(40 * NS_PER_MS));
         assert_eq!(Sender::estimator_sample(&e, now, 0), Some(110_000));
         // The cumulative ACK covers the retransmitted 0 (Karn: no sample from first_ackt)
         // and 4 was never SACKed: first_ackt = 50 ms but retrans_acked forbids it; no new
         // SACK; the echoed timestamp (the retransmission at 100 ms) gives 50 ms.
-        let e = s.on_ack(5, &[]);
+        let e = s.on_ack(&mut pool, 5, &[]);
         assert!(e.retrans_acked && e.advanced);
         assert_eq!(e.first_ackt, Some(50 * NS_PER_MS));
         assert_eq!(
@@ -888,15 +1059,15 @@ mod tests {
             Some(50_000)
         );
         // A plain cumulative ACK samples the oldest acknowledged segment.
-        s.push_new(5, 1000, 200 * NS_PER_MS);
-        s.push_new(6, 1000, 201 * NS_PER_MS);
-        let e = s.on_ack(7, &[]);
+        s.push_new(&mut pool, 5, 200 * NS_PER_MS);
+        s.push_new(&mut pool, 6, 201 * NS_PER_MS);
+        let e = s.on_ack(&mut pool, 7, &[]);
         assert_eq!(
             Sender::estimator_sample(&e, 300 * NS_PER_MS, 201 * NS_PER_MS),
             Some(100_000)
         );
         // A duplicate ACK with nothing new: no sample.
-        let e = s.on_ack(7, &[]);
+        let e = s.on_ack(&mut pool, 7, &[]);
         assert_eq!(Sender::estimator_sample(&e, 400 * NS_PER_MS, 0), None);
     }
 

@@ -181,7 +181,7 @@ impl Conn {
         if linux {
             conn.linux[i].on_ack(s, cum_ack, sacks, ts, now);
         }
-        let eff = s.on_ack(cum_ack, sacks);
+        let eff = s.on_ack(&mut net.segs, cum_ack, sacks);
         // Nothing below allocates a packet before the slot is no longer read.
         net.pool.free(pid);
         // RFC 6675 section 2: a duplicate ACK carries SACK information for new data and does
@@ -228,14 +228,12 @@ impl Conn {
         if s.in_recovery && s.snd_una >= s.recovery_point {
             s.in_recovery = false;
             v.in_recovery = false;
-            s.shrink_scoreboard();
             Self::account_cwnd(conn, i, now);
             conn.ctrl.on_recovery_exit(&mut conn.views, i, now);
         }
         let s = &mut conn.snd[i];
         if s.in_loss && s.snd_una >= s.loss_point {
             s.in_loss = false;
-            s.shrink_scoreboard();
         }
         if linux {
             return self.linux_on_ack(net, c, i, &eff, rtt, owd);
@@ -350,11 +348,12 @@ impl Conn {
         // to the other subflows (Linux MPTCP `mptcp_reinject_data` on RTO).
         if conn.snd.len() > 1 {
             let s = &mut conn.snd[i];
-            for idx in 0..s.sb.len() {
-                let seg = s.sb[idx];
-                if seg.flags & (SACKED | REINJECTED) == 0 && seg.dsn >= conn.data_una {
-                    s.sb[idx].flags |= REINJECTED;
-                    conn.reinject.push_back(seg.dsn);
+            for seq in s.snd_una..s.snd_nxt {
+                let seg = *s.seg(seq);
+                let f = seg.flags();
+                if f & (SACKED | REINJECTED) == 0 && seg.dsn() >= conn.data_una {
+                    s.set_flags(seq, f | REINJECTED);
+                    conn.reinject.push_back(seg.dsn());
                 }
             }
         }
@@ -380,8 +379,8 @@ impl Conn {
             None => {
                 s.mark_retransmitted(seq, now);
                 s.retransmitted += 1;
-                let seg = s.seg(seq);
-                (seg.dsn, seg.len)
+                let dsn = s.seg(seq).dsn();
+                (dsn, s.seg_len(dsn))
             }
         };
         let wire = len + HEADER_BYTES;
@@ -445,7 +444,7 @@ impl Conn {
             conn.next_dsn += 1;
         }
         let len = conn.seg_len(dsn);
-        let seq = conn.snd[i].push_new(dsn, len, net.now);
+        let seq = conn.snd[i].push_new(&mut net.segs, dsn, net.now);
         self.send_segment(net, c, i, seq, Some((dsn, len)));
     }
 
