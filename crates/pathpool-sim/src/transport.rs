@@ -179,9 +179,9 @@ impl Conn {
         let linux = !conn.linux.is_empty();
         let s = &mut conn.snd[i];
         if linux {
-            conn.linux[i].on_ack(s, cum_ack, sacks, ts, now);
+            conn.linux[i].on_ack(s, cum_ack, &sacks, ts, now);
         }
-        let eff = s.on_ack(&mut net.segs, cum_ack, sacks);
+        let eff = s.on_ack(&mut net.segs, cum_ack, &sacks);
         // Nothing below allocates a packet before the slot is no longer read.
         net.pool.free(pid);
         // RFC 6675 section 2: a duplicate ACK carries SACK information for new data and does
