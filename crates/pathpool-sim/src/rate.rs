@@ -791,7 +791,7 @@ impl World {
             .iter()
             .enumerate()
             .filter_map(|(e, ep)| match ep {
-                Endpoint::Rate(r) => Some((e as u32, r)),
+                Endpoint::Rate(r) => Some((e as u32, &**r)),
                 Endpoint::Conn(_) => None,
             })
     }

@@ -51,12 +51,12 @@ pub(crate) struct World {
 }
 
 /// Where a route ends: each variant handles its own packets and timers (static dispatch).
-// A connection is much larger than a rate flow; there are few endpoints, and inline variants
-// keep a packet's endpoint one index away.
+// A connection inline keeps a packet's endpoint one index away; the rarer rate flow (larger
+// than a connection) is boxed, so that every connection's slot is not sized for one.
 #[allow(clippy::large_enum_variant)]
 pub(crate) enum Endpoint {
     Conn(Conn),
-    Rate(RateFlow),
+    Rate(Box<RateFlow>),
 }
 
 impl World {
@@ -213,7 +213,7 @@ impl World {
         let endpoints = conns
             .into_iter()
             .map(Endpoint::Conn)
-            .chain(rate_flows.into_iter().map(Endpoint::Rate))
+            .chain(rate_flows.into_iter().map(|r| Endpoint::Rate(Box::new(r))))
             .collect();
         Ok(World {
             net: Net {
@@ -419,6 +419,18 @@ impl World {
             }
         }
         debug_assert_eq!(live as usize, self.net.pool.live());
+        // The packets, their events and the scoreboards are not needed for the records: give
+        // their memory to the output's allocations (else they add to the run's peak).
+        self.net.pool = Pool::default();
+        self.net.q = EventQueue::default();
+        self.net.segs = SegPool::default();
+        for ep in self.endpoints.iter_mut() {
+            if let Endpoint::Conn(conn) = ep {
+                for s in conn.snd.iter_mut() {
+                    s.sb = Default::default();
+                }
+            }
+        }
         let mut out = RunOutput::default();
         for (c, ep) in self.endpoints.iter_mut().enumerate() {
             let Endpoint::Conn(conn) = ep else { continue };
