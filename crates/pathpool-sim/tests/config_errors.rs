@@ -387,3 +387,22 @@ fn counting_defaults_to_bytes_and_names_its_allowed_values() {
     assert_eq!(e.line, Some(16));
     assert_eq!(e.allowed.as_deref(), Some("bytes, acks"));
 }
+
+/// A connection's subflows are numbered in one byte of the data-level receive ring: 255 paths
+/// are accepted, 256 rejected with the field and the allowed count.
+#[test]
+fn too_many_paths_for_one_connection() {
+    let mptcp = |n: usize| {
+        let names = vec!["\"p\""; n].join(", ");
+        GOOD.replace(
+            "kind = \"tcp\"\npath = \"p\"",
+            &format!("kind = \"mptcp\"\npaths = [{names}]"),
+        )
+    };
+    let sc = Scenario::from_toml_str(&mptcp(255), "ok.toml").unwrap();
+    assert_eq!(sc.flows[0].paths.len(), 255);
+    let e = err(&mptcp(256));
+    assert_eq!(e.field, "flows[0].paths");
+    assert!(e.to_string().contains("at most 255 subflows"), "{e}");
+    assert_eq!(e.allowed.as_deref(), Some("1 to 255 path names"));
+}

@@ -183,6 +183,18 @@ fn flow(
                     Some(path_names.list()),
                 ));
             }
+            if ps.get_ref().len() > crate::mptcp::MAX_SUBFLOWS {
+                return Err(ctx.err(
+                    Some(ps.span()),
+                    f("paths"),
+                    format!(
+                        "{} paths: a connection has at most {} subflows",
+                        ps.get_ref().len(),
+                        crate::mptcp::MAX_SUBFLOWS
+                    ),
+                    Some("1 to 255 path names"),
+                ));
+            }
             let mut v = Vec::new();
             for (j, s) in ps.get_ref().iter().enumerate() {
                 v.push(path_names.find(ctx, s, format!("flows[{i}].paths[{j}]"), "path")?);

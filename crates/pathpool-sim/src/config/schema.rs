@@ -234,7 +234,7 @@ pub const FIELDS: &[Field] = &[
         [], ["\"udp\""]),
     field!("flows", "path", "string", "tcp", "", "a path name", ALL,
         "the path of a single-path flow (or paths = [\"p\"])"),
-    field!("flows", "paths", "list of strings", "mptcp, rate", "", "path names, at least one", ALL,
+    field!("flows", "paths", "list of strings", "mptcp, rate", "", "1 to 255 path names", ALL,
         "one subflow per entry"),
     field!("flows", "algorithm", "string", "no", "reno", "names of `pathpool algorithms`", WIN,
         "congestion control"),
