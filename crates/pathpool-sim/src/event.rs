@@ -420,6 +420,12 @@ impl EventQueue {
             });
             return;
         }
+        if l.q.len() == l.q.capacity() {
+            // A link's or an ACK route's lane holds a propagation delay's worth of packets (12 k
+            // in a 10 Gb/s, 15 ms link); growing by a quarter rather than doubling leaves less
+            // of the ring unused once it stops growing.
+            l.q.reserve_exact(l.q.len() / 4 + 4);
+        }
         l.q.push_back(LaneEntry {
             at,
             pid,
