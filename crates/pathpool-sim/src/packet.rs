@@ -131,7 +131,6 @@ pub struct Pool {
     /// slots rather than in a vector beside them: the slot freed last, taken first, is in cache
     /// anyway, and a vector of free indices grew to 4 bytes per packet ever in flight.
     free_head: u32,
-    n_free: usize,
     /// SACK blocks of the ACKs in flight that carry any, with their own free list. Stored as
     /// offsets from the ACK's cumulative ACK (blocks lie above it, within a window): 24 bytes
     /// instead of 48, as up to 16 k ACKs with blocks are in flight with 999 flows.
@@ -150,7 +149,6 @@ impl Pool {
         Pool {
             slots: Vec::with_capacity(n),
             free_head: NO_SLOT,
-            n_free: 0,
             sack_tab: Vec::new(),
             sack_free: Vec::new(),
         }
@@ -162,7 +160,6 @@ impl Pool {
             let i = self.free_head;
             let slot = &mut self.slots[i as usize];
             self.free_head = slot.conn;
-            self.n_free -= 1;
             *slot = p;
             i
         } else {
@@ -223,7 +220,6 @@ impl Pool {
         }
         p.conn = self.free_head;
         self.free_head = i;
-        self.n_free += 1;
     }
 
     #[inline]
@@ -244,9 +240,17 @@ impl Pool {
         }
     }
 
-    /// Packets currently in use.
+    /// Packets currently in use (walks the free list: for checks, not for the hot path).
     pub fn live(&self) -> usize {
-        self.slots.len() - self.n_free
+        let free = std::iter::successors(
+            (self.free_head != NO_SLOT).then_some(self.free_head),
+            |&i| {
+                let next = self.slots[i as usize].conn;
+                (next != NO_SLOT).then_some(next)
+            },
+        )
+        .count();
+        self.slots.len() - free
     }
 }
 
