@@ -192,10 +192,18 @@ impl Scoreboard {
     fn push_back(&mut self, pool: &mut SegPool, s: Seg) {
         let j = self.head + self.len;
         if j >> CHUNK_SHIFT == self.chunks.len() {
-            self.chunks.push_back(pool.take());
+            self.add_chunk(pool);
         }
         self.len += 1;
         self.chunks[j >> CHUNK_SHIFT][j & CHUNK_MASK] = s;
+    }
+
+    /// Take one more chunk from `pool` (once per [`CHUNK`] segments: out of line, so that
+    /// the per-segment path stays small enough to inline).
+    #[cold]
+    #[inline(never)]
+    fn add_chunk(&mut self, pool: &mut SegPool) {
+        self.chunks.push_back(pool.take());
     }
 
     #[inline]
@@ -212,14 +220,21 @@ impl Scoreboard {
         self.head += 1;
         self.len -= 1;
         if self.head == CHUNK || self.len == 0 {
-            let c = self
-                .chunks
-                .pop_front()
-                .expect("a non-empty scoreboard has a chunk");
-            pool.give(c);
-            self.head = 0;
+            self.release_front(pool);
         }
         Some(s)
+    }
+
+    /// Give the first chunk, now empty, back to `pool` (once per [`CHUNK`] segments).
+    #[cold]
+    #[inline(never)]
+    fn release_front(&mut self, pool: &mut SegPool) {
+        let c = self
+            .chunks
+            .pop_front()
+            .expect("a non-empty scoreboard has a chunk");
+        pool.give(c);
+        self.head = 0;
     }
 }
 
