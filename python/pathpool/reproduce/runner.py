@@ -151,6 +151,7 @@ def reproduce(
     only: Sequence[str] | None = None,
     kernel_seeds: int | None = None,
     kernel_xs: Sequence[float] | None = None,
+    kernel_start_jitter: str = "off",
     ci_target: float = 0.0,
     max_seeds: int = 200,
 ) -> Outcome:
@@ -184,6 +185,10 @@ def reproduce(
     kernel_xs : sequence of float, optional
         The kernel runs only these values of a swept experiment (e.g. Fig. 2 at 4 MB; the
         simulator runs all); experiments without a sweep are not affected. Default: all.
+    kernel_start_jitter : {"off", "scenario"}
+        ``off`` (default; the cached kernel runs): every kernel flow starts at its scenario
+        ``start``. ``scenario``: also offset by the start jitter the simulator draws for the
+        seed (:func:`pathpool.reproduce.kernel.plan_jobs`); these runs get their own cache keys.
     ci_target : float
         Simulator: after the ``seeds`` runs, an experiment whose widest 95% CI of a published
         quantity (:data:`pathpool.reproduce.compare.AGREEMENT_METRICS`) has a half-width above
@@ -239,7 +244,8 @@ def reproduce(
             kx = None if kernel_xs is None else {float(x) for x in kernel_xs}
             planned = kb.plan_jobs([j for j in base_jobs if j.seed in kseeds and (
                 kx is None or math.isnan(j.tags["x"]) or j.tags["x"] in kx)], options.ack_reading,
-                                   kb.DEFAULT_MAX_DURATION_S if kernel_max_s is None else kernel_max_s)
+                                   kb.DEFAULT_MAX_DURATION_S if kernel_max_s is None else kernel_max_s,
+                                   kernel_start_jitter)
         # One progress count over both engines: simulator runs first, then kernel runs.
         n_k = len(planned[0]) if planned else 0
         sim_progress = (lambda d, t: progress(d, t + n_k)) if progress else None
