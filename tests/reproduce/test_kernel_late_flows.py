@@ -134,7 +134,7 @@ def _mp_cwnd(k: int) -> int:
 
 def _table5_run(sp_at_stop: int) -> dict:
     mp = [{"t": k / 10, "subflows": [_info("10.77.0.1", k * 1000, 25), _info("10.77.1.1", k * 500, _mp_cwnd(k))]}
-          for k in range(0, 1600)]
+          for k in range(1600)]
     sp = [{"t": k / 10, "subflows": [_info("10.77.1.1", (k - 400) * 700, 10)]} for k in range(400, 800)]
     return {"seed": 1, "wall_s": 162.0, "links_before": {}, "links_after": {},
             "raw": {"duration_s": 160.0, "epoch": True,
