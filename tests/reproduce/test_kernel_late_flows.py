@@ -177,3 +177,10 @@ def test_table5_metric_from_a_kernel_run_by_hand():
     t = np.arange(1600) / 10
     assert metrics.recovery_time(t, np.array([_mp_cwnd(k) for k in range(1600)], float), (20.0, 40.0), 80.0) == (
         pytest.approx(12.0), False)
+
+
+def test_the_reports_method_names_each_start_jitter_reading():
+    from pathpool.reproduce.report import KERNEL_JITTER
+
+    assert set(KERNEL_JITTER) == set(kb.START_JITTER_READINGS)
+    assert "--kernel-start-jitter scenario" in KERNEL_JITTER["scenario"]

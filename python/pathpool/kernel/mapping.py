@@ -28,7 +28,12 @@ Rules (also in ``python/pathpool/kernel/README.md``):
 - algorithms: reno, lia, olia, balia, rsf-db, rsf-lb -> the pp_* BPF controls; cubic -> the
   kernel's own cubic (and, with ``kernel_tcp``, single-path reno counting segments -> the
   kernel's own reno). Their parameters become the loader's tunables (global: every flow using
-  an algorithm must use the same values).
+  an algorithm must use the same values);
+- a flow's ``start`` (plus, if given, the start jitter the simulator draws for the seed:
+  :func:`start_offsets`) and ``stop`` become the :class:`~pathpool.kernel.testbed.FlowSpec`'s
+  ``start_s``/``stop_s`` on the run's clock; a stop at or after the run's end is no stop, and
+  both stay out of the plan's description when they are the defaults (0, no stop), so the
+  kernel cache keys of plans without late flows do not change.
 """
 
 from __future__ import annotations

@@ -500,6 +500,10 @@ class Testbed:
         >>> with Testbed([PathSpec(10, 10), PathSpec(10, 20)]) as tb:   # doctest: +SKIP
         ...     tb.run_iperf3([FlowSpec("m", "mptcp", "pp_lia")], duration_s=5)["m"]["bps"]
         """
+        late = [f.name for f in flows if f.timed]
+        if late:
+            raise ValueError(f"flows {late} start late or stop early: run_iperf3 runs every flow for the "
+                             "whole run; run_flows runs start_s/stop_s")
         for tool in ("iperf3", "mptcpize"):
             if shutil.which(tool) is None:
                 raise KernelError(f"{tool} missing: scripts/install-system-deps.sh installs it")

@@ -55,6 +55,8 @@ class KernelSide:
         Wall time of the kernel runs (cached ones included at ~0).
     jobs : int
         Kernel jobs (runs) planned.
+    start_jitter : str
+        ``--kernel-start-jitter``: ``off`` or ``scenario``.
     """
 
     tables: dict[str, pd.DataFrame]
@@ -66,6 +68,7 @@ class KernelSide:
     agreement: pd.DataFrame
     wall_s: float
     jobs: int
+    start_jitter: str = "off"
 
 
 @dataclasses.dataclass
@@ -268,7 +271,8 @@ def reproduce(
         t_sim = time.perf_counter() - t0
         ks = None
         if planned is not None:
-            ks = _run_kernel(experiments, *planned, out, options, force=force, beds=beds, progress=k_progress)
+            ks = _run_kernel(experiments, *planned, out, options, force=force, beds=beds, progress=k_progress,
+                             start_jitter=kernel_start_jitter)
         if use_sim:
             per_run = metrics.compute(tables, experiments, options)
             summary = summarise(per_run)
@@ -375,7 +379,8 @@ def select(experiments: Sequence[Experiment], only: Sequence[str] | None) -> lis
 
 
 def _run_kernel(experiments: Sequence[Experiment], kjobs: Sequence[Any], skipped: Sequence[Any], out: Path,
-                options: Options, *, force: bool, beds: int, progress: Callable[[int, int], Any] | None) -> KernelSide:
+                options: Options, *, force: bool, beds: int, progress: Callable[[int, int], Any] | None,
+                start_jitter: str = "off") -> KernelSide:
     """Run (or read from the cache) and summarise the planned kernel jobs."""
     from pathpool.reproduce import kernel as kb
 
@@ -388,4 +393,4 @@ def _run_kernel(experiments: Sequence[Experiment], kjobs: Sequence[Any], skipped
     skipped_df = pd.DataFrame([dataclasses.asdict(s) for s in skipped], columns=["experiment", "algorithm", "reason"])
     return KernelSide(tables=ktables, per_run=per_run, summary=summary, comparison=cmp.compare(kexps, summary),
                       claims=cmp.claims(summary, kexps), skipped=skipped_df, agreement=pd.DataFrame(),
-                      wall_s=time.perf_counter() - t0, jobs=len(kjobs))
+                      wall_s=time.perf_counter() - t0, jobs=len(kjobs), start_jitter=start_jitter)
