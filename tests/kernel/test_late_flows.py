@@ -38,7 +38,7 @@ def test_a_tcp_flow_from_2_to_4_s_carries_data_only_then(lia):
     # The receiver saw nothing before 2 s and nothing after ~4.3 s (the window in flight
     # drains: 30 packets of queue + 10 of BDP at 10 Mbit/s is ~50 ms).
     assert recv["first_byte_s"] >= 2.0 and recv["last_byte_s"] <= 4.3, recv
-    at = dict((m, b) for m, b in recv["at_marks"])
+    at = dict(recv["at_marks"])
     assert 0 < at[4.0] <= recv["bytes"] and recv["bytes"] - at[4.0] < 200_000
     # The MPTCP flow: both subflows' windows sampled over the whole run, on the same clock.
     m = raw["senders"]["m"]["samples"]
