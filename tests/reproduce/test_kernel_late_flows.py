@@ -184,3 +184,16 @@ def test_the_reports_method_names_each_start_jitter_reading():
 
     assert set(KERNEL_JITTER) == set(kb.START_JITTER_READINGS)
     assert "--kernel-start-jitter scenario" in KERNEL_JITTER["scenario"]
+
+
+def test_a_report_of_table5_alone_is_written(tmp_path):
+    """Table V has no published number (lost in extraction): its comparison table is empty but
+    keeps its columns, so the figures and the report are still written (before: KeyError 'table'
+    in figures.draw_all for `pathpool reproduce balia --only table5`)."""
+    from pathpool.reproduce.runner import reproduce
+
+    out = reproduce(["balia"], seeds=[1], out=tmp_path, workers=1, only=["table5"],
+                    options=Options(time_scale=0.05))
+    assert len(out.comparison) == 0 and "table" in out.comparison.columns
+    assert (tmp_path / "README.md").exists()
+    assert set(out.per_run["metric"]) >= {"sptcp_mbps", "recovery_s"}
