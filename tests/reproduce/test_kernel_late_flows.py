@@ -197,3 +197,36 @@ def test_a_report_of_table5_alone_is_written(tmp_path):
     assert len(out.comparison) == 0 and "table" in out.comparison.columns
     assert (tmp_path / "README.md").exists()
     assert set(out.per_run["metric"]) >= {"sptcp_mbps", "recovery_s"}
+
+
+class _FakeBed:
+    """Stands in for a Testbed: returns a fixed raw run."""
+
+    def __init__(self, raw: dict):
+        self.raw = raw
+        self.asked: dict = {}
+
+    def link_stats(self) -> dict:
+        return {}
+
+    access_stats = link_stats
+
+    def run_flows(self, flows, duration_s, sample_ms):
+        self.asked = {"flows": flows, "duration_s": duration_s, "sample_ms": sample_ms}
+        return self.raw
+
+
+def test_a_sender_that_connected_late_fails_the_run():
+    from pathpool.kernel.loader import KernelError
+    from pathpool.kernel.run import run_once
+
+    e = next(x for x in load_experiments(["balia"]) if x.key == "balia/table5")
+    plan = map_scenario(e.scenario("balia", float("nan"), Options()), max_duration_s=300, kernel_tcp=True)
+    raw = _table5_run(1)["raw"]
+    raw["senders"]["sp"]["connected_s"] = 40.4
+    bed = _FakeBed(raw)
+    assert run_once(bed, plan, 1)["raw"] is raw
+    assert bed.asked["sample_ms"] == 100.0 and bed.asked["duration_s"] == 160.0
+    raw["senders"]["sp"]["connected_s"] = 41.2
+    with pytest.raises(KernelError, match="flow sp connected 1.20 s after its start"):
+        run_once(bed, plan, 1)
