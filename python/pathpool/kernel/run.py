@@ -33,9 +33,10 @@ __all__ = ["BACKEND_KEY", "LinuxResults", "results_from_raw", "run_linux"]
 
 #: Key of summary.json naming the backend ("linux"; simulator results have none).
 BACKEND_KEY = "backend"
-#: Most a flow's connect may end after its start on the run's clock (the handshake's RTT, up to
-#: 0.3 s in RSF's scenarios, included) before the run counts as failed.
-LATE_CONNECT_S = 1.0
+#: Most a flow's connect may begin after its start on the run's clock before the run counts as
+#: failed (the sender process was not up in time). When the handshake ends is the network's
+#: business: a SYN lost in a full queue costs the 1 s initial RTO, as on any Linux host.
+LATE_CONNECT_S = 0.5
 
 
 def _mean(xs: Sequence[float]) -> float:
@@ -281,9 +282,9 @@ def run_once(tb: Any, plan: TestbedPlan, seed: int) -> dict:
         got = raw["senders"][f.name]["cc"]
         if got != f.cc:
             raise KernelError(f"flow {f.name} ran {got!r}, not {f.cc!r}")
-        late = raw["senders"][f.name].get("connected_s", 0.0) - f.start_s
+        late = raw["senders"][f.name].get("connect_s", 0.0) - f.start_s
         if raw.get("epoch") and late > LATE_CONNECT_S:
-            raise KernelError(f"flow {f.name} connected {late:.2f} s after its start (more than "
+            raise KernelError(f"flow {f.name} began its connect {late:.2f} s after its start (more than "
                               f"{LATE_CONNECT_S:g} s): the senders did not come up in time, the run is not "
                               "the plan's")
     return {"seed": seed, "raw": raw, "links_before": before, "links_after": tb.link_stats(),
