@@ -39,7 +39,7 @@ test-python:
 	$(PY) -m pytest
 
 reproduce: install
-	$(VENV)/bin/pathpool reproduce all --seeds 30 --recovery-reading linux --out report
+	$(VENV)/bin/pathpool reproduce all --seeds 30 --ci-target 0.05 --recovery-reading linux --out report
 
 # The simulator and the real kernel side by side (root; real time, see
 # python/pathpool/reproduce/README.md for the time it takes). Not part of `reproduce`: hours of

@@ -34,6 +34,9 @@ __all__ = ["TRACE", "Outcome", "reproduce", "trace_jobs"]
 TRACE = "rsf/trace"
 
 
+#: Jobs per piece of the ``ci_target`` stage (memory: one piece's time series at a time).
+SECOND_STAGE_CHUNK = 500
+
 #: ``--backend`` values.
 BACKENDS = ("sim", "linux", "both")
 
@@ -256,25 +259,36 @@ def reproduce(
         tables = (run_sweep(jobs, cache_dir=out / "cache", force=force, workers=workers, dask=dask,
                             progress=sim_progress) if use_sim else {})
         more_seeds: dict[str, int] = {}
+        per_run = metrics.compute(tables, experiments, options) if use_sim else None
         if use_sim and ci_target > 0:
             more_seeds = {e.key: n for e, n in
-                          seeds_needed(tables, experiments, options, len(seed_list), ci_target, max_seeds)}
+                          seeds_needed(per_run, experiments, len(seed_list), ci_target, max_seeds)}
             extra = {k: list(range(max(seed_list) + 1, max(seed_list) + 1 + n - len(seed_list)))
                      for k, n in more_seeds.items()}
-            jobs2 = [j for e in experiments if e.key in extra for j in e.jobs(extra[e.key], options)]
-            if jobs2:
-                done = len(jobs)
-                t2 = run_sweep(jobs2, cache_dir=out / "cache", force=force, workers=workers, dask=dask,
-                               progress=(lambda d, t: progress(done + d, done + t + n_k)) if progress else None)
+            more_exps = [e for e in experiments if e.key in extra]
+            jobs2 = [j for e in more_exps for j in e.jobs(extra[e.key], options)]
+            # In chunks, each chunk's metrics computed and its time series dropped before the
+            # next: the extra seeds' series (Balia Table V: ~27 M rows at 162 seeds) are read
+            # for their metrics but not kept, so memory stays that of the first stage.
+            kept = []
+            for c in range(0, len(jobs2), SECOND_STAGE_CHUNK):
+                chunk = jobs2[c:c + SECOND_STAGE_CHUNK]
+                done = len(jobs) + c
+                t2 = run_sweep(chunk, cache_dir=out / "cache", force=force, workers=workers, dask=dask,
+                               progress=(lambda d, t, done=done: progress(done + d, len(jobs) + len(jobs2) + n_k))
+                               if progress else None)
+                per_run = pd.concat([per_run, metrics.compute(t2, more_exps, options)], ignore_index=True)
+                t2.pop("series", None)
+                kept.append(t2)
+            for t2 in kept:
                 tables = _merge_tables(tables, t2)
-                jobs = jobs + jobs2
+            jobs = jobs + jobs2
         t_sim = time.perf_counter() - t0
         ks = None
         if planned is not None:
             ks = _run_kernel(experiments, *planned, out, options, force=force, beds=beds, progress=k_progress,
                              start_jitter=kernel_start_jitter)
         if use_sim:
-            per_run = metrics.compute(tables, experiments, options)
             summary = summarise(per_run)
             comparison = cmp.compare(experiments, summary)
             claims = cmp.claims(summary, experiments)
@@ -330,7 +344,7 @@ def _merge_tables(a: dict[str, pd.DataFrame], b: dict[str, pd.DataFrame]) -> dic
     return out
 
 
-def seeds_needed(tables: dict[str, pd.DataFrame], experiments: Sequence[Experiment], options: Options,
+def seeds_needed(per_run: pd.DataFrame, experiments: Sequence[Experiment],
                  n0: int, target: float, cap: int) -> list[tuple[Experiment, int]]:
     """The experiments whose published quantities need more than ``n0`` seeds for a 95% CI
     half-width of at most ``target`` times the mean, with the seed count each needs.
@@ -347,7 +361,7 @@ def seeds_needed(tables: dict[str, pd.DataFrame], experiments: Sequence[Experime
     An experiment whose widest cell has a half-width of 10% of its mean over 30 seeds needs
     30 * (0.10 / 0.05)**2 = 120 seeds for 5%.
     """
-    summary = summarise(metrics.compute(tables, list(experiments), options))
+    summary = summarise(per_run)
     cells = summary[summary["metric"].isin(cmp.AGREEMENT_METRICS) & (summary["mean"] != 0) & (summary["n"] >= 2)]
     rel = ((cells["hi"] - cells["lo"]) / 2 / cells["mean"].abs()).groupby(cells["experiment"]).max()
     out = []
