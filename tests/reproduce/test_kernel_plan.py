@@ -61,7 +61,8 @@ def test_what_the_test_bed_cannot_run_is_listed_with_the_reason():
         assert {(t, a) for a in ("lia", "olia", "balia")} <= ran
         for a in ("ewtcp", "semicoupled", "max", "coupled"):
             assert "has no kernel version" in why[(t, a)]
-    assert "flows start at different times" in why[("balia/table5", "lia")]
+    # Table V's SP flow from 40 s to 80 s runs too (flows start and stop on the run's clock).
+    assert {("balia/table5", a) for a in ("lia", "olia", "balia")} <= ran
     assert all("cannot run this" in r and not r.startswith("<dict>") for r in why.values())
 
 

@@ -723,6 +723,32 @@ fn run_scenario<'py>(
     }
 }
 
+/// Each flow's start jitter as the simulator draws it for `seed`, in nanoseconds: the first
+/// draw of the flow's own random stream (`Stream::new(seed, "flow", name)`), times its
+/// `start_jitter`, truncated (as `Sim::new` in crates/pathpool-sim/src/sim.rs does for
+/// TCP/MPTCP flows and `rate.rs` for rate flows). Lets the kernel backend start its flows at the
+/// simulator's times without re-drawing them in Python. Returns {flow name: offset_ns}.
+#[pyfunction]
+fn start_offsets<'py>(
+    py: Python<'py>,
+    text: &str,
+    origin: &str,
+    seed: u64,
+) -> PyResult<Bound<'py, PyDict>> {
+    let sc = parse(py, text, origin)?;
+    let d = PyDict::new(py);
+    for f in &sc.flows {
+        let offset = if f.start_jitter > 0 {
+            let mut rng = pathpool_sim::rng::Stream::new(seed, "flow", &f.name);
+            (rng.uniform() * f.start_jitter as f64) as u64
+        } else {
+            0
+        };
+        d.set_item(&f.name, offset)?;
+    }
+    Ok(d)
+}
+
 /// Panic inside the guarded region on purpose: lets the tests check that a Rust panic surfaces
 /// as `SimulationError` and leaves the interpreter alive. Not part of the public API.
 #[pyfunction]
@@ -737,6 +763,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(algorithms, m)?)?;
     m.add_function(wrap_pyfunction!(validate_scenario, m)?)?;
     m.add_function(wrap_pyfunction!(run_scenario, m)?)?;
+    m.add_function(wrap_pyfunction!(start_offsets, m)?)?;
     m.add_function(wrap_pyfunction!(quantity, m)?)?;
     m.add_function(wrap_pyfunction!(defaults, m)?)?;
     m.add_function(wrap_pyfunction!(scenario_schema, m)?)?;

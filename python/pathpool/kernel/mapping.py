@@ -28,7 +28,12 @@ Rules (also in ``python/pathpool/kernel/README.md``):
 - algorithms: reno, lia, olia, balia, rsf-db, rsf-lb -> the pp_* BPF controls; cubic -> the
   kernel's own cubic (and, with ``kernel_tcp``, single-path reno counting segments -> the
   kernel's own reno). Their parameters become the loader's tunables (global: every flow using
-  an algorithm must use the same values).
+  an algorithm must use the same values);
+- a flow's ``start`` (plus, if given, the start jitter the simulator draws for the seed:
+  :func:`start_offsets`) and ``stop`` become the :class:`~pathpool.kernel.testbed.FlowSpec`'s
+  ``start_s``/``stop_s`` on the run's clock; a stop at or after the run's end is no stop, and
+  both stay out of the plan's description when they are the defaults (0, no stop), so the
+  kernel cache keys of plans without late flows do not change.
 """
 
 from __future__ import annotations
@@ -42,7 +47,7 @@ from pathpool.errors import ScenarioError
 from pathpool.kernel.testbed import MAX_TESTBED_PATHS, AccessLink, FlowSpec, PathSpec
 
 __all__ = ["ALGORITHM_MAP", "MAX_FLOWS", "MAX_PATHS", "TestbedPlan", "UnsupportedScenario",
-           "map_scenario"]
+           "map_scenario", "start_offsets"]
 
 #: pathpool-cc name -> kernel congestion control name.
 ALGORITHM_MAP: dict[str, str] = {
@@ -62,6 +67,8 @@ WIRE_PACKET = 1500
 #: The veths' 1500-byte MTU less 52 header bytes: the only MSS the test bed can run (it happens
 #: to be the simulator's default, ``pathpool.sim.scenario.DEFAULTS["mss"]``).
 TESTBED_MSS = 1448
+#: The senders' sampling period when the scenario writes no ``metrics.interval``.
+DEFAULT_SAMPLE_MS = 100.0
 
 
 class UnsupportedScenario(ScenarioError):
@@ -106,6 +113,9 @@ class TestbedPlan:
         (``bottleneck_links[j]`` names router link j); None: one per path, or the shared one.
     access : list of (str, AccessLink)
         Shared first hops (scenario link name, what the test bed builds).
+    sample_ms : float
+        The senders' ``tcp_info`` sampling period: the scenario's ``metrics.interval``, or
+        :data:`DEFAULT_SAMPLE_MS` when it has none.
     """
 
     __test__ = False
@@ -124,6 +134,7 @@ class TestbedPlan:
     quickack: bool = False
     egress: list[int] | None = None
     access: list[tuple[str, AccessLink]] = dataclasses.field(default_factory=list)
+    sample_ms: float = DEFAULT_SAMPLE_MS
 
     def link_path(self, j: int) -> int:
         """A test-bed path that crosses router link ``j`` (its rate and queue are the link's)."""
@@ -139,7 +150,7 @@ class TestbedPlan:
             "paths": [dict(vars(p), scenario_path=n) for p, n in zip(self.paths, self.path_names)],
             "shared_bottleneck": self.shared_bottleneck,
             "bottleneck_links": self.bottleneck_links,
-            "flows": [dict(vars(f), algorithm=self.algorithms[f.name],
+            "flows": [dict(f.describe(), algorithm=self.algorithms[f.name],
                            scenario_paths=self.flow_paths[f.name]) for f in self.flows],
             "duration_s": self.duration_s,
             "tunables": self.tunables,
@@ -149,6 +160,7 @@ class TestbedPlan:
             # of every plan that has neither stays what it was.
             **({"egress": self.egress} if self.egress is not None else {}),
             **({"access": [dict(vars(a), link=n) for n, a in self.access]} if self.access else {}),
+            **({"sample_ms": self.sample_ms} if self.sample_ms != DEFAULT_SAMPLE_MS else {}),
         }
 
 
@@ -161,7 +173,8 @@ def _buffer_pkts(link: dict[str, Any]) -> int:
 
 # -- the mapping ----------------------------------------------------------------------------------
 
-def map_scenario(scenario: Any, max_duration_s: float = 10.0, kernel_tcp: bool = False) -> TestbedPlan:
+def map_scenario(scenario: Any, max_duration_s: float = 10.0, kernel_tcp: bool = False,
+                 start_offsets: dict[str, int] | None = None) -> TestbedPlan:
     """Map a scenario onto the test bed.
 
     Parameters
@@ -176,6 +189,10 @@ def map_scenario(scenario: Any, max_duration_s: float = 10.0, kernel_tcp: bool =
         ``reno`` (Linux ``tcp_reno_cong_avoid`` -> ``tcp_cong_avoid_ai(tp, w, acked)``, 6.x)
         instead of ``pp_reno``, so that the pp_* counting tunable (global) can be ``acks``
         for the multipath flows beside them (``--ack-reading seeds``). Default False: pp_reno.
+    start_offsets : dict, optional
+        Flow name -> start jitter in ns, added to the flow's ``start``: the offsets the
+        simulator draws for one seed (:func:`start_offsets`). None: every flow starts at its
+        ``start`` (the scenario's ``start_jitter`` is not emulated, and noted).
 
     Returns
     -------
@@ -215,11 +232,9 @@ def map_scenario(scenario: Any, max_duration_s: float = 10.0, kernel_tcp: bool =
             raise unsupported(f"{f}.kind", f"kind = {kind!r}", "tcp, mptcp")
         if fl["app"] not in ("bulk", "file"):
             raise unsupported(f"{f}.app", f"app = {fl['app']!r}", "bulk, file")
-        if fl["start_s"] != 0:
-            raise unsupported(f"{f}.start", "flows start at different times (every test-bed flow "
-                              "starts at 0)", "start = 0")
-        if fl["stop_s"] is not None:
-            raise unsupported(f"{f}.stop", "a flow stops before the end of the run", "no stop")
+        if fl["start_s"] + (start_offsets or {}).get(fl["name"], 0) / 1e9 >= min(sc.duration_s, max_duration_s):
+            raise unsupported(f"{f}.start", "the flow starts after the test bed's run ends",
+                              f"start < {min(sc.duration_s, max_duration_s):g} s")
         if fl["mss"] != TESTBED_MSS:
             raise unsupported(f"{f}.mss", f"mss = {fl['mss']} (the veths have a 1500-byte MTU)",
                               str(TESTBED_MSS))
@@ -231,7 +246,7 @@ def map_scenario(scenario: Any, max_duration_s: float = 10.0, kernel_tcp: bool =
             raise unsupported(f"{f}.algorithm", f"algorithm {algo!r} has no kernel version",
                               ", ".join(ALGORITHM_MAP))
         written = fl["written"]
-        if (fl["start_jitter_s"] or ("send_jitter" in written and fl["send_jitter_s"])
+        if ((fl["start_jitter_s"] and start_offsets is None) or ("send_jitter" in written and fl["send_jitter_s"])
                 or "rcv_buffer" in written or fl["delayed_ack"] or "recovery" in written):
             base = fl["name"].rsplit("-", 1)[0] if copies[i] > 1 else fl["name"]
             notes.append(f"{f} ({base}): start_jitter, send_jitter, rcv_buffer, delayed_ack and "
@@ -406,13 +421,20 @@ def map_scenario(scenario: Any, max_duration_s: float = 10.0, kernel_tcp: bool =
             set_tun("mu_pps", float(params.get("mu", 4.0)), f"{f}.mu")
             set_tun("loss_window", float(params.get("loss_window", 1000.0)), f"{f}.loss_window")
         size = int(fl["size_bytes"] or 0) if fl["app"] == "file" else 0
+        # The simulator's start (+ the drawn jitter) and stop; a stop at or after the run's end
+        # is no stop.
+        start = fl["start_s"] + (start_offsets or {}).get(name, 0) / 1e9
+        stop = fl["stop_s"] if fl["stop_s"] is not None and fl["stop_s"] < min(sc.duration_s, max_duration_s) else None
+        if stop is not None and stop <= start:
+            raise unsupported(f"flows[{i}].stop", f"the flow stops ({stop:g} s) before it starts "
+                              f"({start:g} s with its start jitter)", "stop after start")
         if fl["kind"] == "mptcp":
-            flows.append(FlowSpec(name, "mptcp", ALGORITHM_MAP[algo], 0, size))
+            flows.append(FlowSpec(name, "mptcp", ALGORITHM_MAP[algo], 0, size, start, stop))
             fpaths[name] = list(fl["paths"])
         else:
             p = fl["paths"][0]
             flows.append(FlowSpec(name, "tcp", "reno" if own_reno else ALGORITHM_MAP[algo],
-                                  order.index(p), size))
+                                  order.index(p), size, start, stop))
             fpaths[name] = [p]
         algos[name] = algo
 
@@ -433,4 +455,21 @@ def map_scenario(scenario: Any, max_duration_s: float = 10.0, kernel_tcp: bool =
         flow_paths=fpaths, algorithms=algos, mptcp_paths=len(mp_paths or []),
         duration_s=duration, tunables=tun, notes=sorted(set(notes), key=notes.index),
         quickack=delack == {False},
+        sample_ms=spec["metrics_interval_s"] * 1e3 if spec["metrics_interval_s"] > 0 else DEFAULT_SAMPLE_MS,
     )
+
+
+def start_offsets(scenario: Any, seed: int) -> dict[str, int]:
+    """Each flow's start jitter in ns as the simulator draws it for ``seed`` (Rust:
+    ``pathpool._core.start_offsets``, the flow's own random stream), for :func:`map_scenario`.
+
+    Examples
+    --------
+    >>> start_offsets("scenarios/khalili/n1_5.toml", 1)["type1-0"]   # doctest: +SKIP
+    803245113
+    """
+    from pathpool import _core
+    from pathpool.sim.scenario import load_scenario
+
+    sc = load_scenario(scenario)
+    return dict(_core.start_offsets(sc.text, sc.origin, int(seed)))

@@ -33,6 +33,10 @@ __all__ = ["BACKEND_KEY", "LinuxResults", "results_from_raw", "run_linux"]
 
 #: Key of summary.json naming the backend ("linux"; simulator results have none).
 BACKEND_KEY = "backend"
+#: Most a flow's connect may begin after its start on the run's clock before the run counts as
+#: failed (the sender process was not up in time). When the handshake ends is the network's
+#: business: a SYN lost in a full queue costs the 1 s initial RTO, as on any Linux host.
+LATE_CONNECT_S = 0.5
 
 
 def _mean(xs: Sequence[float]) -> float:
@@ -87,6 +91,16 @@ def results_from_raw(plan: TestbedPlan, runs: list[dict], scenario: Any) -> Any:
             # Goodput over the run's span: bytes the receiver got in its first `dur` seconds.
             delivered = got[0].get("bytes_in_window", got[0]["bytes"]) if got else 0
             rdur = dur
+            start, end = 0.0, dur
+            if raw.get("epoch"):
+                # On the run's clock: the simulator's goodput of a flow that starts late or
+                # stops early, bytes received by its end over its active interval
+                # (crates/pathpool-sim/src/output.rs, FlowRecord).
+                start = f.start_s
+                end = min(f.stop_s, dur) if f.stop_s is not None else dur
+                rdur = end - start
+                delivered = next((b for t, b in got[0]["at_marks"] if t == end), got[0]["bytes"]) if got else 0
+            span = end - start   # the sender's active interval (tcp_info's counters cover it)
             completion = math.nan
             if f.size_bytes:
                 # A download (the simulator's app = "file"): complete when the receiver got every
@@ -95,6 +109,7 @@ def results_from_raw(plan: TestbedPlan, runs: list[dict], scenario: Any) -> Any:
                 delivered = got[0]["bytes"] if got else 0
                 if delivered >= f.size_bytes and got[0]["duration_s"] > 0:
                     completion = rdur = float(got[0]["duration_s"])
+                    end = start + rdur
             sent = sum(x.get("data_segs_out", 0) for x in final)
             sent_total += sent
             rtos = [x["total_rto"] for x in final if "total_rto" in x]
@@ -102,9 +117,9 @@ def results_from_raw(plan: TestbedPlan, runs: list[dict], scenario: Any) -> Any:
             goodputs.append(gp)
             add("flows", {
                 "seed": seed, "flow": f.name, "kind": f.kind, "algorithm": plan.algorithms[f.name],
-                "n_subflows": len(final), "start_s": 0.0, "end_s": rdur, "delivered_bytes": delivered,
+                "n_subflows": len(final), "start_s": start, "end_s": end, "delivered_bytes": delivered,
                 "goodput_bps": gp,
-                "throughput_bps": sum(x.get("bytes_sent", 0) for x in final) * 8 / dur,
+                "throughput_bps": sum(x.get("bytes_sent", 0) for x in final) * 8 / span,
                 "sent_packets": sent,
                 "retransmitted_packets": sum(x.get("total_retrans", 0) for x in final),
                 "rto_count": sum(rtos) if len(rtos) == len(final) else None,
@@ -125,8 +140,9 @@ def results_from_raw(plan: TestbedPlan, runs: list[dict], scenario: Any) -> Any:
                 add("subflows", {
                     "seed": seed, "flow": f.name, "subflow": idx, "path": pname,
                     "acked_bytes": x.get("bytes_acked", 0),
-                    "goodput_bps": x.get("bytes_acked", 0) * 8 / dur,  # final sample at dur
-                    "throughput_bps": x.get("bytes_sent", 0) * 8 / dur,
+                    # The final sample is taken at the flow's end.
+                    "goodput_bps": x.get("bytes_acked", 0) * 8 / span,
+                    "throughput_bps": x.get("bytes_sent", 0) * 8 / span,
                     "sent_packets": x.get("data_segs_out", 0),
                     "retransmitted_packets": x.get("total_retrans", 0),
                     "rto_count": x.get("total_rto"),
@@ -136,7 +152,7 @@ def results_from_raw(plan: TestbedPlan, runs: list[dict], scenario: Any) -> Any:
                 })
             # Time series from the sender's samples (every 100 ms): cwnd and srtt per subflow,
             # the flow's rate of newly acknowledged bytes as its goodput.
-            prev_t, prev_acked = 0.0, 0
+            prev_t, prev_acked = start, 0
             for smp in s["samples"]:
                 t = smp["t"]
                 acked = 0
@@ -260,12 +276,17 @@ def run_once(tb: Any, plan: TestbedPlan, seed: int) -> dict:
     MPTCP socket silently keeps the default for an unregistered name)."""
     before, access_before = tb.link_stats(), tb.access_stats()
     t0 = time.monotonic()
-    raw = tb.run_flows(plan.flows, duration_s=plan.duration_s)
+    raw = tb.run_flows(plan.flows, duration_s=plan.duration_s, sample_ms=plan.sample_ms)
     wall = time.monotonic() - t0
     for f in plan.flows:
         got = raw["senders"][f.name]["cc"]
         if got != f.cc:
             raise KernelError(f"flow {f.name} ran {got!r}, not {f.cc!r}")
+        late = raw["senders"][f.name].get("connect_s", 0.0) - f.start_s
+        if raw.get("epoch") and late > LATE_CONNECT_S:
+            raise KernelError(f"flow {f.name} began its connect {late:.2f} s after its start (more than "
+                              f"{LATE_CONNECT_S:g} s): the senders did not come up in time, the run is not "
+                              "the plan's")
     return {"seed": seed, "raw": raw, "links_before": before, "links_after": tb.link_stats(),
             "access_before": access_before, "access_after": tb.access_stats(), "wall_s": wall}
 

@@ -102,13 +102,33 @@ class AccessLink:
 @dataclasses.dataclass
 class FlowSpec:
     """One transfer: ``kind`` "mptcp" (all paths) or "tcp" (on ``path``), with algorithm ``cc``;
-    ``size_bytes`` > 0 makes it a download of that many bytes (0: bulk for the whole run)."""
+    ``size_bytes`` > 0 makes it a download of that many bytes (0: bulk for the whole run).
+    ``start_s``: when it connects, ``stop_s``: when it stops writing and closes (None: at the
+    run's end), both seconds on the run's clock (:meth:`Testbed.run_flows`)."""
 
     name: str
     kind: str = "mptcp"
     cc: str = "pp_lia"
     path: int = 0
     size_bytes: int = 0
+    start_s: float = 0.0
+    stop_s: float | None = None
+
+    @property
+    def timed(self) -> bool:
+        """Starts after the run's start or stops before its end."""
+        return self.start_s != 0 or self.stop_s is not None
+
+    def describe(self) -> dict:
+        """The fields as a dict; ``start_s``/``stop_s`` only when not the defaults, so that a
+        plan whose flows all run from start to end describes (and hashes) as before they
+        existed (kernel cache keys, :meth:`pathpool.reproduce.kernel.KernelJob.key`)."""
+        d = dataclasses.asdict(self)
+        if self.start_s == 0:
+            d.pop("start_s")
+        if self.stop_s is None:
+            d.pop("stop_s")
+        return d
 
 
 def _run(cmd: list[str], check: bool = True) -> subprocess.CompletedProcess:
@@ -400,17 +420,36 @@ class Testbed:
 
     def run_flows(self, flows: list[FlowSpec], duration_s: float = 4.0, port: int = 5201,
                   sample_ms: float = 100.0) -> dict:
-        """Run ``flows`` at once for ``duration_s`` seconds; returns raw sender/receiver JSON."""
+        """Run ``flows`` for ``duration_s`` seconds; returns raw sender/receiver JSON.
+
+        Flows that all start at 0 and never stop start at once, each sender timing its run
+        from its own connect. If any flow starts later or stops early, every process gets one
+        epoch (``CLOCK_MONOTONIC``, shared by the namespaces) a little ahead of now, for the
+        senders to come up: each sender connects at epoch + ``start_s``, stops at epoch +
+        ``stop_s`` (or + ``duration_s``) and stamps its samples from the epoch, on the sample
+        grid; the receiver reports per connection the bytes it had received at each flow's
+        end and its first/last byte times on that clock (``"epoch"`` in the result: True).
+        """
         for f in flows:
             if f.kind not in ("mptcp", "tcp"):
                 raise ValueError(f"flow {f.name}: kind {f.kind!r}; allowed: mptcp, tcp")
             if not 0 <= f.path < len(self.paths):
                 raise ValueError(f"flow {f.name}: path {f.path} out of range 0..{len(self.paths) - 1}")
+            if not 0 <= f.start_s < duration_s or (f.stop_s is not None and not f.start_s < f.stop_s):
+                raise ValueError(f"flow {f.name}: start {f.start_s} s, stop {f.stop_s} s; need 0 <= start "
+                                 f"< stop and start < the run's {duration_s} s")
+        timed = any(f.timed for f in flows)
+        # Python and the socket setup take 0.1-0.3 s per sender on the 2-core machine.
+        lead = 1.0 + 0.25 * len(flows) if timed else 0.0
+        epoch = time.monotonic() + lead
+        ends = sorted({min(f.stop_s, duration_s) if f.stop_s is not None else duration_s for f in flows})
         env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[2]))
-        recv = subprocess.Popen(
-            self._py(self.ns_s, "recv", "--addr", SERVER_ADDR, "--port", str(port), "--conns",
-                     str(len(flows)), "--timeout", str(duration_s + 15), "--window", str(duration_s)),
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+        recv_args = ["recv", "--addr", SERVER_ADDR, "--port", str(port), "--conns", str(len(flows)),
+                     "--timeout", str(duration_s + 15 + lead), "--window", str(duration_s)]
+        if timed:
+            recv_args += ["--epoch", repr(epoch), "--marks", ",".join(repr(t) for t in ends)]
+        recv = subprocess.Popen(self._py(self.ns_s, *recv_args), stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, env=env)
         try:
             assert recv.stderr is not None
             if recv.stderr.readline().decode().strip() != "listening":
@@ -424,18 +463,23 @@ class Testbed:
                     args.append("--mptcp")
                 if f.size_bytes:
                     args += ["--bytes", str(int(f.size_bytes))]
+                if timed:
+                    args += ["--epoch", repr(epoch), "--start", repr(f.start_s)]
+                    if f.stop_s is not None and f.stop_s < duration_s:
+                        args += ["--stop", repr(f.stop_s)]
                 senders.append(subprocess.Popen(self._py(self.ns_c, *args), stdout=subprocess.PIPE,
                                                 stderr=subprocess.PIPE, env=env))
             out = {}
             for f, s in zip(flows, senders):
-                o, e = s.communicate(timeout=duration_s + 30)
+                o, e = s.communicate(timeout=duration_s + lead + 30)
                 if s.returncode != 0:
                     raise KernelError(f"sender {f.name} failed: {e.decode().strip()}")
                 out[f.name] = json.loads(o)
-            ro, re_ = recv.communicate(timeout=duration_s + 30)
+            ro, re_ = recv.communicate(timeout=duration_s + lead + 30)
             if recv.returncode != 0:
                 raise KernelError(f"receiver failed: {re_.decode().strip()}")
-            return {"senders": out, "receiver": json.loads(ro), "duration_s": duration_s}
+            return {"senders": out, "receiver": json.loads(ro), "duration_s": duration_s,
+                    "epoch": timed}
         finally:
             if recv.poll() is None:
                 recv.kill()
@@ -456,6 +500,10 @@ class Testbed:
         >>> with Testbed([PathSpec(10, 10), PathSpec(10, 20)]) as tb:   # doctest: +SKIP
         ...     tb.run_iperf3([FlowSpec("m", "mptcp", "pp_lia")], duration_s=5)["m"]["bps"]
         """
+        late = [f.name for f in flows if f.timed]
+        if late:
+            raise ValueError(f"flows {late} start late or stop early: run_iperf3 runs every flow for the "
+                             "whole run; run_flows runs start_s/stop_s")
         for tool in ("iperf3", "mptcpize"):
             if shutil.which(tool) is None:
                 raise KernelError(f"{tool} missing: scripts/install-system-deps.sh installs it")

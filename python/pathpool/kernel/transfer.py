@@ -7,13 +7,17 @@ The sender opens an MPTCP socket (``IPPROTO_MPTCP`` = 262) or a plain TCP socket
 ``TCP_CONGESTION`` (on an MPTCP socket it applies to every subflow, later ones included), writes
 as fast as the window allows for ``--duration`` seconds (or, with ``--bytes N``, until N bytes
 are written and acknowledged: a file download) and samples each subflow's ``tcp_info``
-through ``MPTCP_TCPINFO`` (plain TCP: ``TCP_INFO``) every ``--sample-ms``.
+through ``MPTCP_TCPINFO`` (plain TCP: ``TCP_INFO``) every ``--sample-ms``. With ``--epoch`` (the
+run's t = 0 on ``CLOCK_MONOTONIC``, which the namespaces share) it connects at ``--start``, stops
+writing and closes at ``--stop`` and stamps its samples on that clock; the receiver with
+``--epoch --marks`` reports each connection's bytes at those times.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import socket
 import struct
 import sys
@@ -26,6 +30,9 @@ MPTCP_TCPINFO = 2
 MPTCP_SUBFLOW_ADDRS = 3
 TCP_INFO_LEN = 248   # up to tcpi_total_rto_time (Linux 6.7+; older kernels return less)
 ADDRS_LEN = 256      # two sockaddr_storage
+TCP_NOTSENT_LOWAT = 25   # include/uapi/linux/tcp.h
+#: Write size, and the socket's not-sent low-water mark, of a flow that stops early.
+STOP_CHUNK = 8192
 
 # Offsets in struct tcp_info (include/uapi/linux/tcp.h).
 _TI = {
@@ -90,12 +97,26 @@ def _getsockopt_inout(sock: socket.socket, level: int, opt: int, buf: bytearray)
 
 def cmd_send(a: argparse.Namespace) -> dict:
     proto = IPPROTO_MPTCP if a.mptcp else socket.IPPROTO_TCP
+    if a.epoch is not None:
+        # The run's common clock: sleep until this flow's start.
+        time.sleep(max(0.0, a.epoch + a.start - time.monotonic()))
     s = socket.socket(socket.AF_INET, socket.SOCK_STREAM, proto)
+    lowat = False
+    if a.stop is not None:
+        # A flow that stops must stop putting data on the wire then, as the simulator's does
+        # (it only finishes what is in flight): keep at most ~2 x STOP_CHUNK unsent in the
+        # socket, so that closing at the stop leaves little more than the window to drain.
+        try:
+            s.setsockopt(socket.IPPROTO_TCP, TCP_NOTSENT_LOWAT, STOP_CHUNK)
+            lowat = True
+        except OSError:   # an MPTCP socket of a kernel without it: the whole send buffer drains
+            pass
     if a.cc:
         s.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, a.cc.encode())
     if a.bind:
         s.bind((a.bind, 0))
     s.settimeout(5.0)
+    connect_at = time.monotonic()
     s.connect((a.dst, a.port))
     s.setblocking(False)
     local_port = s.getsockname()[1]
@@ -104,18 +125,28 @@ def cmd_send(a: argparse.Namespace) -> dict:
         # An MPTCP socket accepts an unknown name silently and keeps the default.
         raise SystemExit(f"requested congestion control {a.cc!r} but the socket uses {cc!r}: "
                          "is it registered? (`pathpool kernel load`)")
-    chunk = b"\0" * 65536
+    chunk = b"\0" * (STOP_CHUNK if lowat else 65536)
     written = 0
     samples = []
-    t0 = time.monotonic()
-    next_sample = t0
+    now = time.monotonic()
+    if a.epoch is None:
+        t0, next_sample, end_at = now, now, now + a.duration
+    else:
+        iv = a.sample_ms / 1000.0
+        t0 = a.epoch
+        next_sample = t0 + math.ceil((now - t0) / iv - 1e-9) * iv
+        end_at = t0 + (a.duration if a.stop is None else min(a.stop, a.duration))
+    # When the connect began and ended: a SYN dropped by a full drop-tail queue waits for the
+    # 1 s initial RTO (measured: Table V's SP flow connected 1.4 s after its start), as any
+    # Linux client's would; only the first says whether the sender was on time.
+    connect_s, connected_s = connect_at - t0, now - t0
     import select
 
     size = a.bytes or 0
     done_at = None
     while True:
         now = time.monotonic()
-        if now - t0 >= a.duration:
+        if now >= end_at:
             break
         if now >= next_sample:
             infos = subflow_infos(s, a.mptcp)
@@ -143,7 +174,8 @@ def cmd_send(a: argparse.Namespace) -> dict:
 
     ru = resource.getrusage(resource.RUSAGE_SELF)
     return {"cc": cc, "mptcp": a.mptcp, "local_port": local_port, "written_bytes": written, "duration_s": elapsed,
-            "size_bytes": size, "done_s": done_at,
+            "size_bytes": size, "done_s": done_at, "connect_s": connect_s, "connected_s": connected_s,
+            "notsent_lowat": lowat,
             "final": final, "samples": samples,
             # CPU seconds of this sender (a CPU-bound sender would not keep its window full).
             "cpu_s": ru.ru_utime + ru.ru_stime}
@@ -159,6 +191,7 @@ def cmd_recv(a: argparse.Namespace) -> dict:
     print("listening", file=sys.stderr, flush=True)
     results = []
     lock = threading.Lock()
+    marks = sorted(float(x) for x in a.marks.split(",")) if a.epoch is not None and a.marks else []
 
     def serve(conn: socket.socket, peer) -> None:
         conn.settimeout(a.timeout)
@@ -169,24 +202,37 @@ def cmd_recv(a: argparse.Namespace) -> dict:
         # over the same span, so a flow that drains its send buffer alone afterwards does not
         # count that tail.
         in_window = None
+        # With --epoch: the bytes received by each mark (the flows' ends on the run's clock);
+        # a chunk read after a mark arrived after it.
+        pending = list(marks)
+        at_marks: list[list[float]] = []
+        t_first = None
         try:
             while True:
                 b = conn.recv(1 << 20)
                 now = time.monotonic()
                 if a.window and in_window is None and now - t0 >= a.window:
                     in_window = got
+                while pending and now >= a.epoch + pending[0]:
+                    at_marks.append([pending.pop(0), got])
                 if not b:
                     break
+                if t_first is None:
+                    t_first = now
                 got += len(b)
                 t_last = now
         except OSError:
             pass
         conn.close()
+        at_marks += [[m, got] for m in pending]
+        row = {"peer": peer[0], "port": peer[1], "bytes": got, "duration_s": t_last - t0,
+               "bytes_in_window": got if in_window is None else in_window, "window_s": a.window}
+        if a.epoch is not None:
+            row.update(accept_s=t0 - a.epoch, at_marks=at_marks,
+                       first_byte_s=None if t_first is None else t_first - a.epoch,
+                       last_byte_s=None if t_first is None else t_last - a.epoch)
         with lock:
-            results.append({"peer": peer[0], "port": peer[1], "bytes": got,
-                            "duration_s": t_last - t0,
-                            "bytes_in_window": got if in_window is None else in_window,
-                            "window_s": a.window})
+            results.append(row)
 
     threads = []
     deadline = time.monotonic() + a.timeout
@@ -246,6 +292,12 @@ def main(argv: list[str] | None = None) -> int:
     sp.add_argument("--sample-ms", type=float, default=100.0)
     sp.add_argument("--bytes", type=int, default=0,
                     help="a download: write this many bytes, stop when all are acknowledged (0 = bulk)")
+    sp.add_argument("--epoch", type=float, default=None,
+                    help="the run's t = 0 (CLOCK_MONOTONIC s): connect at EPOCH + START, stop at EPOCH + "
+                    "min(STOP, DURATION), sample times from EPOCH (default: from the connect)")
+    sp.add_argument("--start", type=float, default=0.0, help="with --epoch: connect START s after it")
+    sp.add_argument("--stop", type=float, default=None,
+                    help="with --epoch: stop writing and close STOP s after it (unsent data kept small)")
     sp.set_defaults(func=cmd_send)
     rp = sub.add_parser("recv")
     rp.add_argument("--addr", required=True)
@@ -254,6 +306,10 @@ def main(argv: list[str] | None = None) -> int:
     rp.add_argument("--timeout", type=float, default=30.0)
     rp.add_argument("--window", type=float, default=0.0,
                     help="also report the bytes received in the first WINDOW s of each connection")
+    rp.add_argument("--epoch", type=float, default=None,
+                    help="the run's t = 0 (CLOCK_MONOTONIC s): report accept/first/last byte times from it")
+    rp.add_argument("--marks", default="",
+                    help="with --epoch: comma-separated times (s) at which to report each connection's bytes")
     rp.set_defaults(func=cmd_recv)
     op = sub.add_parser("owd-send")
     op.add_argument("--dst", required=True)

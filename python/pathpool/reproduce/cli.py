@@ -66,6 +66,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--kernel-x", type=float, action="append", default=None, metavar="X",
                    help="linux/both: the kernel runs only this value of a swept experiment (repeatable; e.g. "
                    "--only fig2 --kernel-x 4 for Fig. 2 at 4 MB); the simulator runs every value")
+    p.add_argument("--kernel-start-jitter", choices=["off", "scenario"], default="off",
+                   help="linux/both: off (default, what the cached kernel runs did): every kernel flow starts at "
+                   "its scenario start; scenario: each flow also offset by the start jitter the simulator draws "
+                   "for that seed (own cache entries)")
     p.add_argument("--kernel-max-duration", type=positive_float, default=None, metavar="S",
                    help="linux: cap on one kernel run in seconds (default 300; downloads still running count "
                    "as incomplete, as in the simulator)")
@@ -119,6 +123,7 @@ def _main(args: argparse.Namespace) -> int:
                                 force=args.force, options=options, progress=tick, backend=args.backend,
                                 beds=args.beds, kernel_max_s=args.kernel_max_duration, only=args.only,
                                 kernel_seeds=args.kernel_seeds, kernel_xs=args.kernel_x,
+                                kernel_start_jitter=args.kernel_start_jitter,
                                 ci_target=args.ci_target, max_seeds=args.max_seeds)
     except ValueError as e:
         return fail(f"pathpool reproduce: {e}")

@@ -66,6 +66,12 @@ def published_rows(e: Experiment) -> list[dict]:
     return rows
 
 
+#: Columns of :func:`compare`'s table (also when no experiment has a published number, as Balia
+#: Table V alone, whose values were lost in extraction).
+COMPARE_COLUMNS = ["table", "title", "group", "algorithm", "metric", "paper", "paper_ci", "mean", "lo", "hi",
+                   "n", "verdict", "ordering_agrees", "kendall_tau", "source"]
+
+
 def compare(experiments: list[Experiment], summary: pd.DataFrame) -> pd.DataFrame:
     """One row per published number (and per algorithm we ran that the paper did not)."""
     out = []
@@ -101,7 +107,7 @@ def compare(experiments: list[Experiment], summary: pd.DataFrame) -> pd.DataFram
                                 "lo": float(row["lo"]), "hi": float(row["hi"]), "n": int(row["n"]),
                                 "verdict": "— (not in the paper)", "ordering_agrees": agree, "kendall_tau": tau,
                                 "source": ""})
-    return pd.DataFrame(out)
+    return pd.DataFrame(out, columns=COMPARE_COLUMNS)
 
 
 def claims(summary: pd.DataFrame, experiments: list[Experiment]) -> pd.DataFrame:

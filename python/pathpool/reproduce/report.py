@@ -313,12 +313,21 @@ KERNEL_METHOD = (
     "not seeded), {wall:.1f} min of wall time. What the kernel does differently from the simulator, by "
     "construction: Linux's full TCP (RACK-TLP loss detection, receive-window autotuning, the MPTCP path "
     "manager opening the second subflow one handshake after the first, the MPTCP scheduler's segment sizes and "
-    "connection-level retransmissions), the flows' start jitter "
-    "(every kernel flow starts at once), and a cap of 300 s per run (`--kernel-max-duration`; a download still "
+    "connection-level retransmissions){jitter}, and a cap of 300 s per run (`--kernel-max-duration`; a download still "
     "running counts with its goodput so far and in `incomplete`, as in the simulator). Table rows: paper | "
     "simulator mean [95% CI] | kernel mean [95% CI], each engine with its own n and verdict under the same "
     "tolerance."
 )
+
+#: How the kernel flows start, per ``--kernel-start-jitter``.
+KERNEL_JITTER = {
+    "off": ", the flows' start jitter (every kernel flow starts at its scenario `start`, without the jitter the "
+           "simulator draws; flows that start late or stop early, as Balia Table V's SP-TCP flow, do so on the "
+           "run's clock)",
+    "scenario": " (but not the flows' start times: with `--kernel-start-jitter scenario` every kernel flow "
+                "starts at the simulator's start for its seed, the scenario's `start` plus the jitter Rust draws "
+                "for that seed)",
+}
 
 
 def kernel_sections(outcome) -> list[tuple[str, str, str, str]]:
@@ -330,7 +339,7 @@ def kernel_sections(outcome) -> list[tuple[str, str, str, str]]:
     out: list[tuple[str, str, str, str]] = []
     if k is None:
         return out
-    method = KERNEL_METHOD.format(reading=outcome.options.ack_reading,
+    method = KERNEL_METHOD.format(reading=outcome.options.ack_reading, jitter=KERNEL_JITTER[k.start_jitter],
                                   ack=KERNEL_ACKS[outcome.options.ack_reading], jobs=k.jobs, wall=k.wall_s / 60,
                                   n=len(set(k.per_run["seed"])) if len(k.per_run) else 0)
     out.append(("Method: the kernel backend", "", method, _md_to_html(method)))

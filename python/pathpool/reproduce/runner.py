@@ -58,6 +58,8 @@ class KernelSide:
         Wall time of the kernel runs (cached ones included at ~0).
     jobs : int
         Kernel jobs (runs) planned.
+    start_jitter : str
+        ``--kernel-start-jitter``: ``off`` or ``scenario``.
     """
 
     tables: dict[str, pd.DataFrame]
@@ -69,6 +71,7 @@ class KernelSide:
     agreement: pd.DataFrame
     wall_s: float
     jobs: int
+    start_jitter: str = "off"
 
 
 @dataclasses.dataclass
@@ -154,6 +157,7 @@ def reproduce(
     only: Sequence[str] | None = None,
     kernel_seeds: int | None = None,
     kernel_xs: Sequence[float] | None = None,
+    kernel_start_jitter: str = "off",
     ci_target: float = 0.0,
     max_seeds: int = 200,
 ) -> Outcome:
@@ -187,6 +191,10 @@ def reproduce(
     kernel_xs : sequence of float, optional
         The kernel runs only these values of a swept experiment (e.g. Fig. 2 at 4 MB; the
         simulator runs all); experiments without a sweep are not affected. Default: all.
+    kernel_start_jitter : {"off", "scenario"}
+        ``off`` (default; the cached kernel runs): every kernel flow starts at its scenario
+        ``start``. ``scenario``: also offset by the start jitter the simulator draws for the
+        seed (:func:`pathpool.reproduce.kernel.plan_jobs`); these runs get their own cache keys.
     ci_target : float
         Simulator: after the ``seeds`` runs, an experiment whose widest 95% CI of a published
         quantity (:data:`pathpool.reproduce.compare.AGREEMENT_METRICS`) has a half-width above
@@ -242,7 +250,8 @@ def reproduce(
             kx = None if kernel_xs is None else {float(x) for x in kernel_xs}
             planned = kb.plan_jobs([j for j in base_jobs if j.seed in kseeds and (
                 kx is None or math.isnan(j.tags["x"]) or j.tags["x"] in kx)], options.ack_reading,
-                                   kb.DEFAULT_MAX_DURATION_S if kernel_max_s is None else kernel_max_s)
+                                   kb.DEFAULT_MAX_DURATION_S if kernel_max_s is None else kernel_max_s,
+                                   kernel_start_jitter)
         # One progress count over both engines: simulator runs first, then kernel runs.
         n_k = len(planned[0]) if planned else 0
         sim_progress = (lambda d, t: progress(d, t + n_k)) if progress else None
@@ -277,7 +286,8 @@ def reproduce(
         t_sim = time.perf_counter() - t0
         ks = None
         if planned is not None:
-            ks = _run_kernel(experiments, *planned, out, options, force=force, beds=beds, progress=k_progress)
+            ks = _run_kernel(experiments, *planned, out, options, force=force, beds=beds, progress=k_progress,
+                             start_jitter=kernel_start_jitter)
         if use_sim:
             summary = summarise(per_run)
             comparison = cmp.compare(experiments, summary)
@@ -383,7 +393,8 @@ def select(experiments: Sequence[Experiment], only: Sequence[str] | None) -> lis
 
 
 def _run_kernel(experiments: Sequence[Experiment], kjobs: Sequence[Any], skipped: Sequence[Any], out: Path,
-                options: Options, *, force: bool, beds: int, progress: Callable[[int, int], Any] | None) -> KernelSide:
+                options: Options, *, force: bool, beds: int, progress: Callable[[int, int], Any] | None,
+                start_jitter: str = "off") -> KernelSide:
     """Run (or read from the cache) and summarise the planned kernel jobs."""
     from pathpool.reproduce import kernel as kb
 
@@ -396,4 +407,4 @@ def _run_kernel(experiments: Sequence[Experiment], kjobs: Sequence[Any], skipped
     skipped_df = pd.DataFrame([dataclasses.asdict(s) for s in skipped], columns=["experiment", "algorithm", "reason"])
     return KernelSide(tables=ktables, per_run=per_run, summary=summary, comparison=cmp.compare(kexps, summary),
                       claims=cmp.claims(summary, kexps), skipped=skipped_df, agreement=pd.DataFrame(),
-                      wall_s=time.perf_counter() - t0, jobs=len(kjobs))
+                      wall_s=time.perf_counter() - t0, jobs=len(kjobs), start_jitter=start_jitter)
