@@ -61,6 +61,7 @@ def results_from_raw(plan: TestbedPlan, runs: list[dict], scenario: Any) -> Any:
     """
     import pyarrow as pa
 
+    from pathpool.kernel.testbed import receiver_connection
     from pathpool.sim.results import jain_index
     from pathpool.sim.scenario import Scenario
     from pathpool.sim.schema import arrow_schema, column_names
@@ -80,16 +81,14 @@ def results_from_raw(plan: TestbedPlan, runs: list[dict], scenario: Any) -> Any:
     for run in runs:
         seed, raw = run["seed"], run["raw"]
         dur = raw["duration_s"]
-        recv = raw["receiver"]["connections"]
         goodputs = []
         sent_total = 0
         for f in plan.flows:
             s = raw["senders"][f.name]
             final = s["final"]
-            addr = f"10.77.{f.path}.1"
-            got = [c for c in recv if c["peer"] == addr and c["port"] == s["local_port"]]
+            c = receiver_connection(raw, f.name, f"10.77.{f.path}.1")
             # Goodput over the run's span: bytes the receiver got in its first `dur` seconds.
-            delivered = got[0].get("bytes_in_window", got[0]["bytes"]) if got else 0
+            delivered = c.get("bytes_in_window", c["bytes"])
             rdur = dur
             start, end = 0.0, dur
             if raw.get("epoch"):
@@ -99,16 +98,16 @@ def results_from_raw(plan: TestbedPlan, runs: list[dict], scenario: Any) -> Any:
                 start = f.start_s
                 end = min(f.stop_s, dur) if f.stop_s is not None else dur
                 rdur = end - start
-                delivered = next((b for t, b in got[0]["at_marks"] if t == end), got[0]["bytes"]) if got else 0
+                delivered = next((b for t, b in c["at_marks"] if t == end), c["bytes"])
             span = end - start   # the sender's active interval (tcp_info's counters cover it)
             completion = math.nan
             if f.size_bytes:
                 # A download (the simulator's app = "file"): complete when the receiver got every
                 # byte; its goodput is then size / download time (receiver's accept to last byte),
                 # else what arrived within the run, over the run (a lower bound, as the simulator).
-                delivered = got[0]["bytes"] if got else 0
-                if delivered >= f.size_bytes and got[0]["duration_s"] > 0:
-                    completion = rdur = float(got[0]["duration_s"])
+                delivered = c["bytes"]
+                if delivered >= f.size_bytes and c["duration_s"] > 0:
+                    completion = rdur = float(c["duration_s"])
                     end = start + rdur
             sent = sum(x.get("data_segs_out", 0) for x in final)
             sent_total += sent
@@ -278,7 +277,10 @@ def run_once(tb: Any, plan: TestbedPlan, seed: int) -> dict:
     t0 = time.monotonic()
     raw = tb.run_flows(plan.flows, duration_s=plan.duration_s, sample_ms=plan.sample_ms)
     wall = time.monotonic() - t0
+    from pathpool.kernel.testbed import receiver_connection
+
     for f in plan.flows:
+        receiver_connection(raw, f.name, tb.client_addr(f.path))   # complete or not recorded
         got = raw["senders"][f.name]["cc"]
         if got != f.cc:
             raise KernelError(f"flow {f.name} ran {got!r}, not {f.cc!r}")

@@ -599,6 +599,23 @@ class Testbed:
                 recv.wait()
 
 
+def receiver_connection(raw: dict, flow: str, addr: str) -> dict:
+    """The receiver's row for sender ``flow`` (bound to ``addr``): same client address and port.
+
+    Raises
+    ------
+    KernelError
+        The receiver did not report the connection: the run is incomplete and must not be
+        recorded (its goodput would read as 0 while the sender had data acknowledged).
+    """
+    port = raw["senders"][flow]["local_port"]
+    for c in raw["receiver"]["connections"]:
+        if c["peer"] == addr and c["port"] == port:
+            return c
+    raise KernelError(f"flow {flow}: the receiver reported no connection from {addr}:{port} "
+                      f"({len(raw['receiver']['connections'])} reported for {len(raw['senders'])} senders)")
+
+
 def records(tb: Testbed, raw: dict, flows: list[FlowSpec], seed: int = 0) -> tuple[list[dict], list[dict]]:
     """Flow and subflow rows in the simulator's schema (crates/pathpool-sim/src/output.rs).
 
@@ -608,17 +625,15 @@ def records(tb: Testbed, raw: dict, flows: list[FlowSpec], seed: int = 0) -> tup
     """
     nan = float("nan")
     dur = raw["duration_s"]
-    recv = sorted(raw["receiver"]["connections"], key=lambda c: c["port"])
     flow_rows, sub_rows = [], []
     for f in flows:
         s = raw["senders"][f.name]
         final = s["final"]
-        # The receiver's connection for this flow: same client address and port.
-        got = [c for c in recv if c["peer"] == tb.client_addr(f.path) and c["port"] == s["local_port"]]
-        delivered = got[0]["bytes"] if got else 0
+        c = receiver_connection(raw, f.name, tb.client_addr(f.path))
+        delivered = c["bytes"]
         # The receiver's clock: first byte to last byte (the sender's buffer drains after it
         # stops writing), so goodput is never above the paths' capacity.
-        rdur = got[0]["duration_s"] if got and got[0]["duration_s"] > 0 else dur
+        rdur = c["duration_s"] if c["duration_s"] > 0 else dur
         sent_pk = sum(x.get("data_segs_out", 0) for x in final)
         retr = sum(x.get("total_retrans", 0) for x in final)
         flow_rows.append({

@@ -193,59 +193,71 @@ def cmd_recv(a: argparse.Namespace) -> dict:
     lock = threading.Lock()
     marks = sorted(float(x) for x in a.marks.split(",")) if a.epoch is not None and a.marks else []
 
-    def serve(conn: socket.socket, peer) -> None:
+    def report(st: dict, still_open: bool) -> None:
+        """Append one connection's row, once: when it closes, or at the deadline if it has not
+        closed by then (its sender still draining the send buffer), so that every accepted
+        connection is reported."""
+        with lock:
+            if st["reported"]:
+                return
+            st["reported"] = True
+            got = st["got"]
+            row = {"peer": st["peer"][0], "port": st["peer"][1], "bytes": got,
+                   "duration_s": st["t_last"] - st["t0"],
+                   # No chunk read after the window's end: every byte so far came within it.
+                   "bytes_in_window": got if st["in_window"] is None else st["in_window"],
+                   "window_s": a.window, "open": still_open}
+            if a.epoch is not None:
+                t_first = st["t_first"]
+                row.update(accept_s=st["t0"] - a.epoch, at_marks=st["at_marks"] + [[m, got] for m in st["pending"]],
+                           first_byte_s=None if t_first is None else t_first - a.epoch,
+                           last_byte_s=None if t_first is None else st["t_last"] - a.epoch)
+            results.append(row)
+
+    def serve(conn: socket.socket, st: dict) -> None:
         conn.settimeout(a.timeout)
-        got = 0
-        t0 = time.monotonic()
-        t_last = t0
-        # Bytes received in the first --window seconds after accept: every flow is measured
-        # over the same span, so a flow that drains its send buffer alone afterwards does not
-        # count that tail.
-        in_window = None
-        # With --epoch: the bytes received by each mark (the flows' ends on the run's clock);
-        # a chunk read after a mark arrived after it.
-        pending = list(marks)
-        at_marks: list[list[float]] = []
-        t_first = None
+        # in_window: bytes received in the first --window seconds after accept (every flow is
+        # measured over the same span, so a flow that drains its send buffer alone afterwards
+        # does not count that tail). With --epoch, at_marks: the bytes received by each mark
+        # (the flows' ends on the run's clock); a chunk read after a mark arrived after it.
         try:
             while True:
                 b = conn.recv(1 << 20)
                 now = time.monotonic()
-                if a.window and in_window is None and now - t0 >= a.window:
-                    in_window = got
-                while pending and now >= a.epoch + pending[0]:
-                    at_marks.append([pending.pop(0), got])
-                if not b:
-                    break
-                if t_first is None:
-                    t_first = now
-                got += len(b)
-                t_last = now
+                with lock:
+                    if a.window and st["in_window"] is None and now - st["t0"] >= a.window:
+                        st["in_window"] = st["got"]
+                    while st["pending"] and now >= a.epoch + st["pending"][0]:
+                        st["at_marks"].append([st["pending"].pop(0), st["got"]])
+                    if not b:
+                        break
+                    if st["t_first"] is None:
+                        st["t_first"] = now
+                    st["got"] += len(b)
+                    st["t_last"] = now
         except OSError:
             pass
         conn.close()
-        at_marks += [[m, got] for m in pending]
-        row = {"peer": peer[0], "port": peer[1], "bytes": got, "duration_s": t_last - t0,
-               "bytes_in_window": got if in_window is None else in_window, "window_s": a.window}
-        if a.epoch is not None:
-            row.update(accept_s=t0 - a.epoch, at_marks=at_marks,
-                       first_byte_s=None if t_first is None else t_first - a.epoch,
-                       last_byte_s=None if t_first is None else t_last - a.epoch)
-        with lock:
-            results.append(row)
+        report(st, still_open=False)
 
-    threads = []
+    threads, states = [], []
     deadline = time.monotonic() + a.timeout
     while len(threads) < a.conns and time.monotonic() < deadline:
         try:
             c, peer = ls.accept()
         except OSError:
             break
-        th = threading.Thread(target=serve, args=(c, peer), daemon=True)
+        t0 = time.monotonic()
+        st = {"peer": peer, "t0": t0, "t_last": t0, "t_first": None, "got": 0, "in_window": None,
+              "pending": list(marks), "at_marks": [], "reported": False}
+        th = threading.Thread(target=serve, args=(c, st), daemon=True)
         th.start()
         threads.append(th)
+        states.append(st)
     for th in threads:
         th.join(max(0.0, deadline - time.monotonic()))
+    for st in states:
+        report(st, still_open=True)
     ls.close()
     return {"connections": results}
 

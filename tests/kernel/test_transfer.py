@@ -1,0 +1,79 @@
+"""The test bed's receiver (``python -m pathpool.kernel.transfer recv``) on the loopback (no
+namespaces, no root), and the run's completeness check."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+import time
+
+import pytest
+from pathpool.kernel.loader import KernelError
+from pathpool.kernel.testbed import receiver_connection
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_receiver_reports_a_connection_still_open_at_its_deadline():
+    """A sender still draining when the receiver's deadline passes (Khalili N1 = 15 under load):
+    the connection is reported with the bytes it got, marked open. Before the fix it was left
+    out, and the run recorded that flow as 0 bytes delivered."""
+    port = _free_port()
+    recv = subprocess.Popen([sys.executable, "-m", "pathpool.kernel.transfer", "recv", "--addr", "127.0.0.1",
+                             "--port", str(port), "--conns", "2", "--timeout", "2", "--window", "1"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        if recv.stderr.readline().strip() != "listening":
+            pytest.skip("no MPTCP listening socket here")
+        closed, kept = socket.create_connection(("127.0.0.1", port)), socket.create_connection(("127.0.0.1", port))
+        closed.sendall(b"x" * 1000)
+        closed.close()
+        kept.sendall(b"y" * 5000)   # and stays open past the receiver's 2 s
+        out, _ = recv.communicate(timeout=20)
+        kept.close()
+    finally:
+        if recv.poll() is None:
+            recv.kill()
+            recv.wait()
+    conns = {c["port"]: c for c in json.loads(out)["connections"]}
+    assert sorted((c["bytes"], c["open"]) for c in conns.values()) == [(1000, False), (5000, True)]
+    # Every byte of the open one arrived within its 1 s window.
+    assert [c["bytes_in_window"] for c in conns.values() if c["open"]] == [5000]
+
+
+def test_a_sender_the_receiver_did_not_report_fails_the_run():
+    raw = {"senders": {"a": {"local_port": 40000}, "b": {"local_port": 40001}},
+           "receiver": {"connections": [{"peer": "10.77.0.1", "port": 40000, "bytes": 7}]}}
+    assert receiver_connection(raw, "a", "10.77.0.1")["bytes"] == 7
+    with pytest.raises(KernelError, match="flow b: the receiver reported no connection from 10.77.0.1:40001"):
+        receiver_connection(raw, "b", "10.77.0.1")
+    with pytest.raises(KernelError, match="flow a"):
+        receiver_connection(raw, "a", "10.77.1.1")   # right port, wrong path
+
+
+def test_receiver_clock_start_is_the_accept():
+    """duration_s runs from accept to the last byte: a closed connection's is short."""
+    port = _free_port()
+    recv = subprocess.Popen([sys.executable, "-m", "pathpool.kernel.transfer", "recv", "--addr", "127.0.0.1",
+                             "--port", str(port), "--conns", "1", "--timeout", "5"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        if recv.stderr.readline().strip() != "listening":
+            pytest.skip("no MPTCP listening socket here")
+        c = socket.create_connection(("127.0.0.1", port))
+        c.sendall(b"z" * 100)
+        time.sleep(0.2)
+        c.close()
+        out, _ = recv.communicate(timeout=20)
+    finally:
+        if recv.poll() is None:
+            recv.kill()
+            recv.wait()
+    (conn,) = json.loads(out)["connections"]
+    assert conn["bytes"] == 100 and conn["open"] is False and conn["duration_s"] < 1.0
