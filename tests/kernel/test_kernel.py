@@ -306,7 +306,7 @@ def _conn_slots(prog_id: int) -> list[list[dict]]:
             if e["formatted"]["value"]["owner"]]
 
 
-@pytest.mark.parametrize("cc", ["pp_lia", "pp_olia", "pp_balia"])
+@pytest.mark.parametrize("cc", ["pp_lia", "pp_olia", "pp_balia", "pp_coupled", "pp_max"])
 def test_eight_subflows_are_all_coupled_and_carry_traffic(loaded, cc):
     """Linux MPTCP's maximum of 8 subflows (`ip mptcp limits`): one connection over 8 paths
     holds 8 slots of its connection state (all coupled, none left to run Reno), and every
