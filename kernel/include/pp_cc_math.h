@@ -101,13 +101,18 @@ PP_INLINE pp_u32 pp_clamp_rtt(pp_u32 rtt_us)
 	return rtt_us;
 }
 
+PP_INLINE pp_u64 pp_clamp_u64(pp_u64 x, pp_u64 lo, pp_u64 hi)
+{
+	if (x < lo)
+		return lo;
+	if (x > hi)
+		return hi;
+	return x;
+}
+
 PP_INLINE pp_u64 pp_clamp_w(pp_u64 w)
 {
-	if (w < PP_MIN_CWND_W)
-		return PP_MIN_CWND_W;
-	if (w > PP_W_MAX)
-		return PP_W_MAX;
-	return w;
+	return pp_clamp_u64(w, PP_MIN_CWND_W, PP_W_MAX);
 }
 
 /* Negate-aware helpers: BPF (clang 14, cpu v1-v3) has no signed division. */
@@ -581,11 +586,7 @@ PP_INLINE pp_u64 pp_balia_ssthresh(const struct pp_sf_view *v, int nsf, int i, i
 
 PP_INLINE pp_u64 pp_clamp_a(pp_u64 a_q32)
 {
-	if (a_q32 < PP_A_MIN_Q32)
-		return PP_A_MIN_Q32;
-	if (a_q32 > PP_A_MAX_Q32)
-		return PP_A_MAX_Q32;
-	return a_q32;
+	return pp_clamp_u64(a_q32, PP_A_MIN_Q32, PP_A_MAX_Q32);
 }
 
 /* EWTCP's default weight 1/n^2 (q32), n = subflows of the connection (at least 1). */

@@ -85,9 +85,8 @@ fn main() {
                     break;
                 }
             };
-            let rtt = sfs[i].srtt;
-            let mut q_us = 0u64;
             if algo == "rsf-db" {
+                let rtt = sfs[i].srtt;
                 // First ACK fixes the base one-way delay; the second carries q on top of it.
                 let base = rtt / 2;
                 c.on_ack(
@@ -100,7 +99,7 @@ fn main() {
                         now: 1,
                     },
                 );
-                q_us = (rng.uniform(0.0, 250.0) * 1000.0) as u64;
+                let q_us = (rng.uniform(0.0, 250.0) * 1000.0) as u64;
                 let before = sf_json(&sfs);
                 let w0 = sfs[i].cwnd;
                 c.on_ack(
@@ -119,34 +118,8 @@ fn main() {
                 ));
                 continue;
             }
-            let before = sf_json(&sfs);
-            let w0 = sfs[i].cwnd;
             let loss = case % 4 == 3 && (algo == "reno" || algo == "balia");
-            if loss {
-                c.on_congestion_event(&mut sfs, i, 1);
-                out.push(format!(
-                    "{{\"algo\": \"{algo}\", \"event\": \"loss\", \"i\": {i}, \"subflows\": {before}, \"w_before\": {w0:.17e}, \"ssthresh_after\": {:.17e}}}",
-                    sfs[i].ssthresh
-                ));
-            } else {
-                // The transport refreshes the counters before the call (crate README): this
-                // ACK's segment is delivered, as the kernel's snd_una has already moved.
-                sfs[i].delivered += 1;
-                c.on_ack(
-                    &mut sfs,
-                    i,
-                    &Ack {
-                        acked_bytes: MSS as u64,
-                        rtt_sample: Some(rtt),
-                        one_way_delay: None,
-                        now: 1,
-                    },
-                );
-                out.push(format!(
-                    "{{\"algo\": \"{algo}\", \"event\": \"ack\", \"i\": {i}, \"q_us\": {q_us}, \"subflows\": {before}, \"w_before\": {w0:.17e}, \"w_after\": {:.17e}}}",
-                    sfs[i].cwnd
-                ));
-            }
+            out.push(one_step(&mut *c, &mut sfs, i, algo, loss, ""));
         }
     }
     rsf_lb_sequences(&mut rng, &mut out);
@@ -205,36 +178,55 @@ fn nsdi2011_steps(rng: &mut Rng, out: &mut Vec<String>) {
             }
             let (a, params) = weight(algo, n, case % 2 == 1);
             let mut c = build_with_counting(algo, &params, n, COUNTING).expect("builds");
-            let before = sf_json(&sfs);
-            let w0 = sfs[i].cwnd;
-            if case % 4 == 3 {
-                c.on_congestion_event(&mut sfs, i, 1);
-                out.push(format!(
-                    "{{\"algo\": \"{algo}\", \"event\": \"loss\", \"i\": {i}{}, \"subflows\": {before}, \"w_before\": {w0:.17e}, \"ssthresh_after\": {:.17e}}}",
-                    weight_json(a),
-                    sfs[i].ssthresh
-                ));
-                continue;
-            }
-            sfs[i].delivered += 1;
-            let rtt = sfs[i].srtt;
-            c.on_ack(
+            out.push(one_step(
+                &mut *c,
                 &mut sfs,
                 i,
-                &Ack {
-                    acked_bytes: MSS as u64,
-                    rtt_sample: Some(rtt),
-                    one_way_delay: None,
-                    now: 1,
-                },
-            );
-            out.push(format!(
-                "{{\"algo\": \"{algo}\", \"event\": \"ack\", \"i\": {i}{}, \"q_us\": 0, \"subflows\": {before}, \"w_before\": {w0:.17e}, \"w_after\": {:.17e}}}",
-                weight_json(a),
-                sfs[i].cwnd
+                algo,
+                case % 4 == 3,
+                &weight_json(a),
             ));
         }
     }
+}
+
+/// One step of a fresh controller on subflow `i` of `sfs` (a loss event, or an ACK of one MSS
+/// carrying the subflow's RTT) as a vector; `extra` is inserted after `"i"` (JSON fields).
+fn one_step(
+    c: &mut dyn Controller,
+    sfs: &mut [Subflow],
+    i: usize,
+    algo: &str,
+    loss: bool,
+    extra: &str,
+) -> String {
+    let before = sf_json(sfs);
+    let w0 = sfs[i].cwnd;
+    if loss {
+        c.on_congestion_event(sfs, i, 1);
+        return format!(
+            "{{\"algo\": \"{algo}\", \"event\": \"loss\", \"i\": {i}{extra}, \"subflows\": {before}, \"w_before\": {w0:.17e}, \"ssthresh_after\": {:.17e}}}",
+            sfs[i].ssthresh
+        );
+    }
+    // The transport refreshes the counters before the call (crate README): this ACK's
+    // segment is delivered, as the kernel's snd_una has already moved.
+    sfs[i].delivered += 1;
+    let rtt = sfs[i].srtt;
+    c.on_ack(
+        sfs,
+        i,
+        &Ack {
+            acked_bytes: MSS as u64,
+            rtt_sample: Some(rtt),
+            one_way_delay: None,
+            now: 1,
+        },
+    );
+    format!(
+        "{{\"algo\": \"{algo}\", \"event\": \"ack\", \"i\": {i}{extra}, \"q_us\": 0, \"subflows\": {before}, \"w_before\": {w0:.17e}, \"w_after\": {:.17e}}}",
+        sfs[i].cwnd
+    )
 }
 
 /// RSF-LB's loss estimate is state carried across events, so it is checked on scripted
