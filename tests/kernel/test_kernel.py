@@ -12,6 +12,7 @@ import shutil
 import signal
 import statistics
 import subprocess
+import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -146,7 +147,7 @@ def kernel_env(kernel_unclaimed):
         pytest.skip(reason)
     dmesg_before = _dmesg()
     yield
-    for prefix in ("ppt-", "ppu-", "ppd-", "ppe-", "ppf-"):
+    for prefix in ("ppt-", "ppu-", "ppd-", "ppe-", "ppf-", "ppg-"):
         assert wait_gone(prefix), f"a test-bed namespace {prefix}* was left behind"
     new = _dmesg()[len(dmesg_before):]
     bad = [line for line in new if any(w in line for w in ("WARNING", "BUG", "Call Trace",
@@ -368,3 +369,23 @@ def test_connection_entries_are_freed_when_the_subflows_close(loaded, cc):
         time.sleep(0.5)
     assert ids == [] and owned == [], (ids, owned)
     assert wait_gone("ppf-")
+
+
+def test_testbed_cli_access_link_limits_both_paths(loaded, tmp_path):
+    """`pathpool testbed run --access 5,50,0+1`: two 20 Mbit/s paths behind one 5 Mbit/s first
+    hop carry together no more than the access link's rate (3% slack for rate measurement),
+    and each still carries data."""
+    out = tmp_path / "tb"
+    r = subprocess.run([sys.executable, "-m", "pathpool.cli", "testbed", "run", "--path", "20,10,0",
+                        "--path", "20,20,0", "--access", "5,50,0+1", "--cc", "pp_reno",
+                        "--duration", "4", "--prefix", "ppg-", "-o", str(out)],
+                       capture_output=True, text=True, timeout=120, check=False)
+    assert r.returncode == 0, r.stderr
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["access"] == [{"rate_mbps": 5.0, "queue_pkts": 50, "paths": [0, 1]}]
+    subs = summary["subflows"]
+    assert {s["path"] for s in subs} == {"path0", "path1"}
+    assert all(s["acked_bytes"] > 0.05 * 5e6 / 8 * 4 for s in subs), subs
+    total = sum(s["goodput_bps"] for s in subs)
+    assert 0.5 * 5e6 < total <= 1.03 * 5e6, subs
+    assert wait_gone("ppg-")

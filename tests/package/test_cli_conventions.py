@@ -141,6 +141,15 @@ def test_out_is_spelled_the_same_everywhere():
     ["run", "examples/two_paths", "--backend", "linux", "--set", "duration=1"],
     ["testbed", "run", "--path", "1,2"],
     ["testbed", "up", "--hold", "0"],
+    ["testbed", "run", "--path", "10,10,0,0"],  # queue of 0 packets
+    ["testbed", "run", "--access", "10,50"],
+    ["testbed", "run", "--egress", "0,x"],
+    # parse, but no such test bed: three router links for two paths; one link with two rates;
+    # egress beside --shared; a path in two access links
+    ["testbed", "run", "--egress", "0,0,0"],
+    ["testbed", "up", "--path", "10,10,0", "--path", "20,10,0", "--egress", "0,0"],
+    ["testbed", "up", "--shared", "--egress", "0,0"],
+    ["testbed", "run", "--access", "10,50,0+1", "--access", "5,50,1"],
     ["nosuchcommand"],
     ["scenarios"],
 ])
@@ -150,6 +159,24 @@ def test_bad_input_is_one_line_on_stderr_with_exit_2(args, tmp_path):
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1, r.stderr
     assert "Traceback" not in r.stderr
+
+
+def test_testbed_options_describe_the_test_bed():
+    """``--path`` with a queue, ``--egress`` and ``--access`` reach the Testbed as given (checked,
+    not built: no root needed)."""
+    from pathpool.kernel.cli import _testbed
+
+    a = build_parser("testbed").parse_args(["testbed", "run", "--path", "10,10,0,40", "--path", "10,30,0.01,40",
+                                   "--path", "5,20,0", "--egress", "0,0,1", "--access", "8,25,0+2",
+                                   "--delayed-acks"])
+    tb = _testbed(a)
+    assert [(p.rate_mbps, p.delay_ms, p.loss, p.queue_pkts) for p in tb.paths] == [
+        (10, 10, 0, 40), (10, 30, 0.01, 40), (5, 20, 0, 100)]
+    assert tb.egress == [0, 0, 1] and tb.link_spec(0) is tb.paths[0] and tb.link_spec(1) is tb.paths[2]
+    assert [(x.rate_mbps, x.queue_pkts, x.paths) for x in tb.access] == [(8, 25, (0, 2))]
+    assert tb.quickack is False
+    default = _testbed(build_parser("testbed").parse_args(["testbed", "up"]))
+    assert default.egress == [0, 1] and default.access == [] and default.quickack
 
 
 def test_closed_pipe_ends_quietly():

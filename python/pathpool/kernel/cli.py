@@ -34,13 +34,46 @@ _TB_STATE = Path("/run/pathpool/testbed.json")
 
 def _path_spec(text: str) -> str:
     """argparse type of ``--path``: checked when parsed, so a bad one is one line and exit 2."""
+    parts = text.split(",")
     try:
-        rate, delay, loss = (float(x) for x in text.split(","))
+        if len(parts) not in (3, 4):
+            raise ValueError
+        rate, delay, loss = (float(x) for x in parts[:3])
+        queue = int(parts[3]) if len(parts) == 4 else 100
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r}: expected RATE_MBPS,DELAY_MS,LOSS e.g. 10,20,0.01") from None
-    if not (rate > 0 and delay >= 0 and 0 <= loss < 1):
-        raise argparse.ArgumentTypeError(f"{text!r}: need RATE_MBPS > 0, DELAY_MS >= 0, 0 <= LOSS < 1")
+        raise argparse.ArgumentTypeError(f"{text!r}: expected RATE_MBPS,DELAY_MS,LOSS[,QUEUE_PKTS] "
+                                         "e.g. 10,20,0.01 or 10,20,0,50") from None
+    if not (rate > 0 and delay >= 0 and 0 <= loss < 1 and queue >= 1):
+        raise argparse.ArgumentTypeError(f"{text!r}: need RATE_MBPS > 0, DELAY_MS >= 0, 0 <= LOSS < 1, "
+                                         "QUEUE_PKTS >= 1 (default 100)")
     return text
+
+
+def _egress_spec(text: str) -> list[int]:
+    """argparse type of ``--egress``: one router link index per path, e.g. ``0,1,1``."""
+    try:
+        links = [int(x) for x in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected one router link per path, e.g. 0,1,1") from None
+    if any(j < 0 for j in links):
+        raise argparse.ArgumentTypeError(f"{text!r}: router links are numbered from 0")
+    return links
+
+
+def _access_spec(text: str):
+    """argparse type of ``--access``: ``RATE_MBPS,QUEUE_PKTS,PATH+PATH...`` (a shared first hop)."""
+    from pathpool.kernel.testbed import AccessLink
+
+    try:
+        rate_s, queue_s, paths_s = text.split(",")
+        rate, queue = float(rate_s), int(queue_s)
+        paths = tuple(int(k) for k in paths_s.split("+"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected RATE_MBPS,QUEUE_PKTS,PATH+PATH... "
+                                         "e.g. 10,50,0+1") from None
+    if not (rate > 0 and queue >= 1 and all(k >= 0 for k in paths)):
+        raise argparse.ArgumentTypeError(f"{text!r}: need RATE_MBPS > 0, QUEUE_PKTS >= 1, paths >= 0")
+    return AccessLink(rate_mbps=rate, queue_pkts=queue, paths=paths)
 
 
 def _paths(specs: list[str]):
@@ -48,9 +81,20 @@ def _paths(specs: list[str]):
 
     out = []
     for s in specs:
-        rate, delay, loss = (float(x) for x in s.split(","))
-        out.append(PathSpec(rate_mbps=rate, delay_ms=delay, loss=loss))
+        parts = s.split(",")
+        rate, delay, loss = (float(x) for x in parts[:3])
+        queue = int(parts[3]) if len(parts) == 4 else 100
+        out.append(PathSpec(rate_mbps=rate, delay_ms=delay, loss=loss, queue_pkts=queue))
     return out
+
+
+def _testbed(a: argparse.Namespace):
+    """The test bed the options describe, checked (not built): a ValueError is the user's input."""
+    from pathpool.kernel.testbed import Testbed
+
+    return Testbed(_paths(a.path or ["10,10,0", "10,20,0"]), shared_bottleneck=a.shared,
+                   prefix=a.prefix, quickack=not a.delayed_acks, egress=a.egress,
+                   access=a.access or ())
 
 
 def _load(a: argparse.Namespace) -> int:
@@ -132,18 +176,23 @@ def _status(a: argparse.Namespace) -> int:
 
 
 def _tb_run(a: argparse.Namespace) -> int:
-    from pathpool.kernel.testbed import FlowSpec, Testbed, records, write_results
+    from pathpool.errors import fail
+    from pathpool.kernel.testbed import FlowSpec, records, write_results
 
+    try:
+        bed = _testbed(a)
+    except ValueError as e:
+        return fail(f"pathpool testbed run: {e}", 2)
     _unwind_on_signals()
-    paths = _paths(a.path or ["10,10,0", "10,20,0"])
     flows = [FlowSpec("mptcp0", "mptcp", a.cc, 0)]
     if a.with_tcp:
         flows.append(FlowSpec("tcp0", "tcp", "reno", 0))
-    with Testbed(paths, shared_bottleneck=a.shared, prefix=a.prefix,
-                 quickack=not a.delayed_acks) as tb:
+    with bed as tb:
         raw = tb.run_flows(flows, duration_s=a.duration)
         fr, sr = records(tb, raw, flows)
-    write_results(Path(a.output), fr, sr, {"paths": [vars(p) for p in paths], "backend": "linux"})
+    meta = {"paths": [vars(p) for p in bed.paths], "egress": bed.egress,
+            "access": [vars(x) for x in bed.access], "backend": "linux"}
+    write_results(Path(a.output), fr, sr, meta)
     t = Table(title=f"linux test bed, {a.duration:g} s")
     for c in ("flow", "subflow", "path", "goodput Mbit/s", "retrans"):
         t.add_column(c)
@@ -171,15 +220,19 @@ def _unwind_on_signals() -> None:
 def _tb_up(a: argparse.Namespace) -> int:
     import time
 
-    from pathpool.kernel.testbed import Testbed, holder_pidfile
+    from pathpool.errors import fail
+    from pathpool.kernel.testbed import holder_pidfile
 
+    try:
+        bed = _testbed(a)
+    except ValueError as e:
+        return fail(f"pathpool testbed up: {e}", 2)
     _unwind_on_signals()
     pf = holder_pidfile(a.prefix)
     pf.parent.mkdir(parents=True, exist_ok=True)
     pf.write_text(f"{os.getpid()}\n")
     try:
-        with Testbed(_paths(a.path or ["10,10,0", "10,20,0"]), shared_bottleneck=a.shared,
-                     prefix=a.prefix, quickack=not a.delayed_acks) as tb:
+        with bed as tb:
             _console.print(f"up: namespaces {tb.ns_c} {tb.ns_r} {tb.ns_s}; server "
                            f"{tb.client_addr(0)} -> 10.79.0.1; "
                            f"{'delayed' if a.delayed_acks else 'per-segment'} ACKs; held for "
@@ -291,9 +344,16 @@ def register(subparsers) -> None:
     for name, fn, hlp in (("up", _tb_up, "build it and hold it for --hold seconds"),
                           ("run", _tb_run, "build it, run one transfer, write results, tear down")):
         p = ts.add_parser(name, help=hlp)
-        p.add_argument("--path", action="append", metavar="RATE_MBPS,DELAY_MS,LOSS", type=_path_spec,
-                       help="one per path (default: 10,10,0 and 10,20,0)")
+        p.add_argument("--path", action="append", metavar="RATE_MBPS,DELAY_MS,LOSS[,QUEUE_PKTS]",
+                       type=_path_spec, help="one per path (default: 10,10,0 and 10,20,0; queue 100 "
+                       "packets, drop-tail)")
         p.add_argument("--shared", action="store_true", help="all paths through one bottleneck")
+        p.add_argument("--egress", metavar="J,J,...", type=_egress_spec,
+                       help="router link of each path (paths on one link share its queue; the link "
+                            "has its first path's rate and queue); default: a link per path")
+        p.add_argument("--access", action="append", metavar="RATE_MBPS,QUEUE_PKTS,PATH+PATH...",
+                       type=_access_spec, help="a shared first hop these paths cross before they "
+                       "split (repeatable; a path in one at most), e.g. 10,50,0+1")
         p.add_argument("--delayed-acks", action="store_true",
                        help="keep the kernel's delayed ACKs (default: the server ACKs every "
                             "segment, the simulator's default)")

@@ -29,6 +29,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="which paper's experiments (default: all)")
     p.add_argument("--seeds", type=at_least(1), default=10, metavar="N",
                    help="seeds per configuration, 1..N (default 10)")
+    p.add_argument("--ci-target", type=float, default=0.0, metavar="F",
+                   help="simulator: give an experiment more seeds when a published quantity's 95%% CI "
+                   "half-width is above F times its mean over --seeds (two-stage, Stein; e.g. 0.05), up to "
+                   "--max-seeds; 0 (default) runs exactly --seeds")
+    p.add_argument("--max-seeds", type=at_least(1), default=200, metavar="N",
+                   help="cap of --ci-target's seeds per configuration (default 200)")
     add_out(p, None, "output folder (default: report/ for all, report-PAPER/ for one paper, so that a "
             "single paper never overwrites the all-papers report)")
     p.add_argument("-j", "--jobs", type=jobs_arg, default=None, metavar="N",
@@ -91,6 +97,10 @@ def _main(args: argparse.Namespace) -> int:
                           time_scale=args.time_scale)
     except ValueError as e:
         return fail(f"pathpool reproduce: {e}")
+    if not 0 <= args.ci_target < 1:
+        return fail(f"pathpool reproduce: --ci-target {args.ci_target}: must be in [0, 1) (0 = off)")
+    if args.ci_target > 0 and args.max_seeds < args.seeds:
+        return fail(f"pathpool reproduce: --max-seeds {args.max_seeds}: must be at least --seeds ({args.seeds})")
     papers = list(PAPERS) if args.paper == "all" else [args.paper]
     try:
         found = load_experiments(papers)
@@ -108,7 +118,8 @@ def _main(args: argparse.Namespace) -> int:
             outcome = reproduce([args.paper], seeds=args.seeds, out=out_dir, workers=args.jobs, dask=args.dask,
                                 force=args.force, options=options, progress=tick, backend=args.backend,
                                 beds=args.beds, kernel_max_s=args.kernel_max_duration, only=args.only,
-                                kernel_seeds=args.kernel_seeds, kernel_xs=args.kernel_x)
+                                kernel_seeds=args.kernel_seeds, kernel_xs=args.kernel_x,
+                                ci_target=args.ci_target, max_seeds=args.max_seeds)
     except ValueError as e:
         return fail(f"pathpool reproduce: {e}")
     except KernelError as e:

@@ -420,7 +420,12 @@ def write_report(outcome) -> None:
         kinfo = (f" Kernel: Linux {platform.release()}, {outcome.kernel.jobs} runs in real time, "
                  f"{outcome.kernel.wall_s:.0f} s wall time (cached runs included at ~0).")
     sim_time = f"simulation wall time {outcome.timing['simulate_s']:.0f} s. " if backend != "linux" else ""
-    head = (f"Engines: {engines}. Seeds: {len(outcome.seeds)} ({outcome.seeds[0]}..{outcome.seeds[-1]}); "
+    more = ""
+    if outcome.more_seeds:
+        more = (" and more where a published quantity's 95% CI was wider than the target over those: "
+                + ", ".join(f"`{k}` {n}" for k, n in sorted(outcome.more_seeds.items()))
+                + " (each table's n column)")
+    head = (f"Engines: {engines}. Seeds: {len(outcome.seeds)} ({outcome.seeds[0]}..{outcome.seeds[-1]}){more}; "
             f"jobs: {outcome.timing['jobs']}; {sim_time}Readings: {readings}.{kinfo} "
             "Seed documents are cited by file name (see References).")
     gen, interp = findings_text(outcome)

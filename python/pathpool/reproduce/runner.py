@@ -89,6 +89,8 @@ class Outcome:
     out: Path
     backend: str = "sim"
     kernel: KernelSide | None = None
+    #: Experiments the ``ci_target`` stage gave more seeds: key -> seeds in all.
+    more_seeds: dict[str, int] = dataclasses.field(default_factory=dict)
 
 
 def trace_jobs(experiments: Sequence[Experiment], seed: int, options: Options) -> list[Job]:
@@ -149,6 +151,8 @@ def reproduce(
     only: Sequence[str] | None = None,
     kernel_seeds: int | None = None,
     kernel_xs: Sequence[float] | None = None,
+    ci_target: float = 0.0,
+    max_seeds: int = 200,
 ) -> Outcome:
     """Run the published experiments of ``papers`` and write results and report under ``out``.
 
@@ -180,6 +184,14 @@ def reproduce(
     kernel_xs : sequence of float, optional
         The kernel runs only these values of a swept experiment (e.g. Fig. 2 at 4 MB; the
         simulator runs all); experiments without a sweep are not affected. Default: all.
+    ci_target : float
+        Simulator: after the ``seeds`` runs, an experiment whose widest 95% CI of a published
+        quantity (:data:`pathpool.reproduce.compare.AGREEMENT_METRICS`) has a half-width above
+        ``ci_target`` times its mean gets more seeds, as many as that width says it needs
+        (:func:`seeds_needed`, Stein's two-stage rule), at most ``max_seeds`` in all; 0 (default)
+        runs exactly ``seeds``. The kernel is not affected (``kernel_seeds``).
+    max_seeds : int
+        Cap of the second stage (default 200).
     only : sequence of str, optional
         Shell patterns (``fnmatch``) on the experiment keys (``rsf/table2_s1``) or names
         (``table2_s*``): run just those experiments (e.g. a kernel run split into pieces).
@@ -234,6 +246,19 @@ def reproduce(
         k_progress = (lambda d, t: progress(len(jobs) + d, len(jobs) + t)) if progress else None
         tables = (run_sweep(jobs, cache_dir=out / "cache", force=force, workers=workers, dask=dask,
                             progress=sim_progress) if use_sim else {})
+        more_seeds: dict[str, int] = {}
+        if use_sim and ci_target > 0:
+            more_seeds = {e.key: n for e, n in
+                          seeds_needed(tables, experiments, options, len(seed_list), ci_target, max_seeds)}
+            extra = {k: list(range(max(seed_list) + 1, max(seed_list) + 1 + n - len(seed_list)))
+                     for k, n in more_seeds.items()}
+            jobs2 = [j for e in experiments if e.key in extra for j in e.jobs(extra[e.key], options)]
+            if jobs2:
+                done = len(jobs)
+                t2 = run_sweep(jobs2, cache_dir=out / "cache", force=force, workers=workers, dask=dask,
+                               progress=(lambda d, t: progress(done + d, done + t + n_k)) if progress else None)
+                tables = _merge_tables(tables, t2)
+                jobs = jobs + jobs2
         t_sim = time.perf_counter() - t0
         ks = None
         if planned is not None:
@@ -275,7 +300,7 @@ def reproduce(
             timing = {"jobs": len(jobs) if use_sim else ks.jobs if ks else 0, "simulate_s": t_sim, "total_s": math.nan,
                       "kernel_jobs": ks.jobs if ks else 0, "kernel_s": ks.wall_s if ks else 0.0}
             outcome = Outcome(experiments, tables, per_run, summary, comparison, claims, seed_list, options, timing,
-                              out, backend=backend, kernel=ks)
+                              out, backend=backend, kernel=ks, more_seeds=more_seeds)
             if report:
                 from pathpool.reproduce.report import write_report
 
@@ -283,6 +308,46 @@ def reproduce(
             timing["total_s"] = time.perf_counter() - t0
             atomic_path(res / "timing.json", lambda p: Path(p).write_text(json.dumps(timing, indent=2)))
     return outcome
+
+
+def _merge_tables(a: dict[str, pd.DataFrame], b: dict[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
+    """Two sweeps' tables as one (rows of ``a`` first); empty frames are skipped so that the
+    columns' dtypes are those of the runs."""
+    out = {}
+    for k in {*a, *b}:
+        parts = [df for df in (a.get(k), b.get(k)) if df is not None and len(df)]
+        out[k] = pd.concat(parts, ignore_index=True) if parts else a.get(k, b.get(k))
+    return out
+
+
+def seeds_needed(tables: dict[str, pd.DataFrame], experiments: Sequence[Experiment], options: Options,
+                 n0: int, target: float, cap: int) -> list[tuple[Experiment, int]]:
+    """The experiments whose published quantities need more than ``n0`` seeds for a 95% CI
+    half-width of at most ``target`` times the mean, with the seed count each needs.
+
+    Stein's two-stage rule: the half-width shrinks as 1/sqrt(n), so an experiment whose widest
+    relative half-width over ``n0`` seeds is h needs ``ceil(n0 * (h / target)**2)`` seeds
+    (the t quantile's change from n0 to n is ignored, which errs towards more seeds), capped at
+    ``cap``. Cells with a zero mean have no relative width and are left out; only the metrics in
+    :data:`pathpool.reproduce.compare.AGREEMENT_METRICS` count (not bookkeeping such as
+    ``incomplete``).
+
+    Examples
+    --------
+    An experiment whose widest cell has a half-width of 10% of its mean over 30 seeds needs
+    30 * (0.10 / 0.05)**2 = 120 seeds for 5%.
+    """
+    summary = summarise(metrics.compute(tables, list(experiments), options))
+    cells = summary[summary["metric"].isin(cmp.AGREEMENT_METRICS) & (summary["mean"] != 0) & (summary["n"] >= 2)]
+    rel = ((cells["hi"] - cells["lo"]) / 2 / cells["mean"].abs()).groupby(cells["experiment"]).max()
+    out = []
+    for e in experiments:
+        h = rel.get(e.key, math.nan)
+        if not math.isnan(h) and h > target:
+            n = min(cap, math.ceil(n0 * (h / target) ** 2))
+            if n > n0:
+                out.append((e, n))
+    return out
 
 
 def select(experiments: Sequence[Experiment], only: Sequence[str] | None) -> list[Experiment]:
