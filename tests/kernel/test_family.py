@@ -55,7 +55,8 @@ def _data_tunables(prog_id: int) -> dict:
         if info.get("name", "").endswith(".data"):
             dump = json.loads(subprocess.run(["bpftool", "map", "dump", "id", str(mid), "-j"],
                                              capture_output=True, text=True, check=True).stdout)
-            for var in dump[0]["formatted"]["datasec"]:
+            # bpftool 7: [{"formatted": {"value": {".data": [{"pp_tun": {...}}]}}}]
+            for var in dump[0]["formatted"]["value"][".data"]:
                 if "pp_tun" in var:
                     return var["pp_tun"]
     raise AssertionError(f"no pp_tun in the maps of program {prog_id}")
