@@ -46,6 +46,10 @@ __u64 pp_g_lia_ratio(struct pp_vset *s, int i);
 #define PP_ALGO_BALIA 3
 #define PP_ALGO_RSFDB 4
 #define PP_ALGO_RSFLB 5
+#define PP_ALGO_EWTCP 6
+#define PP_ALGO_COUPLED 7
+#define PP_ALGO_SEMICOUPLED 8
+#define PP_ALGO_MAX 9
 
 #ifndef PP_ALGO
 #error "define PP_ALGO before including pp_common.bpf.h"
@@ -57,9 +61,13 @@ __u64 pp_g_lia_ratio(struct pp_vset *s, int i);
 #include "pp_cc_math.h"
 #include "pp_tunables.h"
 
-/* Only LIA, OLIA and BALIA read their siblings. The others (Reno, RSF-DB, RSF-LB: every rule
- * is the subflow's own) keep no connection state: no map lookup, no slot writes per ACK. */
-#define PP_COUPLED (PP_ALGO == PP_ALGO_LIA || PP_ALGO == PP_ALGO_OLIA || PP_ALGO == PP_ALGO_BALIA)
+/* LIA, OLIA, BALIA, Coupled, Semicoupled and Max read their siblings; EWTCP counts them (its
+ * default a = 1/n^2). The others (Reno, RSF-DB, RSF-LB: every rule is the subflow's own) keep
+ * no connection state: no map lookup, no slot writes per ACK. */
+#define PP_COUPLED (PP_ALGO == PP_ALGO_LIA || PP_ALGO == PP_ALGO_OLIA || \
+		    PP_ALGO == PP_ALGO_BALIA || PP_ALGO == PP_ALGO_EWTCP || \
+		    PP_ALGO == PP_ALGO_COUPLED || PP_ALGO == PP_ALGO_SEMICOUPLED || \
+		    PP_ALGO == PP_ALGO_MAX)
 
 char _license[] SEC("license") = "GPL";
 
@@ -73,6 +81,8 @@ volatile struct pp_tunables pp_tun = PP_TUNABLES_DEFAULT;
 #define pp_balia_quantised (pp_tun.balia_quantised)
 #define pp_rsf_lb_keep_q32 (pp_tun.rsf_lb_keep_q32)
 #define pp_counting_acks (pp_tun.counting_acks)
+#define pp_ewtcp_a_q32 (pp_tun.ewtcp_a_q32)
+#define pp_semicoupled_a_q32 (pp_tun.semicoupled_a_q32)
 
 #define TCP_CA_Open_ 0
 #define TCP_CA_Recovery_ 3
@@ -276,6 +286,27 @@ __noinline __s64 pp_g_balia_inc(struct pp_vset *s, int i)
 	return pp_balia_inc(s->v, PP_MAX_SF, i);
 }
 
+__noinline __s64 pp_g_max_inc(struct pp_vset *s, int i)
+{
+	if (!s || i < 0 || i >= PP_MAX_SF)
+		return 0;
+	return pp_max_inc(s, i);
+}
+
+__noinline __s64 pp_g_total_inc(struct pp_vset *s, int i, __u64 a_q32)
+{
+	if (!s || i < 0 || i >= PP_MAX_SF)
+		return 0;
+	return pp_total_inc(s->v, PP_MAX_SF, i, a_q32);
+}
+
+__noinline __u64 pp_g_coupled_ssthresh(struct pp_vset *s, int i)
+{
+	if (!s || i < 0 || i >= PP_MAX_SF)
+		return PP_MIN_SSTHRESH_W;
+	return pp_coupled_ssthresh(s->v, PP_MAX_SF, i);
+}
+
 __noinline __u64 pp_g_balia_ssthresh(struct pp_vset *s, int i, int quantised)
 {
 	if (!s || i < 0 || i >= PP_MAX_SF)
@@ -454,6 +485,15 @@ static __always_inline __u64 pp_algo_ssthresh(struct sock *sk, struct pp_ca *ca,
 		pp_views(st, vs.v, ca->slot);
 		return pp_g_balia_ssthresh(&vs, ca->slot, pp_balia_quantised != 0);
 	}
+#elif PP_ALGO == PP_ALGO_COUPLED
+	struct pp_vset vs;
+
+	/* As BALIA: the own window published first, so the siblings' sum sees this one's. */
+	if (st && ca->slot < PP_MAX_SF) {
+		pp_publish(sk, ca, st);
+		pp_views(st, vs.v, ca->slot);
+		return pp_g_coupled_ssthresh(&vs, ca->slot);
+	}
 #endif
 	return pp_reno_ssthresh(w);
 }
@@ -566,11 +606,23 @@ static __always_inline __s64 pp_algo_inc(struct sock *sk, struct pp_ca *ca, stru
 	return pp_rsflb_inc(w, pp_rsf_mu_q16 << 8, pp_loss_rate_q24(sk, ca, w));
 #elif PP_ALGO == PP_ALGO_RENO
 	return pp_reno_inc(w);
+#elif PP_ALGO == PP_ALGO_EWTCP
+	/* a as loaded, or 1/n^2 with n = the subflows coupled now (this one included; 1 on a
+	 * plain TCP socket or without a slot, where EWTCP is Reno). Only the header's mask is
+	 * read. */
+	__u32 n = 1;
+
+	if (st && ca->slot < PP_MAX_SF)
+		n = pp_mask_count(st->mask | (1U << (ca->slot & (PP_MAX_SF - 1))));
+	return pp_ewtcp_inc(w, pp_ewtcp_a_q32 ? pp_ewtcp_a_q32 : pp_ewtcp_default_a_q32(n));
 #else
 	struct pp_vset vs;
 
+	/* Alone (plain TCP, no slot): one subflow, where Coupled and Max are Reno's 1/w and
+	 * Semicoupled is a/w (pathpool-cc with n = 1). */
 	if (!st || ca->slot >= PP_MAX_SF)
-		return pp_reno_inc(w);
+		return PP_ALGO == PP_ALGO_SEMICOUPLED ? pp_ewtcp_inc(w, pp_semicoupled_a_q32)
+						      : pp_reno_inc(w);
 #if PP_ALGO == PP_ALGO_LIA
 	if (!st->lia.forced) {
 		/* pp_lia_ca_inc without a forced recomputation needs only the stored ratio and
@@ -591,6 +643,12 @@ static __always_inline __s64 pp_algo_inc(struct sock *sk, struct pp_ca *ca, stru
 	return pp_g_olia_inc(&vs, ca->slot);
 #elif PP_ALGO == PP_ALGO_BALIA
 	return pp_g_balia_inc(&vs, ca->slot);
+#elif PP_ALGO == PP_ALGO_COUPLED
+	return pp_g_total_inc(&vs, ca->slot, 1ULL << PP_INC_SHIFT);
+#elif PP_ALGO == PP_ALGO_SEMICOUPLED
+	return pp_g_total_inc(&vs, ca->slot, pp_semicoupled_a_q32);
+#elif PP_ALGO == PP_ALGO_MAX
+	return pp_g_max_inc(&vs, ca->slot);
 #endif
 #endif
 }

@@ -101,13 +101,18 @@ PP_INLINE pp_u32 pp_clamp_rtt(pp_u32 rtt_us)
 	return rtt_us;
 }
 
+PP_INLINE pp_u64 pp_clamp_u64(pp_u64 x, pp_u64 lo, pp_u64 hi)
+{
+	if (x < lo)
+		return lo;
+	if (x > hi)
+		return hi;
+	return x;
+}
+
 PP_INLINE pp_u64 pp_clamp_w(pp_u64 w)
 {
-	if (w < PP_MIN_CWND_W)
-		return PP_MIN_CWND_W;
-	if (w > PP_W_MAX)
-		return PP_W_MAX;
-	return w;
+	return pp_clamp_u64(w, PP_MIN_CWND_W, PP_W_MAX);
 }
 
 /* Negate-aware helpers: BPF (clang 14, cpu v1-v3) has no signed division. */
@@ -551,6 +556,102 @@ PP_INLINE pp_u64 pp_balia_ssthresh(const struct pp_sf_view *v, int nsf, int i, i
 	/* pathpool-cc's floor: 1 segment when the connection has more than one subflow (as the
 	 * v0.95 code lets it fall), Linux's 2 on a single path (so BALIA is Reno there). */
 	floor = (quantised || o.n_part > 1) ? PP_MIN_CWND_W : PP_MIN_SSTHRESH_W;
+	return res < floor ? floor : res;
+}
+
+/* ------------------------------------- EWTCP, Coupled, Semicoupled, Max (NSDI 2011) ------- */
+
+/*
+ * The four earlier designs of seed 004 Section II-B, in the standard forms of Wischik, Raiciu,
+ * Greenhalgh, Handley, "Design, implementation and evaluation of congestion control for
+ * multipath TCP", NSDI 2011, Section 2 (seed 004's own equations were lost in extraction), as
+ * crates/pathpool-cc/src/algos/nsdi2011.rs implements them. Per segment acknowledged on r
+ * (w_total = sum of the windows of the subflows taking part, pp_participates):
+ *   EWTCP        w_r += a / w_r           loss: ssthresh = max(w_r/2, 2)      a = 1/n^2 default
+ *   Coupled      w_r += 1 / w_total       loss: ssthresh = max(w_r - w_total/2, floor)
+ *   Semicoupled  w_r += a / w_total       loss: ssthresh = max(w_r/2, 2)      a = 1 default
+ *   Max          w_r += max_k(w_k/rtt_k^2) / (sum_k w_k/rtt_k)^2   (RFC 6356 Section 3
+ *                without the min(., 1/w_r) cap; Reno's 1/w_r if r has no RTT sample)
+ *                                         loss: ssthresh = max(w_r/2, 2)
+ * Coupled's floor is 1 segment when more than one subflow takes part (seed 004 Section V: "the
+ * minimum ssthresh is set to 1 instead of 2 when more than 1 path is available"), Linux's 2 on
+ * a single path. The weights a are q32; the kernel accepts a in [1e-4, 2] (PP_A_MIN_Q32 ..
+ * PP_A_MAX_Q32): below 1e-4 the q32 rounding of a alone would exceed the 1e-5 relative bound,
+ * above 2 one step could exceed the glue's cap of 2 segments per segment acknowledged
+ * (PP_INC_CAP). Error: a/w and a/w_total are one division of a 2^48-scaled numerator, exact to
+ * 2^-32 segments; Max is LIA's ratio (same bound as LIA).
+ */
+#define PP_A_MIN_Q32 429497ULL              /* ceil(1e-4 * 2^32) */
+#define PP_A_MAX_Q32 (2ULL << PP_INC_SHIFT) /* 2 */
+
+PP_INLINE pp_u64 pp_clamp_a(pp_u64 a_q32)
+{
+	return pp_clamp_u64(a_q32, PP_A_MIN_Q32, PP_A_MAX_Q32);
+}
+
+/* EWTCP's default weight 1/n^2 (q32), n = subflows of the connection (at least 1). */
+PP_INLINE pp_u64 pp_ewtcp_default_a_q32(pp_u32 n)
+{
+	if (n < 1)
+		n = 1;
+	if (n > PP_MAX_SF)
+		n = PP_MAX_SF;
+	return (1ULL << PP_INC_SHIFT) / ((pp_u64)n * n);
+}
+
+/* Bits set in a slot mask (at most PP_MAX_SF = 8 bits): the subflows a connection couples. */
+PP_INLINE pp_u32 pp_mask_count(pp_u32 mask)
+{
+	pp_u32 m = mask & ((1U << PP_MAX_SF) - 1);
+
+	m = m - ((m >> 1) & 0x55U);
+	m = (m & 0x33U) + ((m >> 2) & 0x33U);
+	return (m + (m >> 4)) & 0x0fU;
+}
+
+/* EWTCP: a / w_r (q32), w_r in q16. (a << 16) < 2^50, so one division is exact to 2^-32. */
+PP_INLINE pp_s64 pp_ewtcp_inc(pp_u64 w, pp_u64 a_q32)
+{
+	return (pp_s64)((pp_clamp_a(a_q32) << PP_W_SHIFT) / pp_clamp_w(w));
+}
+
+/* w_total (q16): the windows of the subflows taking part in an event on i (< 2^40). */
+PP_INLINE pp_u64 pp_window_total(const struct pp_sf_view *v, int nsf, int i)
+{
+	pp_u64 tot = 0;
+	int k;
+
+	PP_UNROLL
+	for (k = 0; k < PP_MAX_SF; k++)
+		if (k < nsf && pp_participates(v, k, i))
+			tot += pp_clamp_w(v[k].w);
+	return tot;
+}
+
+/* Coupled (a = 1) and Semicoupled: a / w_total (q32). */
+PP_INLINE pp_s64 pp_total_inc(const struct pp_sf_view *v, int nsf, int i, pp_u64 a_q32)
+{
+	pp_u64 tot = pp_window_total(v, nsf, i);
+
+	if (tot < PP_W_ONE)
+		tot = PP_W_ONE;
+	return (pp_s64)((pp_clamp_a(a_q32) << PP_W_SHIFT) / tot);
+}
+
+/* Coupled's loss response as a new ssthresh (q16): max(w_r - w_total/2, floor), floor 1
+ * segment with more than one subflow taking part, 2 on a single path (pathpool-cc
+ * coupled_loss). */
+PP_INLINE pp_u64 pp_coupled_ssthresh(const struct pp_sf_view *v, int nsf, int i)
+{
+	pp_u64 half = pp_window_total(v, nsf, i) >> 1, w = pp_clamp_w(v[i].w), res, floor;
+	int k, n = 0;
+
+	PP_UNROLL
+	for (k = 0; k < PP_MAX_SF; k++)
+		if (k < nsf && pp_participates(v, k, i))
+			n++;
+	res = w > half ? w - half : 0;
+	floor = n > 1 ? PP_MIN_CWND_W : PP_MIN_SSTHRESH_W;
 	return res < floor ? floor : res;
 }
 
@@ -1022,6 +1123,18 @@ PP_INLINE void pp_lia_rto(struct pp_lia_state *s, struct pp_vset *vs, int i)
 PP_INLINE void pp_lia_state_change(struct pp_lia_state *s)
 {
 	s->forced = 1;
+}
+
+/*
+ * Max (NSDI 2011 Section 2; RFC 6356 Section 3's increase without the min(., 1/w_r) cap):
+ * w_r += max_k(w_k/rtt_k^2) / (sum_k w_k/rtt_k)^2 per segment, i.e. LIA's ratio, computed on
+ * every ACK (pathpool-cc's Max keeps no state); Reno's 1/w_r while r has no RTT sample.
+ */
+PP_INLINE pp_s64 pp_max_inc(struct pp_vset *vs, int i)
+{
+	if (i < 0 || i >= PP_MAX_SF || !vs->v[i].rtt_us)
+		return pp_reno_inc(vs->v[i & (PP_MAX_SF - 1)].w);
+	return (pp_s64)PP_LIA_RATIO_OF(vs, i);
 }
 
 #endif /* PP_CC_MATH_H */

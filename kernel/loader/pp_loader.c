@@ -3,7 +3,12 @@
  * pp_loader: load pathpool's BPF congestion controls and keep them registered while it runs.
  *
  *   pp_loader [--set d_us=N] [--set mu_pps=X] [--set loss_window=N]
- *             [--set balia_quantised=0|1] [--set counting=bytes|acks] [--check] OBJ...
+ *             [--set balia_quantised=0|1] [--set counting=bytes|acks]
+ *             [--set ewtcp_a=X] [--set semicoupled_a=X] [--check] OBJ...
+ *
+ * ewtcp_a and semicoupled_a (EWTCP's and Semicoupled's weight a) must lie in [1e-4, 2] (the
+ * domain of pp_cc_math.h, PP_A_MIN_Q32/PP_A_MAX_Q32); without ewtcp_a, EWTCP takes 1/n^2 with n
+ * the subflows its connection couples, and Semicoupled a = 1 (pathpool-cc's defaults).
  *
  * Every struct_ops map is registered through a BPF link (BPF_F_LINK + BPF_LINK_CREATE), not by
  * a plain map update: the kernel then unregisters the algorithm when the link's last file
@@ -30,6 +35,10 @@
 #include <bpf/libbpf.h>
 
 #include "pp_tunables.h"
+
+/* The weights' range (pp_cc_math.h's PP_A_MIN_Q32 = ceil(1e-4 * 2^32), PP_A_MAX_Q32 = 2^33). */
+#define PP_A_MIN 1e-4
+#define PP_A_MAX 2.0
 
 #define MAX_OBJS 16
 /* Not in Debian 12's uapi headers (both came with Linux 6.4). */
@@ -176,6 +185,10 @@ static int parse_set(const char *kv, struct pp_tunables *tun)
 	else if (!strncmp(kv, "loss_window=", 12) && v >= 1)
 		/* RSF-LB's EWMA keeps (1 - 1/loss_window) per packet, q32 (pp_cc_math.h). */
 		tun->rsf_lb_keep_q32 = (unsigned long long)((1.0 - 1.0 / v) * 4294967296.0 + 0.5);
+	else if (!strncmp(kv, "ewtcp_a=", 8) && v >= PP_A_MIN && v <= PP_A_MAX)
+		tun->ewtcp_a_q32 = (unsigned long long)(v * 4294967296.0 + 0.5);
+	else if (!strncmp(kv, "semicoupled_a=", 14) && v >= PP_A_MIN && v <= PP_A_MAX)
+		tun->semicoupled_a_q32 = (unsigned long long)(v * 4294967296.0 + 0.5);
 	else if (!strncmp(kv, "balia_quantised=", 16) && (v == 0 || v == 1))
 		tun->balia_quantised = (unsigned long long)v;
 	else
@@ -203,7 +216,8 @@ int main(int argc, char **argv)
 		} else if (!strcmp(argv[i], "--set") && i + 1 < argc) {
 			if (parse_set(argv[++i], &tun)) {
 				printf("error - args: bad --set %s (d_us=N>0, mu_pps=X>0, loss_window=N>=1, "
-				       "balia_quantised=0|1, counting=bytes|acks)\n", argv[i]);
+				       "balia_quantised=0|1, counting=bytes|acks, ewtcp_a=X and "
+				       "semicoupled_a=X with 1e-4 <= X <= 2)\n", argv[i]);
 				return 2;
 			}
 		} else if (argv[i][0] == '-') {

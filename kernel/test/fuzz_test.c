@@ -14,7 +14,9 @@
  *      [1, min(clamp, 2^20)], moves it up by at most PP_INC_CAP per CA ACK and by at most
  *      `acked` (never past ssthresh) per slow-start ACK;
  *   2. every algorithm's increment is finite and bounded for any view: reno, lia, balia,
- *      rsf-db, rsf-lb in [0, 1] segment (rsf: [-1, 1]), olia in [-1, 1.5] segments;
+ *      rsf-db, rsf-lb in [0, 1] segment (rsf: [-1, 1]), olia in [-1, 1.5] segments; ewtcp and
+ *      semicoupled in [0, 2] for any weight (semicoupled <= ewtcp's a/w_r), coupled in
+ *      [0, 1/w_r], max in [0, 1], coupled's ssthresh in [1, max(w_r, 2)];
  *   3. inside the stated domain (windows [1, 2^20] segments, RTT ratio <= 2^10) the increments
  *      equal a long double evaluation of the paper's formula within the bound of pp_cc_math.h;
  *   4. OLIA's comparison of l/rtt^2 is exact (128-bit reference), also for l near 2^64.
@@ -31,7 +33,7 @@ typedef __int128 s128;
 
 static unsigned long long rng_state = 0x9E3779B97F4A7C15ULL;
 static long failures, checks;
-static double worst[8];
+static double worst[10];
 static double ratio_cap = 1024.0;   /* largest RTT ratio of the accuracy domain */
 
 static pp_u64 rnd(void)
@@ -343,6 +345,17 @@ static long double ref_balia(const struct pp_sf_view *v, int n, int i, long doub
 	return fminl(first * (1 + a) / 2 * (4 + a) / 5, 1.0L);
 }
 
+/* Sum of the windows taking part (Coupled, Semicoupled). */
+static long double ref_total(const struct pp_sf_view *v, int n, int i)
+{
+	long double tot = 0;
+
+	for (int k = 0; k < n; k++)
+		if (pp_participates(v, k, i))
+			tot += ld_w(v, k);
+	return tot;
+}
+
 static void accuracy(int idx, const char *what, long double got, long double want, long double tol)
 {
 	long double err = fabsl(got - want);
@@ -389,6 +402,28 @@ static void fuzz_algorithms(long iters)
 			FAIL("rsf inc %lld / %lld outside [-1, 1]", (long long)rdb, (long long)rlb);
 		if (bss < PP_MIN_CWND_W || bss > pp_clamp_w(v[i].w) + PP_W_ONE)
 			FAIL("balia ssthresh %llu outside [1, w]", bss);
+		/* EWTCP, Coupled, Semicoupled, Max: bounded for any view and any weight. */
+		{
+			pp_u64 a = (rnd() & 1) ? edgy(~0ULL) : PP_A_MIN_Q32 + rnd() % (PP_A_MAX_Q32 - PP_A_MIN_Q32 + 1);
+			pp_s64 ew = pp_ewtcp_inc(v[i].w, a), sc = pp_total_inc(v, n, i, a);
+			pp_s64 cp = pp_total_inc(v, n, i, 1ULL << 32);
+			pp_u64 css = pp_coupled_ssthresh(v, n, i);
+			struct pp_vset vs;
+
+			memcpy(vs.v, v, sizeof(vs.v));
+			checks += 5;
+			if (ew < 0 || ew > PP_INC_CAP)
+				FAIL("ewtcp inc %lld outside [0, 2]", (long long)ew);
+			if (sc < 0 || sc > PP_INC_CAP || sc > ew)
+				FAIL("semicoupled inc %lld outside [0, a/w_r] (a/w_r %lld)", (long long)sc, (long long)ew);
+			if (cp < 0 || cp > reno)
+				FAIL("coupled inc %lld outside [0, 1/w_r]", (long long)cp);
+			if (css < PP_MIN_CWND_W || css > (pp_clamp_w(v[i].w) > PP_MIN_SSTHRESH_W ?
+							   pp_clamp_w(v[i].w) : PP_MIN_SSTHRESH_W))
+				FAIL("coupled ssthresh %llu outside [1, max(w, 2)]", css);
+			if (pp_max_inc(&vs, i) < 0 || pp_max_inc(&vs, i) > PP_INC_ONE)
+				FAIL("max inc %lld outside [0, 1]", (long long)pp_max_inc(&vs, i));
+		}
 		/* The BPF side's LIA fast path asks the mask instead of counting the slots. */
 		checks++;
 		if (pp_has_sibling(pp_active_mask(v), i) != (pp_count_participants(v, i) > 1))
@@ -412,6 +447,31 @@ static void fuzz_algorithms(long iters)
 			want = ref_balia(v, n, i, &b_i);
 			accuracy(3, "balia", balia / q32, want,
 				 tolr * want + abs_inc + want / 32768.0L / b_i);
+		}
+		/* The four earlier designs inside the domain (a in [1e-4, 2]). */
+		{
+			long double w = ld_w(v, i), tot = ref_total(v, n, i), want, aa;
+			pp_u64 a = PP_A_MIN_Q32 + rnd() % (PP_A_MAX_Q32 - PP_A_MIN_Q32 + 1);
+			int np = pp_count_participants(v, i);
+			struct pp_vset vs;
+
+			aa = (long double)a / q32;
+			accuracy(5, "ewtcp", pp_ewtcp_inc(v[i].w, a) / q32, aa / w,
+				 1e-5L * aa / w + 1.0L / (1 << 24));
+			accuracy(6, "semicoupled", pp_total_inc(v, n, i, a) / q32, aa / tot,
+				 1e-5L * aa / tot + 1.0L / (1 << 24));
+			want = fmaxl(w - tot / 2, np > 1 ? 1.0L : 2.0L);
+			accuracy(7, "coupled ssthresh", pp_coupled_ssthresh(v, n, i) / 65536.0L, want,
+				 1e-5L * want + 1.0L / 32768);
+			memcpy(vs.v, v, sizeof(vs.v));
+			want = ref_lia_ratio(v, n, i);
+			accuracy(8, "max", pp_max_inc(&vs, i) / q32, want, 1e-5L * want + 1.0L / (1 << 24));
+			/* The default weight 1/n^2 from the slot mask, as the BPF side takes it. */
+			checks++;
+			if (pp_mask_count(pp_active_mask(v) | (1U << i)) != (pp_u32)np)
+				FAIL("ewtcp: mask count %u, participants %d", pp_mask_count(pp_active_mask(v) | (1U << i)), np);
+			want = 1.0L / ((long double)np * np);
+			accuracy(5, "ewtcp default a", pp_ewtcp_default_a_q32((pp_u32)np) / q32, want, 1.0L / q32);
 		}
 		/* RSF-DB inside its domain: d, q in [0, 10 s] us. */
 		{
@@ -584,7 +644,19 @@ static void fuzz_masked_views(long iters)
 				z[k].lr = 0;
 			}
 		}
-		checks += 5;
+		checks += 8;
+		{
+			struct pp_vset vv, zz;
+
+			memcpy(vv.v, v, sizeof(vv.v));
+			memcpy(zz.v, z, sizeof(zz.v));
+			if (pp_max_inc(&vv, i) != pp_max_inc(&zz, i))
+				FAIL("max reads a slot that takes no part");
+		}
+		if (pp_total_inc(v, PP_MAX_SF, i, 1ULL << 32) != pp_total_inc(z, PP_MAX_SF, i, 1ULL << 32))
+			FAIL("coupled reads a slot that takes no part");
+		if (pp_coupled_ssthresh(v, PP_MAX_SF, i) != pp_coupled_ssthresh(z, PP_MAX_SF, i))
+			FAIL("coupled ssthresh reads a slot that takes no part");
 		if (pp_lia_ratio(v, PP_MAX_SF, i) != pp_lia_ratio(z, PP_MAX_SF, i))
 			FAIL("lia ratio reads a slot that takes no part");
 		if (pp_olia_inc(v, PP_MAX_SF, i) != pp_olia_inc(z, PP_MAX_SF, i))
@@ -676,6 +748,8 @@ int main(int argc, char **argv)
 	fuzz_masked_views(iters / 4);
 	printf("fuzz_test: %ld checks, %ld failures\n", checks, failures);
 	printf("worst relative error inside the domain (beyond 2^-24): reno %.2g lia %.2g olia %.2g "
-	       "balia %.2g rsf-db %.2g\n", worst[0], worst[1], worst[2], worst[3], worst[4]);
+	       "balia %.2g rsf-db %.2g ewtcp %.2g semicoupled %.2g coupled-ssthresh %.2g max %.2g\n",
+	       worst[0], worst[1], worst[2], worst[3], worst[4], worst[5], worst[6], worst[7],
+	       worst[8]);
 	return failures ? 1 : 0;
 }

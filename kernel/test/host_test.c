@@ -25,11 +25,12 @@
 static int failures, checked;
 /* The rate-dependent term of the bound (olia, balia): |exact| * 2^-15 / b_r. */
 static double extra_tol;
-static double worst_rel[8];
+static double worst_rel[10];
 
 static int algo_index(const char *a)
 {
-	static const char *names[] = { "reno", "lia", "olia", "balia", "rsf-db", "rsf-lb", NULL };
+	static const char *names[] = { "reno", "lia", "olia", "balia", "rsf-db", "rsf-lb", "ewtcp",
+				       "coupled", "semicoupled", "max", NULL };
 
 	for (int i = 0; names[i]; i++)
 		if (!strcmp(a, names[i]))
@@ -128,6 +129,46 @@ static int run_rsflb_sequence(json_t *v, size_t n)
 }
 
 
+/* ------------------------------------------ EWTCP, Coupled, Semicoupled, Max (idx 6-9) --- */
+
+#define IDX_EWTCP 6
+#define IDX_COUPLED 7
+#define IDX_SEMICOUPLED 8
+#define IDX_MAX 9
+
+/* A weight as the loader writes it (pp_loader.c: a * 2^32 rounded). */
+static pp_u64 weight_q32(double a)
+{
+	return (pp_u64)(a * 4294967296.0 + 0.5);
+}
+
+/*
+ * One congestion-avoidance increment of the four, as the BPF objects compute it. EWTCP's
+ * default weight 1/n^2 (the vector's a equals it) is taken the BPF way, from the count of the
+ * connection's slot mask; a written one from the loader's rounding.
+ */
+static pp_s64 nsdi_inc(int idx, struct pp_vset *vs, int nsf, int i, double a)
+{
+	switch (idx) {
+	case IDX_EWTCP:
+		if (fabs(a - 1.0 / ((double)nsf * nsf)) < 1e-15)
+			return pp_ewtcp_inc(vs->v[i].w,
+					    pp_ewtcp_default_a_q32(pp_mask_count(pp_active_mask(vs->v))));
+		return pp_ewtcp_inc(vs->v[i].w, weight_q32(a));
+	case IDX_COUPLED:
+		return pp_total_inc(vs->v, nsf, i, 1ULL << 32);
+	case IDX_SEMICOUPLED:
+		return pp_total_inc(vs->v, nsf, i, weight_q32(a));
+	default:
+		return pp_max_inc(vs, i);
+	}
+}
+
+static pp_u64 nsdi_ssthresh(int idx, const struct pp_sf_view *v, int nsf, int i)
+{
+	return idx == IDX_COUPLED ? pp_coupled_ssthresh(v, nsf, i) : pp_reno_ssthresh(v[i].w);
+}
+
 /* ---------------------------------------------------- coupled event sequences (stateful) -- */
 
 static double jnum(json_t *o, const char *k)
@@ -169,6 +210,7 @@ static int run_coupled_sequence(json_t *v, size_t n, int idx)
 	int quantised = !strcmp(json_string_value(json_object_get(v, "variant")), "kernel");
 	const char *counting = json_string_value(json_object_get(v, "counting"));
 	int per_ack = !counting || !strcmp(counting, "acks");
+	double a = jnum(v, "a");
 	json_t *steps = json_object_get(v, "steps"), *st;
 	struct pp_lia_state lia;
 	struct pp_olia_marks marks[PP_MAX_SF];
@@ -189,8 +231,8 @@ static int run_coupled_sequence(json_t *v, size_t n, int idx)
 		int ss_ack = !strcmp(ev, "ack") && (ss0 < 0 || w0 < ss0);
 
 		snprintf(what, sizeof(what), "%s sequence %zu step %zu (%s on %d)",
-			 idx == 1 ? "lia" : idx == 2 ? "olia" : quantised ? "balia-kernel" : "balia",
-			 n, k, ev, i);
+			 idx == 1 ? "lia" : idx == 2 ? "olia" : idx == 3 ? (quantised ? "balia-kernel" :
+			 "balia") : json_string_value(json_object_get(v, "algo")), n, k, ev, i);
 		seq_views(json_object_get(st, "sf"), &vs, idx == 2);
 		/* An ACK carries this step's RTT sample (the transport updates srtt first). */
 		if (!strcmp(ev, "ack"))
@@ -226,8 +268,10 @@ static int run_coupled_sequence(json_t *v, size_t n, int idx)
 					inc = pp_lia_ca_inc(&lia, &vs, i);
 				else if (idx == 2)
 					inc = pp_olia_inc(vs.v, PP_MAX_SF, i);
-				else
+				else if (idx == 3)
 					inc = pp_balia_inc(vs.v, PP_MAX_SF, i);
+				else
+					inc = nsdi_inc(idx, &vs, PP_MAX_SF, i, a);
 				/* n steps of one increment: n times its error bound. */
 				extra_tol = (credit - 1) * ABS_TOL_INC;
 				check(what, idx, (double)credit * (double)inc / 4294967296.0, w_after - wb,
@@ -258,7 +302,8 @@ static int run_coupled_sequence(json_t *v, size_t n, int idx)
 			else if (idx == 1)
 				pp_lia_state_change(&lia);
 			got = idx == 3 ? pp_balia_ssthresh(vs.v, PP_MAX_SF, i, quantised)
-				       : pp_reno_ssthresh(vs.v[i].w);
+			    : idx >= IDX_EWTCP ? nsdi_ssthresh(idx, vs.v, PP_MAX_SF, i)
+					       : pp_reno_ssthresh(vs.v[i].w);
 			check(what, idx, (double)got / 65536.0, ss_after, ABS_TOL_SSTH);
 		} else if (!strcmp(ev, "exit")) {
 			if (idx == 1)
@@ -301,7 +346,7 @@ int main(int argc, char **argv)
 	json_error_t jerr;
 	json_t *root = json_load_file(path, 0, &jerr), *vecs, *v;
 	size_t n;
-	int per_algo[8] = { 0 }, seq_steps[8] = { 0 };
+	int per_algo[10] = { 0 }, seq_steps[10] = { 0 };
 
 	if (!root) {
 		fprintf(stderr, "%s:%d: %s\n", path, jerr.line, jerr.text);
@@ -326,7 +371,7 @@ int main(int argc, char **argv)
 		if (!strcmp(event, "seq")) {
 			if (idx == 5)
 				per_algo[idx] += run_rsflb_sequence(v, n);
-			else if (idx >= 1 && idx <= 3)
+			else if ((idx >= 1 && idx <= 3) || idx >= IDX_EWTCP)
 				seq_steps[idx] += run_coupled_sequence(v, n, idx);
 			else {
 				fprintf(stderr, "%s: vector %zu: no sequence replay for %s\n", path, n, algo);
@@ -353,7 +398,8 @@ int main(int argc, char **argv)
 		if (!strcmp(event, "loss")) {
 			double want = json_real_value(json_object_get(v, "ssthresh_after"));
 			pp_u64 got = idx == 3 ? pp_balia_ssthresh(view, nsf, i, 0)
-					      : pp_reno_ssthresh(view[i].w);
+				     : idx >= IDX_EWTCP ? nsdi_ssthresh(idx, view, nsf, i)
+							: pp_reno_ssthresh(view[i].w);
 			check(what, idx, (double)got / 65536.0, want, ABS_TOL_SSTH);
 			continue;
 		}
@@ -366,6 +412,13 @@ int main(int argc, char **argv)
 			case 1: inc = pp_lia_inc(pp_lia_ratio(view, nsf, i), view[i].w); break;
 			case 2: inc = pp_olia_inc(view, nsf, i); break;
 			case 3: inc = pp_balia_inc(view, nsf, i); break;
+			case IDX_EWTCP: case IDX_COUPLED: case IDX_SEMICOUPLED: case IDX_MAX: {
+				struct pp_vset vs;
+
+				memcpy(vs.v, view, sizeof(view));
+				inc = nsdi_inc(idx, &vs, nsf, i, jnum(v, "a"));
+				break;
+			}
 			case 4:
 				inc = pp_rsfdb_inc(view[i].w,
 						   (pp_u64)json_integer_value(json_object_get(v, "d_us")),
@@ -388,12 +441,15 @@ int main(int argc, char **argv)
 	}
 	test_apply_inc();
 	printf("host_test: %d checks, %d failures (reno %d, lia %d, olia %d, balia %d, rsf-db %d, "
-	       "rsf-lb %d vectors; sequence steps: lia %d, olia %d, balia %d)\n", checked, failures,
-	       per_algo[0], per_algo[1], per_algo[2], per_algo[3], per_algo[4], per_algo[5],
-	       seq_steps[1], seq_steps[2], seq_steps[3]);
+	       "rsf-lb %d, ewtcp %d, coupled %d, semicoupled %d, max %d vectors; sequence steps: "
+	       "lia %d, olia %d, balia %d, ewtcp %d, coupled %d, semicoupled %d, max %d)\n",
+	       checked, failures, per_algo[0], per_algo[1], per_algo[2], per_algo[3], per_algo[4],
+	       per_algo[5], per_algo[6], per_algo[7], per_algo[8], per_algo[9], seq_steps[1],
+	       seq_steps[2], seq_steps[3], seq_steps[6], seq_steps[7], seq_steps[8], seq_steps[9]);
 	printf("worst relative error beyond the absolute floor: reno %.2g lia %.2g olia %.2g "
-	       "balia %.2g rsf-db %.2g rsf-lb %.2g\n", worst_rel[0], worst_rel[1], worst_rel[2],
-	       worst_rel[3], worst_rel[4], worst_rel[5]);
+	       "balia %.2g rsf-db %.2g rsf-lb %.2g ewtcp %.2g coupled %.2g semicoupled %.2g "
+	       "max %.2g\n", worst_rel[0], worst_rel[1], worst_rel[2], worst_rel[3], worst_rel[4],
+	       worst_rel[5], worst_rel[6], worst_rel[7], worst_rel[8], worst_rel[9]);
 	json_decref(root);
 	return failures ? 1 : 0;
 }

@@ -133,7 +133,11 @@ def test_khalili_shared_access_then_split_by_hand():
 
 
 @pytest.mark.parametrize("flow, field, allowed", [
-    ({"name": "f", "kind": "tcp", "path": "q", "algorithm": "ewtcp"}, "flows[0].algorithm", "lia"),
+    ({"name": "f", "kind": "tcp", "path": "q", "algorithm": "generalized"}, "flows[0].algorithm", "ewtcp"),
+    ({"name": "f", "kind": "tcp", "path": "q", "algorithm": "ewtcp", "params": {"a": 3.0}},
+     "flows[0].params.a", "0.0001 <= a <= 2"),
+    ({"name": "f", "kind": "mptcp", "paths": ["p", "q"], "algorithm": "semicoupled",
+      "params": {"a": 5e-5}}, "flows[0].params.a", "0.0001 <= a <= 2"),
     ({"name": "f", "kind": "tcp", "path": "q", "start": "12s"}, "flows[0].start", "start < 10 s"),
     ({"name": "f", "kind": "mptcp", "paths": ["p", "q"], "scheduler": "roundrobin"}, "flows[0].scheduler", "minrtt"),
     ({"name": "f", "kind": "tcp", "path": "q", "mss": 1000}, "flows[0].mss", "1448"),
@@ -144,6 +148,21 @@ def test_khalili_shared_access_then_split_by_hand():
 def test_unsupported_flow_fields(flow, field, allowed):
     e = _err(_scenario(flows=[flow]))
     assert e.field == field and allowed in e.allowed, str(e)
+
+
+@pytest.mark.parametrize("algo, params, cc, tunables", [
+    ("ewtcp", {}, "pp_ewtcp", {"ewtcp_a": 0.25}),            # pathpool-cc's 1/n^2, n = 2 subflows
+    ("ewtcp", {"a": 1.0}, "pp_ewtcp", {"ewtcp_a": 1.0}),
+    ("semicoupled", {}, "pp_semicoupled", {"semicoupled_a": 1.0}),
+    ("semicoupled", {"a": 0.5}, "pp_semicoupled", {"semicoupled_a": 0.5}),
+    ("coupled", {}, "pp_coupled", {}),
+    ("max", {}, "pp_max", {}),
+])
+def test_the_four_earlier_designs_map_to_their_bpf_controls(algo, params, cc, tunables):
+    plan = map_scenario(_scenario(flows=[{"name": "m", "kind": "mptcp", "paths": ["p", "q"],
+                                          "algorithm": algo, "params": params}]))
+    assert [f.cc for f in plan.flows] == [cc] and plan.kernel_algorithms() == [cc]
+    assert {k: v for k, v in plan.tunables.items() if k.endswith("_a")} == tunables
 
 
 def test_file_downloads_and_kernel_reno():

@@ -57,7 +57,9 @@ def test_fixed_point_matches_pathpool_cc_vectors(host_built):
     assert " 0 failures" in proc.stdout
     # Every algorithm that has vectors was exercised.
     for algo in ("reno 200", "lia 200", "olia 200", "balia 200", "rsf-db 200", "rsf-lb 1000",
-                 "sequence steps: lia 1800, olia 1800, balia 3600"):
+                 "ewtcp 200", "coupled 200", "semicoupled 200", "max 200",
+                 ("sequence steps: lia 1800, olia 1800, balia 3600, ewtcp 1800, coupled 1800, "
+                  "semicoupled 1800, max 1800")):
         assert algo in proc.stdout
 
 
@@ -106,6 +108,28 @@ def test_olia_sequence_detects_a_shifted_loss_mark(host_built, tmp_path):
     proc = _perturbed(tmp_path, edit)
     assert proc.returncode == 1, proc.stdout
     assert "FAIL olia sequence" in proc.stderr
+
+
+def test_coupled_vectors_check_the_floor_and_the_weights_are_read(host_built, tmp_path):
+    """Coupled's ssthresh floor is 1 segment with siblings and 2 alone: a vector whose
+    reference hit the floor of 1 on several subflows, claimed as 2, fails; so does a
+    Semicoupled vector whose weight a is said to be 1 where pathpool-cc ran 0.5 (the C side
+    takes a from the vector, as the loader writes it)."""
+
+    def floor(data):
+        v = next(x for x in data["vectors"] if x["algo"] == "coupled" and x["event"] == "loss"
+                 and len(x["subflows"]) > 1 and x["ssthresh_after"] == 1.0)
+        v["ssthresh_after"] = 2.0
+
+    def weight(data):
+        v = next(x for x in data["vectors"] if x["algo"] == "semicoupled" and x["event"] == "ack"
+                 and x["a"] == 0.5)
+        v["a"] = 1.0
+
+    for edit, what in ((floor, "FAIL coupled loss"), (weight, "FAIL semicoupled ack")):
+        proc = _perturbed(tmp_path, edit)
+        assert proc.returncode == 1, proc.stdout
+        assert what in proc.stderr and " 1 failures" in proc.stdout, proc.stdout
 
 
 def test_rsf_lb_sequences_check_the_loss_estimator(host_built, tmp_path):
@@ -307,7 +331,7 @@ def _conn_slots(prog_id: int) -> list[list[dict]]:
             if e["formatted"]["value"]["owner"]]
 
 
-@pytest.mark.parametrize("cc", ["pp_lia", "pp_olia", "pp_balia"])
+@pytest.mark.parametrize("cc", ["pp_lia", "pp_olia", "pp_balia", "pp_coupled", "pp_max"])
 def test_eight_subflows_are_all_coupled_and_carry_traffic(loaded, cc):
     """Linux MPTCP's maximum of 8 subflows (`ip mptcp limits`): one connection over 8 paths
     holds 8 slots of its connection state (all coupled, none left to run Reno), and every

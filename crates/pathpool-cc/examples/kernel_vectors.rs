@@ -85,9 +85,8 @@ fn main() {
                     break;
                 }
             };
-            let rtt = sfs[i].srtt;
-            let mut q_us = 0u64;
             if algo == "rsf-db" {
+                let rtt = sfs[i].srtt;
                 // First ACK fixes the base one-way delay; the second carries q on top of it.
                 let base = rtt / 2;
                 c.on_ack(
@@ -100,7 +99,7 @@ fn main() {
                         now: 1,
                     },
                 );
-                q_us = (rng.uniform(0.0, 250.0) * 1000.0) as u64;
+                let q_us = (rng.uniform(0.0, 250.0) * 1000.0) as u64;
                 let before = sf_json(&sfs);
                 let w0 = sfs[i].cwnd;
                 c.on_ack(
@@ -119,40 +118,115 @@ fn main() {
                 ));
                 continue;
             }
-            let before = sf_json(&sfs);
-            let w0 = sfs[i].cwnd;
             let loss = case % 4 == 3 && (algo == "reno" || algo == "balia");
-            if loss {
-                c.on_congestion_event(&mut sfs, i, 1);
-                out.push(format!(
-                    "{{\"algo\": \"{algo}\", \"event\": \"loss\", \"i\": {i}, \"subflows\": {before}, \"w_before\": {w0:.17e}, \"ssthresh_after\": {:.17e}}}",
-                    sfs[i].ssthresh
-                ));
-            } else {
-                // The transport refreshes the counters before the call (crate README): this
-                // ACK's segment is delivered, as the kernel's snd_una has already moved.
-                sfs[i].delivered += 1;
-                c.on_ack(
-                    &mut sfs,
-                    i,
-                    &Ack {
-                        acked_bytes: MSS as u64,
-                        rtt_sample: Some(rtt),
-                        one_way_delay: None,
-                        now: 1,
-                    },
-                );
-                out.push(format!(
-                    "{{\"algo\": \"{algo}\", \"event\": \"ack\", \"i\": {i}, \"q_us\": {q_us}, \"subflows\": {before}, \"w_before\": {w0:.17e}, \"w_after\": {:.17e}}}",
-                    sfs[i].cwnd
-                ));
-            }
+            out.push(one_step(&mut *c, &mut sfs, i, algo, loss, ""));
         }
     }
     rsf_lb_sequences(&mut rng, &mut out);
-    coupled_sequences(&mut rng, &mut out, Counting::Acks);
-    coupled_sequences(&mut rng, &mut out, Counting::Bytes);
+    coupled_sequences(&mut rng, &mut out, Counting::Acks, &COUPLED_SEQ);
+    coupled_sequences(&mut rng, &mut out, Counting::Bytes, &COUPLED_SEQ);
+    // The four earlier designs from a stream of their own, so that the vectors above stay
+    // what they were when these were added.
+    let mut rng = Rng(0x6e73_6469_3230_3131);
+    nsdi2011_steps(&mut rng, &mut out);
+    coupled_sequences(&mut rng, &mut out, Counting::Acks, &NSDI2011);
+    coupled_sequences(&mut rng, &mut out, Counting::Bytes, &NSDI2011);
     println!("{{\"generator\": \"crates/pathpool-cc/examples/kernel_vectors.rs\", \"mss\": {MSS}, \"vectors\": [\n{}\n]}}", out.join(",\n"));
+}
+
+const COUPLED_SEQ: [&str; 4] = ["lia", "olia", "balia", "balia-kernel"];
+const NSDI2011: [&str; 4] = ["ewtcp", "coupled", "semicoupled", "max"];
+
+/// The weight `a` a vector of `algo` on `n` subflows runs with (EWTCP, Semicoupled; `None`
+/// for the others) and the parameters that give it: the default (EWTCP 1/n^2, Semicoupled 1)
+/// when `explicit` is false, else a written `a` (EWTCP 1, Semicoupled 0.5).
+fn weight(algo: &str, n: usize, explicit: bool) -> (Option<f64>, Params) {
+    let mut params = Params::new();
+    let a = match (algo, explicit) {
+        ("ewtcp", false) => 1.0 / (n * n) as f64,
+        ("semicoupled", false) => 1.0,
+        ("ewtcp", true) => 1.0,
+        ("semicoupled", true) => 0.5,
+        _ => return (None, params),
+    };
+    if explicit {
+        params.insert("a".into(), pathpool_cc::ParamValue::Number(a));
+    }
+    (Some(a), params)
+}
+
+fn weight_json(a: Option<f64>) -> String {
+    a.map(|a| format!(", \"a\": {a:.17e}")).unwrap_or_default()
+}
+
+/// Single steps of EWTCP, Coupled, Semicoupled and Max on random states of 1-4 subflows in
+/// congestion avoidance (as the first loop of `main`): one ACK of one MSS, or a loss (every
+/// fourth case; Coupled's decrease is its own, the others' are Reno's; every eighth on windows
+/// below 4 segments, where the floors decide).
+fn nsdi2011_steps(rng: &mut Rng, out: &mut Vec<String>) {
+    for algo in NSDI2011 {
+        for case in 0..200 {
+            let n = 1 + (rng.next() % 4) as usize;
+            let i = (rng.next() % n as u64) as usize;
+            let mut sfs = state(rng, n);
+            if case % 8 == 7 {
+                // Small windows: the floors (Coupled's 1 with siblings, 2 alone) decide.
+                for sf in &mut sfs {
+                    sf.cwnd = rng.uniform(1.0, 4.0);
+                    sf.ssthresh = sf.cwnd;
+                }
+            }
+            let (a, params) = weight(algo, n, case % 2 == 1);
+            let mut c = build_with_counting(algo, &params, n, COUNTING).expect("builds");
+            out.push(one_step(
+                &mut *c,
+                &mut sfs,
+                i,
+                algo,
+                case % 4 == 3,
+                &weight_json(a),
+            ));
+        }
+    }
+}
+
+/// One step of a fresh controller on subflow `i` of `sfs` (a loss event, or an ACK of one MSS
+/// carrying the subflow's RTT) as a vector; `extra` is inserted after `"i"` (JSON fields).
+fn one_step(
+    c: &mut dyn Controller,
+    sfs: &mut [Subflow],
+    i: usize,
+    algo: &str,
+    loss: bool,
+    extra: &str,
+) -> String {
+    let before = sf_json(sfs);
+    let w0 = sfs[i].cwnd;
+    if loss {
+        c.on_congestion_event(sfs, i, 1);
+        return format!(
+            "{{\"algo\": \"{algo}\", \"event\": \"loss\", \"i\": {i}{extra}, \"subflows\": {before}, \"w_before\": {w0:.17e}, \"ssthresh_after\": {:.17e}}}",
+            sfs[i].ssthresh
+        );
+    }
+    // The transport refreshes the counters before the call (crate README): this ACK's
+    // segment is delivered, as the kernel's snd_una has already moved.
+    sfs[i].delivered += 1;
+    let rtt = sfs[i].srtt;
+    c.on_ack(
+        sfs,
+        i,
+        &Ack {
+            acked_bytes: MSS as u64,
+            rtt_sample: Some(rtt),
+            one_way_delay: None,
+            now: 1,
+        },
+    );
+    format!(
+        "{{\"algo\": \"{algo}\", \"event\": \"ack\", \"i\": {i}{extra}, \"q_us\": 0, \"subflows\": {before}, \"w_before\": {w0:.17e}, \"w_after\": {:.17e}}}",
+        sfs[i].cwnd
+    )
 }
 
 /// RSF-LB's loss estimate is state carried across events, so it is checked on scripted
@@ -244,8 +318,12 @@ fn rsf_lb_sequences(rng: &mut Rng, out: &mut Vec<String>) {
 /// itself, from step to step, as the BPF objects do; so a missing forced recomputation, an
 /// alpha recomputed after (not before) the RTO's cut, or marks advanced at the wrong moment
 /// fail.
-fn coupled_sequences(rng: &mut Rng, out: &mut Vec<String>, counting: Counting) {
-    let algos = ["lia", "olia", "balia", "balia-kernel"];
+///
+/// EWTCP, Coupled, Semicoupled and Max keep no hidden state: their sequences check slow start,
+/// both countings, Coupled's decrease with siblings in recovery, and RTOs against the Rust
+/// controllers (EWTCP and Semicoupled with their default weight in sequences 0 and 2, a
+/// written one in sequence 1: `a` in the vector).
+fn coupled_sequences(rng: &mut Rng, out: &mut Vec<String>, counting: Counting, algos: &[&str]) {
     for (a, algo) in algos.iter().enumerate() {
         for seq in 0..3 {
             let n = 2 + ((seq + a) % 2);
@@ -259,10 +337,12 @@ fn coupled_sequences(rng: &mut Rng, out: &mut Vec<String>, counting: Counting) {
                 b.counting = counting;
                 b
             };
+            let (weight_a, params) = weight(algo, n, seq == 1);
             c = match *algo {
                 "balia" => Box::new(balia(BaliaVariant::Continuous)),
                 "balia-kernel" => Box::new(balia(BaliaVariant::Kernel)),
-                _ => Box::new(Lia::new(false)), // placeholder, lia/olia use the typed ones
+                "lia" | "olia" => Box::new(Lia::new(false)), // placeholder: the typed ones run
+                other => build_with_counting(other, &params, n, counting).expect("builds"),
             };
             let mut sfs: Vec<Subflow> = (0..n)
                 .map(|_| {
@@ -380,9 +460,10 @@ fn coupled_sequences(rng: &mut Rng, out: &mut Vec<String>, counting: Counting) {
                 steps.push(rec);
             }
             out.push(format!(
-                "{{\"algo\": \"{}\", \"event\": \"seq\", \"seq\": {seq}, \"counting\": \"{}\", \"variant\": \"{}\", \"n\": {n}, \"steps\": [\n  {}]}}",
+                "{{\"algo\": \"{}\", \"event\": \"seq\", \"seq\": {seq}, \"counting\": \"{}\"{}, \"variant\": \"{}\", \"n\": {n}, \"steps\": [\n  {}]}}",
                 if algo.starts_with("balia") { "balia" } else { algo },
                 counting.name(),
+                weight_json(weight_a),
                 if *algo == "balia-kernel" { "kernel" } else { "continuous" },
                 steps.join(",\n  ")
             ));

@@ -113,7 +113,7 @@ def run_bench(duration_s: float = 10.0, algorithms: tuple[str, ...] = loader.ALG
     duration_s
         Traffic time (all connections at once).
     algorithms
-        pp_* controls to measure (default: all six).
+        pp_* controls to measure (default: all of :data:`loader.ALGORITHMS`).
     rate_mbps
         Rate of each of the two test-bed paths.
     counting

@@ -101,7 +101,7 @@ def _load(a: argparse.Namespace) -> int:
     try:
         got = loader.load(tuple(a.algorithms or loader.ALGORITHMS), d_ms=a.d_ms, mu_pps=a.mu_pps,
                           loss_window=a.loss_window, balia_quantised=a.balia_quantised,
-                          counting=a.counting)
+                          counting=a.counting, ewtcp_a=a.ewtcp_a, semicoupled_a=a.semicoupled_a)
     except loader.KernelError as e:
         _console.print(f"[red]{e}[/red]")
         return 1
@@ -313,6 +313,10 @@ def register(subparsers) -> None:
     p.add_argument("--counting", choices=loader.COUNTINGS, default="bytes",
                    help="congestion-avoidance steps per acknowledged segment (default, RFC 6356 "
                         "and Linux) or per ACK (v0.95)")
+    p.add_argument("--ewtcp-a", type=float, default=None, metavar="A",
+                   help="EWTCP's weight a, 1e-4..2 (default 1/n^2, n = the connection's subflows)")
+    p.add_argument("--semicoupled-a", type=float, default=None, metavar="A",
+                   help="Semicoupled's weight a, 1e-4..2 (default 1)")
     p.set_defaults(func=_load)
     p = ks.add_parser("bench", help="ns per callback of every pp_* vs a minimal BPF Reno (root)")
     p.add_argument("--duration", type=positive_float, default=10.0, metavar="S",

@@ -21,7 +21,8 @@ import sys
 import time
 from pathlib import Path
 
-ALGORITHMS: tuple[str, ...] = ("pp_reno", "pp_lia", "pp_olia", "pp_balia", "pp_rsfdb", "pp_rsflb")
+ALGORITHMS: tuple[str, ...] = ("pp_reno", "pp_lia", "pp_olia", "pp_balia", "pp_rsfdb", "pp_rsflb",
+                               "pp_ewtcp", "pp_coupled", "pp_semicoupled", "pp_max")
 #: The minimal BPF Reno that `pathpool kernel bench` measures the others against.
 YARDSTICK = "pp_minreno"
 
@@ -35,8 +36,14 @@ BTF = Path("/sys/kernel/btf/vmlinux")
 
 
 #: Tunables of the BPF objects and their defaults (kernel/include/pp_tunables.h).
+#: ``ewtcp_a`` None: 1/n^2 with n the subflows the connection couples (pathpool-cc's default).
 TUNABLE_DEFAULTS: dict[str, object] = {"d_ms": 100.0, "mu_pps": 4.0, "loss_window": 1000.0,
-                                       "balia_quantised": False, "counting": "bytes"}
+                                       "balia_quantised": False, "counting": "bytes",
+                                       "ewtcp_a": None, "semicoupled_a": 1.0}
+#: Range of EWTCP's and Semicoupled's weight a the BPF arithmetic accepts (kernel/include/
+#: pp_cc_math.h PP_A_MIN_Q32 / PP_A_MAX_Q32: below, the q32 rounding of a exceeds the 1e-5
+#: error bound; above, one step could exceed the 2-segment cap per acknowledged segment).
+WEIGHT_RANGE: tuple[float, float] = (1e-4, 2.0)
 #: Congestion-avoidance counting modes (pathpool-cc ``Counting``; kernel/include/pp_tunables.h).
 COUNTINGS = ("bytes", "acks")
 #: What the running loader was started with (read by ``pathpool run --backend linux``).
@@ -135,6 +142,8 @@ def load(
     loss_window: float | None = None,
     balia_quantised: bool = False,
     counting: str = "bytes",
+    ewtcp_a: float | None = None,
+    semicoupled_a: float | None = None,
     rebuild: bool = True,
     timeout_s: float = 60.0,
     extra_objects: tuple[Path, ...] = (),
@@ -144,7 +153,7 @@ def load(
     Parameters
     ----------
     names
-        Algorithms to load (default: all six).
+        Algorithms to load (default: all of :data:`ALGORITHMS`).
     d_ms, mu_pps
         RSF-DB's target delay d (ms) and RSF-LB's target loss rate mu (packets/s); defaults
         100 ms and 4 packets/s (seed 001 Section 4).
@@ -157,6 +166,10 @@ def load(
         ``"bytes"`` (default): congestion avoidance makes one step per acknowledged segment, as
         RFC 6356 and Linux's ``tcp_cong_avoid_ai`` do; ``"acks"``: one step per ACK whatever it
         acknowledges, the out-of-tree v0.95 rule (pathpool-cc ``Counting``).
+    ewtcp_a, semicoupled_a
+        EWTCP's and Semicoupled's weight a, in [1e-4, 2] (:data:`WEIGHT_RANGE`). Defaults as
+        pathpool-cc's: EWTCP 1/n^2 with n the subflows its connection couples when the ACK
+        arrives, Semicoupled 1.
     rebuild
         Run ``make -C kernel`` first.
     extra_objects
@@ -171,6 +184,10 @@ def load(
     """
     if counting not in COUNTINGS:
         raise KernelError(f"counting = {counting!r}: allowed {', '.join(COUNTINGS)}")
+    lo, hi = WEIGHT_RANGE
+    for key, val in (("ewtcp_a", ewtcp_a), ("semicoupled_a", semicoupled_a)):
+        if val is not None and not lo <= val <= hi:
+            raise KernelError(f"{key} = {val}: allowed {lo:g} <= a <= {hi:g}")
     unknown = [n for n in names if n not in ALGORITHMS and n != YARDSTICK]
     if unknown:
         raise KernelError(f"unknown algorithm(s) {unknown}; allowed: {', '.join(ALGORITHMS)}")
@@ -199,12 +216,18 @@ def load(
     if balia_quantised:
         args += ["--set", "balia_quantised=1"]
     args += ["--set", f"counting={counting}"]
+    if ewtcp_a is not None:
+        args += ["--set", f"ewtcp_a={ewtcp_a!r}"]
+    if semicoupled_a is not None:
+        args += ["--set", f"semicoupled_a={semicoupled_a!r}"]
     tunables = dict(TUNABLE_DEFAULTS)
     for k, v in (("d_ms", d_ms), ("mu_pps", mu_pps), ("loss_window", loss_window)):
         if v is not None:
             tunables[k] = float(v)
     tunables["balia_quantised"] = bool(balia_quantised)
     tunables["counting"] = counting
+    tunables["ewtcp_a"] = None if ewtcp_a is None else float(ewtcp_a)
+    tunables["semicoupled_a"] = 1.0 if semicoupled_a is None else float(semicoupled_a)
     args += [str(object_path(n)) for n in names] + [str(p) for p in extra_objects]
     PIDFILE.parent.mkdir(parents=True, exist_ok=True)
     errlog = PIDFILE.parent / "loader.err"

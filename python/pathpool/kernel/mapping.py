@@ -25,10 +25,12 @@ Rules (also in ``python/pathpool/kernel/README.md``):
   with the same last link share its rate limit and queue), a first link of two is a shared
   first hop (``access``, an IFB device before the split); a link in both roles, or a path of
   three or more links, cannot be built;
-- algorithms: reno, lia, olia, balia, rsf-db, rsf-lb -> the pp_* BPF controls; cubic -> the
+- algorithms: reno, lia, olia, balia, rsf-db, rsf-lb, ewtcp, coupled, semicoupled, max -> the
+  pp_* BPF controls; cubic -> the
   kernel's own cubic (and, with ``kernel_tcp``, single-path reno counting segments -> the
   kernel's own reno). Their parameters become the loader's tunables (global: every flow using
-  an algorithm must use the same values);
+  an algorithm must use the same values; EWTCP's ``a`` is written out, its default 1/n^2 with
+  n = the flow's subflows, as pathpool-cc builds it);
 - a flow's ``start`` (plus, if given, the start jitter the simulator draws for the seed:
   :func:`start_offsets`) and ``stop`` become the :class:`~pathpool.kernel.testbed.FlowSpec`'s
   ``start_s``/``stop_s`` on the run's clock; a stop at or after the run's end is no stop, and
@@ -44,6 +46,7 @@ from collections import Counter
 from typing import Any
 
 from pathpool.errors import ScenarioError
+from pathpool.kernel.loader import WEIGHT_RANGE
 from pathpool.kernel.testbed import MAX_TESTBED_PATHS, AccessLink, FlowSpec, PathSpec
 
 __all__ = ["ALGORITHM_MAP", "MAX_FLOWS", "MAX_PATHS", "TestbedPlan", "UnsupportedScenario",
@@ -52,7 +55,8 @@ __all__ = ["ALGORITHM_MAP", "MAX_FLOWS", "MAX_PATHS", "TestbedPlan", "Unsupporte
 #: pathpool-cc name -> kernel congestion control name.
 ALGORITHM_MAP: dict[str, str] = {
     "reno": "pp_reno", "lia": "pp_lia", "olia": "pp_olia", "balia": "pp_balia",
-    "rsf-db": "pp_rsfdb", "rsf-lb": "pp_rsflb", "cubic": "cubic",
+    "rsf-db": "pp_rsfdb", "rsf-lb": "pp_rsflb", "ewtcp": "pp_ewtcp", "coupled": "pp_coupled",
+    "semicoupled": "pp_semicoupled", "max": "pp_max", "cubic": "cubic",
 }
 #: Test-bed paths (pp_* couple up to 8 subflows, Linux MPTCP's limit; one veth pair and delay
 #: forwarders per path).
@@ -101,7 +105,8 @@ class TestbedPlan:
         Run time: the scenario's duration capped by ``max_duration_s``.
     tunables : dict
         Loader tunables the flows need (``d_ms``, ``mu_pps``, ``loss_window``,
-        ``balia_quantised``, ``counting``); only keys some flow sets.
+        ``balia_quantised``, ``counting``, ``ewtcp_a``, ``semicoupled_a``); only keys some flow
+        sets.
     notes : list of str
         What the test bed does differently from the simulator for this scenario.
     quickack : bool
@@ -417,6 +422,14 @@ def map_scenario(scenario: Any, max_duration_s: float = 10.0, kernel_tcp: bool =
             set_tun("counting", fl["counting"], f"flows[{i}].counting")
         if algo == "rsf-db":
             set_tun("d_ms", float(params.get("d", 0.1)) * 1e3, f"{f}.d")
+        if algo in ("ewtcp", "semicoupled"):
+            # EWTCP's default as pathpool-cc builds it: 1/n^2, n = the flow's subflows.
+            weight = float(params.get("a", 1.0 / len(fl["paths"]) ** 2 if algo == "ewtcp" else 1.0))
+            lo, hi = WEIGHT_RANGE
+            if not lo <= weight <= hi:
+                raise unsupported(f"{f}.a", f"{algo} a = {weight:g} (the BPF arithmetic's domain)",
+                                  f"{lo:g} <= a <= {hi:g}")
+            set_tun(f"{algo}_a", weight, f"{f}.a")
         if algo == "rsf-lb":
             set_tun("mu_pps", float(params.get("mu", 4.0)), f"{f}.mu")
             set_tun("loss_window", float(params.get("loss_window", 1000.0)), f"{f}.loss_window")

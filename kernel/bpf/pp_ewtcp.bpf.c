@@ -1,0 +1,6 @@
+// SPDX-License-Identifier: GPL-2.0
+/* pp_ewtcp: see pp_common.bpf.h for the callbacks and pp_cc_math.h for the arithmetic. */
+#define PP_ALGO PP_ALGO_EWTCP
+#include "pp_common.bpf.h"
+
+PP_DEFINE_OPS(pp_ewtcp, "pp_ewtcp");
