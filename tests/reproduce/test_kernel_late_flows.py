@@ -211,6 +211,11 @@ class _FakeBed:
 
     access_stats = link_stats
 
+    def client_addr(self, k: int) -> str:
+        from pathpool.kernel.testbed import Testbed
+
+        return Testbed.client_addr(self, k)   # the real bed's addressing: path k's client is 10.77.k.1
+
     def run_flows(self, flows, duration_s, sample_ms):
         self.asked = {"flows": flows, "duration_s": duration_s, "sample_ms": sample_ms}
         return self.raw
