@@ -9,10 +9,10 @@
  *   inet_csk(sk)->icsk_ulp_data  --bpf_rdonly_cast-->  struct mptcp_subflow_context  ->conn
  * (bpf_skc_to_mptcp_sock() is refused for struct_ops programs on 6.x and
  * bpf_mptcp_sock_from_subflow() is not callable from them). The first subflow of a connection
- * claims an entry of the array pp_conns (pp_conn_index; the hash map pp_conn_ids maps the
- * connection pointer to it for later subflows) that holds one slot per subflow (window, RTT,
- * OLIA's inter-loss bytes). A subflow claims a slot with a compare-and-swap at init and frees it
- * at release; the last one out frees the entry. A subflow writes only its own slot and reads its siblings' slots as plain
+ * claims an entry of the array pp_conns (pp_life_get, lock-free, pp_conn_life.h; the hash map
+ * pp_conn_ids maps the connection pointer to it for later subflows) that holds one slot per
+ * subflow (window, RTT, OLIA's inter-loss bytes). A subflow claims a slot with a
+ * compare-and-swap at init and frees it at release; the last one out frees the entry. A subflow writes only its own slot and reads its siblings' slots as plain
  * loads: on other CPUs those values may be a few ACKs old. The coupled formulas are rates
  * averaged over RTTs, so a stale sibling window only shifts one increment by a fraction of a
  * 1/w step; nothing requires a consistent snapshot.
@@ -61,6 +61,17 @@ __u64 pp_g_lia_ratio(struct pp_vset *s, int i);
 #include "pp_cc_math.h"
 #include "pp_tunables.h"
 
+#define PP_MAX_CONNS 4096
+#define PP_LIFE_N PP_MAX_CONNS
+struct pp_life;
+static __always_inline struct pp_life *pp_life_at(__u32 idx);
+static __always_inline int pp_life_ids_get(__u64 key, __u64 *hint);
+static __always_inline int pp_life_ids_add(__u64 key, __u64 hint);
+static __always_inline void pp_life_ids_del(__u64 key);
+static __always_inline void pp_life_reset(__u32 idx);
+static __always_inline __u32 pp_life_scan(__u64 key);
+#include "pp_conn_life.h"
+
 /* LIA, OLIA, BALIA, Coupled, Semicoupled and Max read their siblings; EWTCP counts them (its
  * default a = 1/n^2). The others (Reno, RSF-DB, RSF-LB: every rule is the subflow's own) keep
  * no connection state: no map lookup, no slot writes per ACK. */
@@ -107,13 +118,10 @@ struct pp_conn_state {
 	struct pp_slot s[PP_MAX_SF];
 	/* The header, read on every ACK (LIA) and written only at init/release and LIA's
 	 * recomputations. */
-	__u64 owner;     /* mptcp_sock pointer of the connection; 0 = entry free */
+	struct pp_life life;     /* generation | references, owner (pp_conn_life.h) */
 	struct pp_lia_state lia; /* LIA: alpha / w_total at the last recomputation, forced flag */
-	__u32 refs;
 	__u32 mask;      /* bit k: slot k taken and active (pp_participates' "active") */
 } __attribute__((aligned(64)));
-
-#define PP_MAX_CONNS 4096
 
 /*
  * Connection state by index: an array lookup is inlined by the verifier (a bounds check and an
@@ -129,11 +137,12 @@ struct {
 	__type(value, struct pp_conn_state);
 } pp_conns SEC(".maps");
 
+/* Connection -> hint (generation << 32 | index, pp_conn_life.h). */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, PP_MAX_CONNS);
 	__type(key, __u64);
-	__type(value, __u32);
+	__type(value, __u64);
 } pp_conn_ids SEC(".maps");
 
 /* Private per-socket state, inside icsk_ca_priv (104 bytes). */
@@ -331,6 +340,54 @@ static __always_inline void pp_rsflb_observe(struct sock *sk, struct pp_ca *ca)
 #endif
 }
 
+/* pp_conn_life.h's map accessors. */
+static __always_inline struct pp_life *pp_life_at(__u32 idx)
+{
+	struct pp_conn_state *st = bpf_map_lookup_elem(&pp_conns, &idx);
+
+	return st ? &st->life : 0;
+}
+
+static __always_inline int pp_life_ids_get(__u64 key, __u64 *hint)
+{
+	__u64 *v = bpf_map_lookup_elem(&pp_conn_ids, &key);
+
+	if (!v)
+		return -1;
+	*hint = *(volatile __u64 *)v;   /* one load: the element may be recycled (pp_conn_life.h) */
+	return 0;
+}
+
+static __always_inline int pp_life_ids_add(__u64 key, __u64 hint)
+{
+	return bpf_map_update_elem(&pp_conn_ids, &key, &hint, BPF_NOEXIST) ? -1 : 0;
+}
+
+static __always_inline void pp_life_ids_del(__u64 key)
+{
+	bpf_map_delete_elem(&pp_conn_ids, &key);
+}
+
+/* A new life of entry idx: state as pp_lia_init leaves it, every slot free. Runs while only the
+ * claimer holds the entry (pp_conn_life.h). */
+static __always_inline void pp_life_reset(__u32 idx)
+{
+	struct pp_conn_state *st = bpf_map_lookup_elem(&pp_conns, &idx);
+	int k;
+
+	if (!st)
+		return;
+	for (k = 0; k < PP_MAX_SF; k++) {
+		st->s[k].sk = 0;
+		st->s[k].w = 0;
+		st->s[k].rtt_us = 0;
+		st->s[k].active = 0;
+		st->s[k].lr = 0;
+	}
+	pp_lia_init(&st->lia);
+	st->mask = 0;
+}
+
 struct pp_claim_ctx {
 	__u64 key;
 	__u32 start;
@@ -341,73 +398,32 @@ static long pp_claim_one(__u32 n, void *data)
 {
 	struct pp_claim_ctx *c = data;
 	__u32 idx = (c->start + n) & (PP_MAX_CONNS - 1);
-	struct pp_conn_state *st = bpf_map_lookup_elem(&pp_conns, &idx);
 
-	if (!st || __sync_val_compare_and_swap(&st->owner, 0, c->key) != 0)
+	if (!pp_life_try_claim(idx, c->key))
 		return 0;
 	c->idx = idx;
 	return 1;
 }
 
-/*
- * The index of connection key's entry, claiming a free one (state reset to pp_lia_init's
- * values) for the first subflow; PP_MAX_CONNS if all are taken. Two first subflows racing:
- * pp_conn_ids' BPF_NOEXIST lets one win, the other frees its claim and joins.
- */
-static __always_inline __u32 pp_conn_index(__u64 key)
+/* Claim a free entry, scanning from where the pointer hashes to; PP_MAX_CONNS if all taken. */
+static __always_inline __u32 pp_life_scan(__u64 key)
 {
-	struct pp_claim_ctx c = { .key = key, .idx = PP_MAX_CONNS };
-	struct pp_conn_state *st;
-	__u32 *found = bpf_map_lookup_elem(&pp_conn_ids, &key);
-	int k;
+	struct pp_claim_ctx c = { .key = key, .start = pp_life_start(key), .idx = PP_MAX_CONNS };
 
-	if (found)
-		return *found;
-	/* Start the search where the pointer hashes to, so it usually ends at once. */
-	c.start = (__u32)((key >> 6) * 0x9E3779B97F4A7C15ULL >> 52) & (PP_MAX_CONNS - 1);
 	bpf_loop(PP_MAX_CONNS, pp_claim_one, &c, 0);
-	if (c.idx >= PP_MAX_CONNS)
-		return PP_MAX_CONNS;
-	st = bpf_map_lookup_elem(&pp_conns, &c.idx);
-	if (!st)
-		return PP_MAX_CONNS;
-	for (k = 0; k < PP_MAX_SF; k++) {
-		st->s[k].sk = 0;
-		st->s[k].w = 0;
-		st->s[k].rtt_us = 0;
-		st->s[k].active = 0;
-		st->s[k].lr = 0;
-	}
-	pp_lia_init(&st->lia);
-	st->refs = 0;
-	st->mask = 0;
-	if (bpf_map_update_elem(&pp_conn_ids, &key, &c.idx, BPF_NOEXIST)) {
-		st->owner = 0;
-		found = bpf_map_lookup_elem(&pp_conn_ids, &key);
-		return found ? *found : PP_MAX_CONNS;
-	}
 	return c.idx;
 }
 
 /*
- * A subflow leaves (or could not take a slot): the last one out frees the entry.
- *
- * An entry therefore lives exactly as long as the CC state of its subflows. The kernel calls
- * release once for each init (Linux 6.x tcp_cleanup_congestion_control, from
- * tcp_v4_destroy_sock and tcp_reinit_congestion_control; tcp_disconnect calls ->release and
- * clears icsk_ca_priv, the path MPTCP takes for msk->first in __mptcp_close_ssk). A subflow
- * that the application has closed but that is still in its FIN exchange (an orphan) keeps its
- * slot until the socket is destroyed, which can take minutes (tcp_orphan_retries, MPTCP's close
- * timeout) if the peer is gone.
+ * The entry's lifetime (claim, join, release) is pp_conn_life.h's, reasoned through there and
+ * tested on the host with threads (kernel/test/life_test.c). An entry lives exactly as long as
+ * the CC state of its subflows. The kernel calls release once for each init (Linux 6.x
+ * tcp_cleanup_congestion_control, from tcp_v4_destroy_sock and tcp_reinit_congestion_control;
+ * tcp_disconnect calls ->release and clears icsk_ca_priv, the path MPTCP takes for msk->first
+ * in __mptcp_close_ssk). A subflow that the application has closed but that is still in its FIN
+ * exchange (an orphan) keeps its slot until the socket is destroyed, which can take minutes
+ * (tcp_orphan_retries, MPTCP's close timeout) if the peer is gone.
  */
-static __always_inline void pp_conn_put(struct pp_conn_state *st, __u64 key)
-{
-	if (__sync_fetch_and_add(&st->refs, -1) == 1) {
-		bpf_map_delete_elem(&pp_conn_ids, &key);
-		st->owner = 0;
-	}
-}
-
 SEC("struct_ops/pp_init")
 void BPF_PROG(pp_init, struct sock *sk)
 {
@@ -434,13 +450,12 @@ void BPF_PROG(pp_init, struct sock *sk)
 	ca->conn = 0;
 	if (!key)
 		return;
-	idx = pp_conn_index(key);
+	idx = pp_life_get(key);   /* with a reference for this subflow */
 	if (idx >= PP_MAX_CONNS)
 		return;   /* no free entry: this subflow runs uncoupled Reno */
 	st = bpf_map_lookup_elem(&pp_conns, &idx);
 	if (!st)
 		return;
-	__sync_fetch_and_add(&st->refs, 1);
 	for (k = 0; k < PP_MAX_SF; k++) {
 		if (__sync_val_compare_and_swap(&st->s[k].sk, 0, (__u64)sk) == 0) {
 			ca->slot = k;
@@ -452,7 +467,7 @@ void BPF_PROG(pp_init, struct sock *sk)
 		}
 	}
 	/* More than PP_MAX_SF subflows: this one runs uncoupled Reno. */
-	pp_conn_put(st, key);
+	pp_life_put(idx, key);
 }
 
 SEC("struct_ops/pp_release")
@@ -470,7 +485,7 @@ void BPF_PROG(pp_release, struct sock *sk)
 	st->s[k].w = 0;
 	st->s[k].sk = 0;
 	ca->conn = 0;
-	pp_conn_put(st, key);
+	pp_life_put(ca->idx, key);
 }
 
 static __always_inline __u64 pp_algo_ssthresh(struct sock *sk, struct pp_ca *ca,

@@ -73,6 +73,34 @@ def test_fuzz_window_glue_and_arithmetic(host_built):
     assert " 0 failures" in proc.stdout
 
 
+def test_entry_lifetime_under_threads(host_built):
+    """kernel/test/life_test.c: pp_conn_life.h (claim/join/release of a connection entry, the
+    code pp_init/pp_release run) under scripted interleavings and a threaded stress with
+    injected delays: no entry held by two connections, references equal the subflows holding
+    an entry, no slot reset under its subflow, everything free after the last one left."""
+    proc = subprocess.run([str(KDIR / "build/life_test"), "2"], capture_output=True, text=True,
+                          timeout=120, check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
+    assert " 0 failures (0 in the scripted interleavings)" in proc.stdout
+    stress_ops = int(proc.stdout.split(" stress operations")[0].rsplit(" ", 1)[1])
+    assert stress_ops > 10000, proc.stdout
+
+
+def test_entry_lifetime_checks_catch_the_pre_fix_race(host_built):
+    """The same test against the lifetime before the fix (kernel/test/life_v0.h, issue 11): a
+    join that read the hint before the last release revives the freed entry, which another
+    connection then claims. Both the scripted interleavings and the stress alone must see it."""
+    proc = subprocess.run([str(KDIR / "build/life_test_v0"), "0"], capture_output=True,
+                          text=True, timeout=120, check=False)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "held by connections" in proc.stderr and "was reset under it" in proc.stderr
+    scripted = int(proc.stdout.split(" in the scripted")[0].rsplit("(", 1)[1])
+    assert scripted >= 5, proc.stdout
+    proc = subprocess.run([str(KDIR / "build/life_test_v0"), "20", "stress-only"],
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert proc.returncode == 1 and "FAIL: " in proc.stderr, proc.stdout + proc.stderr
+
+
 def _perturbed(tmp_path, edit) -> subprocess.CompletedProcess:
     import json
 
@@ -328,7 +356,12 @@ def _map_dump(prog_id: int, name: str) -> list[dict]:
 def _conn_slots(prog_id: int) -> list[list[dict]]:
     """The slots of every connection entry in use in the pp_conns array of ``prog_id``."""
     return [e["formatted"]["value"]["s"] for e in _map_dump(prog_id, "pp_conns")
-            if e["formatted"]["value"]["owner"]]
+            if _conn_refs(e["formatted"]["value"])]
+
+
+def _conn_refs(value: dict) -> int:
+    """References to a pp_conns entry (the low half of its lifetime word, pp_conn_life.h)."""
+    return int(value["life"]["word"]) & 0xFFFFFFFF
 
 
 @pytest.mark.parametrize("cc", ["pp_lia", "pp_olia", "pp_balia", "pp_coupled", "pp_max"])
