@@ -199,7 +199,7 @@ def kernel_env(kernel_unclaimed):
         pytest.skip(reason)
     dmesg_before = _dmesg()
     yield
-    for prefix in ("ppt-", "ppu-", "ppd-", "ppe-", "ppf-", "ppg-"):
+    for prefix in ("ppt-", "ppu-", "ppd-", "ppe-", "ppf-", "ppg-", "pph-"):
         assert wait_gone(prefix), f"a test-bed namespace {prefix}* was left behind"
     new = _dmesg()[len(dmesg_before):]
     bad = [line for line in new if any(w in line for w in ("WARNING", "BUG", "Call Trace",
@@ -426,6 +426,92 @@ def test_connection_entries_are_freed_when_the_subflows_close(loaded, cc):
         time.sleep(0.5)
     assert ids == [] and owned == [], (ids, owned)
     assert wait_gone("ppf-")
+
+
+# Churn for the entry-lifetime test: an MPTCP server on port 5401 (closes half its
+# connections at once, reads the others to EOF) and a plain TCP one on 5402 (MP_CAPABLE refused:
+# the client falls back to TCP); a client that opens N connections and closes each 0-4 ms after
+# connecting (the extra subflows' MP_JOINs complete in that time over 1 ms paths), a third of them
+# with an RST (SO_LINGER 0: the subflows are destroyed at once).
+_CHURN_SERVER = """
+import socket, sys, threading
+def serve(proto, port, close_at_once):
+    ls = socket.socket(socket.AF_INET, socket.SOCK_STREAM, proto)
+    ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    ls.bind(("10.79.0.1", port)); ls.listen(512)
+    n = 0
+    while True:
+        c, _ = ls.accept(); n += 1
+        if close_at_once and n % 2:
+            c.close(); continue
+        def drain(c=c):
+            try:
+                while c.recv(65536): pass
+            except OSError: pass
+            c.close()
+        threading.Thread(target=drain, daemon=True).start()
+threading.Thread(target=serve, args=(socket.IPPROTO_TCP, 5402, False), daemon=True).start()
+serve(262, 5401, True)
+"""
+_CHURN_CLIENT = """
+import random, socket, struct, sys, time
+n, cc = int(sys.argv[1]), sys.argv[2].encode()
+rnd = random.Random(11)
+for i in range(n):
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM, 262)
+    s.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, cc)
+    try:
+        s.connect(("10.79.0.1", 5402 if i % 5 == 4 else 5401))
+        s.send(b"x" * 3000)
+        time.sleep(rnd.random() * 0.004)
+        if i % 3 == 0:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    except OSError:
+        pass
+    s.close()
+print("done", n)
+"""
+
+
+def test_entry_lifetime_under_connection_churn(loaded):
+    """Many short MPTCP connections over 4 paths, each closed (FIN or RST) while its MP_JOINs
+    complete, some refused MP_CAPABLE (TCP fallback): once every socket is gone, pp_conn_ids is
+    empty and no pp_conns entry holds a reference (a leak, or a join that revived a freed
+    entry, issue 11, would leave one). The entries' generations (one per claim) show that the
+    connections did claim entries, so the empty dump means freed, not unused."""
+    prog = loaded.prog_ids["pp_lia"]
+
+    def claims() -> int:
+        return sum(int(e["formatted"]["value"]["life"]["word"]) >> 32
+                   for e in _map_dump(prog["pp_cong_avoid"], "pp_conns"))
+
+    before = claims()
+    paths = [PathSpec(50.0, 1.0) for _ in range(4)]
+    with Testbed(paths, prefix="pph-") as tb:
+        server = subprocess.Popen(["ip", "netns", "exec", tb.ns_s, sys.executable, "-c",
+                                   _CHURN_SERVER], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        try:
+            time.sleep(0.5)
+            client = subprocess.Popen(["ip", "netns", "exec", tb.ns_c, sys.executable, "-c",
+                                       _CHURN_CLIENT, "400", "pp_lia"], stdout=subprocess.PIPE,
+                                      stderr=subprocess.PIPE, text=True)
+            out, err = client.communicate(timeout=120)
+            assert out.strip() == "done 400", out + err
+        finally:
+            server.kill()
+            server.wait()
+    # Every connection to the MPTCP port (320) claims an entry at least once.
+    assert claims() - before >= 320
+    deadline = time.monotonic() + 10
+    while True:
+        ids = _map_dump(prog["pp_init"], "pp_conn_ids")
+        held = [e["key"] for e in _map_dump(prog["pp_cong_avoid"], "pp_conns")
+                if _conn_refs(e["formatted"]["value"])]
+        if (not ids and not held) or time.monotonic() > deadline:
+            break
+        time.sleep(0.5)
+    assert ids == [] and held == [], (ids, held)
+    assert wait_gone("pph-")
 
 
 def test_testbed_cli_access_link_limits_both_paths(loaded, tmp_path):
