@@ -539,12 +539,27 @@ int main(int argc, char **argv)
 	sem_init(&reached, 0, 0);
 	sem_init(&resume, 0, 0);
 	if (!(argc > 2 && !strcmp(argv[2], "stress-only"))) {
-		script_join_vs_last_release();
-		script_aba();
-		script_cas_vs_last_release();
-		script_two_first_subflows();
-		script_join_in_delete_window();
-		script_full();
+		static const struct { const char *name; void (*run)(void); } scripts[] = {
+			{ "join vs last release", script_join_vs_last_release },
+			{ "ABA", script_aba },
+			{ "CAS vs last release", script_cas_vs_last_release },
+			{ "two first subflows", script_two_first_subflows },
+			{ "join in the delete window", script_join_in_delete_window },
+			{ "full array", script_full },
+		};
+		int broken = 0;
+
+		for (unsigned i = 0; i < sizeof(scripts) / sizeof(scripts[0]); i++) {
+			long f = failures;
+
+			scripts[i].run();
+			if (failures > f) {
+				printf("interleaving \"%s\": %ld failures\n", scripts[i].name, failures - f);
+				broken++;
+			}
+		}
+		printf("%d of %u scripted interleavings failed\n", broken,
+		       (unsigned)(sizeof(scripts) / sizeof(scripts[0])));
 	}
 	long scripted = failures;
 	stress(seconds);
