@@ -82,7 +82,10 @@ impl Net {
 
     /// Packet `pid` reaches hop `pkt.hop` of its route: enter that link, or report that it is at
     /// its endpoint.
-    #[inline]
+    /// Always inlined: as a call (twice per data packet) its entry and exit, saving and
+    /// restoring the registers the event loop holds, cost 24 instructions a call, 2% of a run
+    /// (callgrind, 1 s of bench.toml: 382.3 M -> 374.4 M instructions inlined).
+    #[inline(always)]
     pub(crate) fn hop(&mut self, pid: u32) -> Hop {
         let p = self.pool.get(pid);
         let route = &self.routes[p.route as usize];
