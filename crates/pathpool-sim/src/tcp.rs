@@ -458,7 +458,7 @@ impl Sender {
     /// empties go back to `pool`.
     ///
     /// Inlined into the transport's ACK handler, its one caller (-0.7% instructions on 1 s of
-    /// bench.toml: the call passed the 64-byte `AckEffect` back through memory).
+    /// bench.toml: the call passed its `AckEffect` back through memory).
     #[inline]
     pub fn on_ack(&mut self, pool: &mut SegPool, cum: u64, sacks: &[(u64, u64)]) -> AckEffect {
         let mut eff = AckEffect::default();
