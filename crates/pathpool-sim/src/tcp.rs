@@ -516,7 +516,10 @@ impl Sender {
             }
         }
         self.sack_cache = [(0, 0); MAX_SACK_BLOCKS];
-        self.sack_cache[..sacks.len()].copy_from_slice(sacks);
+        // Most ACKs carry no blocks: skip the copy, a `memcpy` call of variable length.
+        if !sacks.is_empty() {
+            self.sack_cache[..sacks.len()].copy_from_slice(sacks);
+        }
         if eff.new_sack && self.dupthresh {
             eff.newly_lost = self.mark_lost_by_sack();
         }
