@@ -20,20 +20,35 @@ import sys
 
 # (stage, regex over "file function" of the innermost pathpool frame); first match wins.
 PATHPOOL = [
-    ("event queue (heap, lanes, calendar)", r"event\.rs|EventQueue|Heap::|Near::|prefetch|next_in_lane"),
+    (
+        "event queue (heap, lanes, calendar)",
+        r"event\.rs|EventQueue|Heap::|Near::|prefetch|next_in_lane",
+    ),
     ("RTT estimator", r"rtt_estimator|estimator_sample|record_rtt|srtt_ns"),
-    ("congestion control (LIA/Reno, window integral)",
-     r"algos/|controller\.rs|::grow$|account_cwnd|is_cwnd_limited| floor$|in_slow_start"),
+    (
+        "congestion control (LIA/Reno, window integral)",
+        r"algos/|controller\.rs|::grow$|account_cwnd|is_cwnd_limited| floor$|in_slow_start",
+    ),
     ("ACK generation (SACK blocks, ACK packet)", r"send_ack|sack_blocks|alloc_with_sacks"),
-    ("receiver (subflow + data-level reassembly)",
-     r"on_data|Receiver::on_segment|DataReceiver|content_tag|mptcp::seg_len"),
-    ("sender on_ack (scoreboard, RFC 6675 SACK/loss marking)",
-     r"Conn>::on_ack|Sender::on_ack|Scoreboard::|mark_lost|first_is_lost|Seg::|AckEffect|"
-     r"outstanding|Pool::sacks|set_flags|next_retx|Sender::seg_len"),
+    (
+        "receiver (subflow + data-level reassembly)",
+        r"on_data|Receiver::on_segment|DataReceiver|content_tag|mptcp::seg_len",
+    ),
+    (
+        "sender on_ack (scoreboard, RFC 6675 SACK/loss marking)",
+        (
+            r"Conn>::on_ack|Sender::on_ack|Scoreboard::|mark_lost|first_is_lost|Seg::|AckEffect|"
+            r"outstanding|Pool::sacks|set_flags|next_retx|Sender::seg_len"
+        ),
+    ),
     ("timers (RTO arm and fire, delayed ACK)", r"arm_rto|on_rto_event|on_delack"),
-    ("send loop (scheduler, windows, segment build)",
-     r"try_send|send_segment|send_new|push_new|has_room|pick_subflow|next_data|cwnd_validate|"
-     r"Vec<T,A>::len|as_mut_slice"),
+    (
+        "send loop (scheduler, windows, segment build)",
+        (
+            r"try_send|send_segment|send_new|push_new|has_room|pick_subflow|next_data|cwnd_validate|"
+            r"Vec<T,A>::len|as_mut_slice"
+        ),
+    ),
     ("RNG (send-jitter draw, link loss test)", r"rng\.rs|random_loss|reorder_extra"),
     ("link (drop-tail FIFO, departure time, route)", r"link\.rs|Net::hop|Net::launch|net\.rs"),
     ("packet slab", r"packet\.rs"),
@@ -41,8 +56,10 @@ PATHPOOL = [
 ]
 
 HTSIM = [
-    ("event list (std::multimap + a node malloc/free per event)",
-     r"Rb_tree|EventList|malloc|free|operator new|operator delete|_int_"),
+    (
+        "event list (std::multimap + a node malloc/free per event)",
+        r"Rb_tree|EventList|malloc|free|operator new|operator delete|_int_",
+    ),
     ("queue/flow logging", r"log_packet_send|logTraffic"),
     ("link (queue, pipe, route hop)", r"Queue::|Pipe::|sendOn"),
     ("receiver (TcpSink)", r"TcpSink::receivePacket"),
@@ -69,8 +86,9 @@ def parse(path, cols, by_addr):
             names[(kind, m.group(1))] = m.group(2)
         return names.get((kind, m.group(1)), "?")
 
-    for line in open(path):
-        line = line.rstrip("\n")
+    with open(path) as fh:
+        lines = fh.read().split("\n")
+    for line in lines:
         if not line:
             continue
         if line.startswith("positions:"):
@@ -89,7 +107,7 @@ def parse(path, cols, by_addr):
             if skip:
                 skip = False
                 continue
-            vals = [int(x) for x in parts[len(positions):]]
+            vals = [int(x) for x in parts[len(positions) :]]
             v = sum(vals[c] for c in cols if c < len(vals))
             cost[(a, obj) if by_addr else fn] += v
             continue
@@ -111,9 +129,13 @@ def parse(path, cols, by_addr):
 
 def pathpool_keys(cost, binary):
     mine = sorted(a for a, ob in cost if ob and ob.endswith(binary.split("/")[-1]))
-    out = subprocess.run(["addr2line", "-i", "-f", "-C", "-a", "-e", binary],
-                         input="\n".join(hex(a) for a in mine), capture_output=True,
-                         text=True, check=True).stdout.split("\n")
+    out = subprocess.run(
+        ["addr2line", "-i", "-f", "-C", "-a", "-e", binary],
+        input="\n".join(hex(a) for a in mine),
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split("\n")
     chains, cur, i = {}, None, 0
     while i < len(out):
         if out[i].startswith("0x"):
@@ -130,7 +152,11 @@ def pathpool_keys(cost, binary):
         key = "other ?"
         for f, loc in ch or []:
             if "/pathpool-sim/src/" in loc or "/pathpool-cc/src/" in loc:
-                key = loc.split("/src/")[-1].split(":")[0] + " " + re.sub(r"pathpool_(sim|cc)::", "", f)
+                key = (
+                    loc.split("/src/")[-1].split(":")[0]
+                    + " "
+                    + re.sub(r"pathpool_(sim|cc)::", "", f)
+                )
                 break
         else:
             if ch:
