@@ -261,9 +261,12 @@ static __always_inline void pp_views(struct pp_conn_state *st, struct pp_sf_view
 }
 
 /*
- * The coupled formulas run as global BPF functions: the verifier checks each once with unknown
- * arguments instead of once per path through every caller, which otherwise exceeds its
- * one-million-instruction budget (8 subflows x several data-dependent branches per loop).
+ * The coupled formulas that need it run as global BPF functions: the verifier checks each once
+ * with unknown arguments instead of once per path through every caller, which otherwise
+ * exceeds its one-million-instruction budget (8 subflows x several data-dependent branches per
+ * loop). Where the budget allows (BALIA's, Coupled's, Semicoupled's and Max's per-ACK
+ * increments) the formula is inline in cong_avoid instead: a BPF-to-BPF call and its return
+ * through the return thunk cost more on a warm path than the code they save.
  */
 __noinline __u64 pp_g_lia_ratio(struct pp_vset *s, int i)
 {
@@ -277,27 +280,6 @@ __noinline __s64 pp_g_olia_inc(struct pp_vset *s, int i)
 	if (!s || i < 0 || i >= PP_MAX_SF)
 		return 0;
 	return pp_olia_inc(s->v, PP_MAX_SF, i);
-}
-
-__noinline __s64 pp_g_balia_inc(struct pp_vset *s, int i)
-{
-	if (!s || i < 0 || i >= PP_MAX_SF)
-		return 0;
-	return pp_balia_inc(s->v, PP_MAX_SF, i);
-}
-
-__noinline __s64 pp_g_max_inc(struct pp_vset *s, int i)
-{
-	if (!s || i < 0 || i >= PP_MAX_SF)
-		return 0;
-	return pp_max_inc(s, i);
-}
-
-__noinline __s64 pp_g_total_inc(struct pp_vset *s, int i, __u64 a_q32)
-{
-	if (!s || i < 0 || i >= PP_MAX_SF)
-		return 0;
-	return pp_total_inc(s->v, PP_MAX_SF, i, a_q32);
 }
 
 __noinline __u64 pp_g_coupled_ssthresh(struct pp_vset *s, int i)
@@ -623,6 +605,19 @@ static __always_inline __s64 pp_algo_inc(struct sock *sk, struct pp_ca *ca, stru
 	if (!st || ca->slot >= PP_MAX_SF)
 		return PP_ALGO == PP_ALGO_SEMICOUPLED ? pp_ewtcp_inc(w, pp_semicoupled_a_q32)
 						      : pp_reno_inc(w);
+#if PP_ALGO != PP_ALGO_LIA
+	/* No sibling in the mask: the subflow is the connection's only participant, where every
+	 * formula here is Reno's 1/w (Semicoupled's a/w) of the own window, as pp_own_view gives
+	 * it: skip the views and the formula. Bit for bit what the formula returns for OLIA,
+	 * Coupled, Semicoupled and Max, and BALIA's exact value (its formula rounds the shares
+	 * (x_r + x_max)/X = 2 and (4 x_r + x_max)/X = 5 to within 2^-28): kernel/test/fuzz_test.c
+	 * fuzz_alone. (LIA goes on below: a forced recomputation must still happen.) */
+	if (!pp_has_sibling(st->mask, (int)ca->slot)) {
+		w = pp_own_window(sk, ca);
+		return PP_ALGO == PP_ALGO_SEMICOUPLED ? pp_ewtcp_inc(w, pp_semicoupled_a_q32)
+						      : pp_reno_inc(w);
+	}
+#endif
 #if PP_ALGO == PP_ALGO_LIA
 	if (!st->lia.forced) {
 		/* pp_lia_ca_inc without a forced recomputation needs only the stored ratio and
@@ -640,15 +635,26 @@ static __always_inline __s64 pp_algo_inc(struct sock *sk, struct pp_ca *ca, stru
 #if PP_ALGO == PP_ALGO_LIA
 	return pp_lia_ca_inc(&st->lia, &vs, ca->slot);
 #elif PP_ALGO == PP_ALGO_OLIA
+	/* A global function: inline, the callback exceeds the verifier's 1M-instruction budget
+	 * (OLIA's unrolled scan with its data-dependent branches). */
 	return pp_g_olia_inc(&vs, ca->slot);
-#elif PP_ALGO == PP_ALGO_BALIA
-	return pp_g_balia_inc(&vs, ca->slot);
+#else
+	/* Inline, not a global function: one call and one return (through the return thunk)
+	 * less per ACK; the verifier accepts these in the callback (their loops are short or,
+	 * for Max, hold LIA's global ratio function). */
+	{
+		int i = (int)(ca->slot & (PP_MAX_SF - 1));
+
+#if PP_ALGO == PP_ALGO_BALIA
+		return pp_balia_inc(vs.v, PP_MAX_SF, i);
 #elif PP_ALGO == PP_ALGO_COUPLED
-	return pp_g_total_inc(&vs, ca->slot, 1ULL << PP_INC_SHIFT);
+		return pp_total_inc(vs.v, PP_MAX_SF, i, 1ULL << PP_INC_SHIFT);
 #elif PP_ALGO == PP_ALGO_SEMICOUPLED
-	return pp_g_total_inc(&vs, ca->slot, pp_semicoupled_a_q32);
+		return pp_total_inc(vs.v, PP_MAX_SF, i, pp_semicoupled_a_q32);
 #elif PP_ALGO == PP_ALGO_MAX
-	return pp_g_max_inc(&vs, ca->slot);
+		return pp_max_inc(&vs, i);
+#endif
+	}
 #endif
 #endif
 }
