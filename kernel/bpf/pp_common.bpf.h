@@ -265,7 +265,8 @@ static __always_inline void pp_views(struct pp_conn_state *st, struct pp_sf_view
  * with unknown arguments instead of once per path through every caller, which otherwise
  * exceeds its one-million-instruction budget (8 subflows x several data-dependent branches per
  * loop). Where the budget allows (BALIA's, Coupled's, Semicoupled's and Max's per-ACK
- * increments) the formula is inline in cong_avoid instead: a BPF-to-BPF call and its return
+ * increments; Coupled and Semicoupled sum the slots' windows directly) the formula is inline
+ * in cong_avoid instead: a BPF-to-BPF call and its return
  * through the return thunk cost more on a warm path than the code they save.
  */
 __noinline __u64 pp_g_lia_ratio(struct pp_vset *s, int i)
@@ -294,6 +295,25 @@ __noinline __u64 pp_g_balia_ssthresh(struct pp_vset *s, int i, int quantised)
 	if (!s || i < 0 || i >= PP_MAX_SF)
 		return PP_MIN_SSTHRESH_W;
 	return pp_balia_ssthresh(s->v, PP_MAX_SF, i, quantised);
+}
+
+/*
+ * w_total of an event on slot i straight from the slots, the own window given: what
+ * pp_window_total returns on pp_views' copy with pp_own_view's own slot (the own clamped
+ * window plus every other slot in the mask that is taken and active), without copying eight
+ * views to the stack on every Coupled or Semicoupled ACK.
+ */
+static __always_inline __u64 pp_slot_window_total(struct pp_conn_state *st, __u32 i, __u64 own_w)
+{
+	__u32 mask = st->mask & ~(1U << (i & (PP_MAX_SF - 1)));
+	__u64 tot = pp_clamp_w(own_w);
+	int k;
+
+#pragma nounroll
+	for (k = 0; k < PP_MAX_SF; k++)
+		if ((mask & (1U << k)) && st->s[k].sk && st->s[k].active)
+			tot += pp_clamp_w(st->s[k].w);
+	return tot;
 }
 
 static __always_inline void pp_lia_recalc(struct pp_ca *ca, struct pp_conn_state *st)
@@ -598,7 +618,9 @@ static __always_inline __s64 pp_algo_inc(struct sock *sk, struct pp_ca *ca, stru
 		n = pp_mask_count(st->mask | (1U << (ca->slot & (PP_MAX_SF - 1))));
 	return pp_ewtcp_inc(w, pp_ewtcp_a_q32 ? pp_ewtcp_a_q32 : pp_ewtcp_default_a_q32(n));
 #else
+#if PP_ALGO != PP_ALGO_COUPLED && PP_ALGO != PP_ALGO_SEMICOUPLED
 	struct pp_vset vs;
+#endif
 
 	/* Alone (plain TCP, no slot): one subflow, where Coupled and Max are Reno's 1/w and
 	 * Semicoupled is a/w (pathpool-cc with n = 1). */
@@ -618,6 +640,12 @@ static __always_inline __s64 pp_algo_inc(struct sock *sk, struct pp_ca *ca, stru
 						      : pp_reno_inc(w);
 	}
 #endif
+#if PP_ALGO == PP_ALGO_COUPLED || PP_ALGO == PP_ALGO_SEMICOUPLED
+	/* a / w_total needs the windows only: no views. */
+	return pp_a_over_total(pp_slot_window_total(st, ca->slot, pp_own_window(sk, ca)),
+			       PP_ALGO == PP_ALGO_COUPLED ? 1ULL << PP_INC_SHIFT
+							  : pp_semicoupled_a_q32);
+#else
 #if PP_ALGO == PP_ALGO_LIA
 	if (!st->lia.forced) {
 		/* pp_lia_ca_inc without a forced recomputation needs only the stored ratio and
@@ -640,22 +668,19 @@ static __always_inline __s64 pp_algo_inc(struct sock *sk, struct pp_ca *ca, stru
 	return pp_g_olia_inc(&vs, ca->slot);
 #else
 	/* Inline, not a global function: one call and one return (through the return thunk)
-	 * less per ACK; the verifier accepts these in the callback (their loops are short or,
-	 * for Max, hold LIA's global ratio function). */
+	 * less per ACK; the verifier accepts these in the callback (BALIA's loop is short,
+	 * Max's holds LIA's global ratio function). */
 	{
 		int i = (int)(ca->slot & (PP_MAX_SF - 1));
 
 #if PP_ALGO == PP_ALGO_BALIA
 		return pp_balia_inc(vs.v, PP_MAX_SF, i);
-#elif PP_ALGO == PP_ALGO_COUPLED
-		return pp_total_inc(vs.v, PP_MAX_SF, i, 1ULL << PP_INC_SHIFT);
-#elif PP_ALGO == PP_ALGO_SEMICOUPLED
-		return pp_total_inc(vs.v, PP_MAX_SF, i, pp_semicoupled_a_q32);
 #elif PP_ALGO == PP_ALGO_MAX
 		return pp_max_inc(&vs, i);
 #endif
 	}
 #endif
+#endif /* Coupled/Semicoupled */
 #endif
 }
 

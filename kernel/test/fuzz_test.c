@@ -717,6 +717,20 @@ static void fuzz_alone(long iters)
 	}
 }
 
+/* OLIA's alpha term as two divisions (before pp_olia_inc made it one): the same quotient. */
+static void fuzz_olia_alpha_division(long iters)
+{
+	for (long it = 0; it < iters; it++) {
+		pp_u64 n = 1 + rnd() % PP_MAX_SF, m = 1 + rnd() % PP_MAX_SF;
+		pp_u64 w = pp_clamp_w(rnd() % 2 ? edgy(~0ULL) : PP_W_ONE + rnd() % (1ULL << 24));
+		pp_u64 x = 1ULL << (PP_INC_SHIFT + PP_W_SHIFT);
+
+		checks++;
+		if (x / (n * m) / w != x / (n * m * w))
+			FAIL("olia alpha: %llu / (%llu %llu) / %llu", x, n, m, w);
+	}
+}
+
 /* Connections made of few distinct windows and l/rtt^2 values, so that M and B have ties. */
 static void fuzz_olia_sets(long iters)
 {
@@ -794,6 +808,7 @@ int main(int argc, char **argv)
 	fuzz_olia_sets(iters / 4);
 	fuzz_masked_views(iters / 4);
 	fuzz_alone(iters / 4);
+	fuzz_olia_alpha_division(iters / 4);
 	printf("fuzz_test: %ld checks, %ld failures\n", checks, failures);
 	printf("worst relative error inside the domain (beyond 2^-24): reno %.2g lia %.2g olia %.2g "
 	       "balia %.2g rsf-db %.2g ewtcp %.2g semicoupled %.2g coupled-ssthresh %.2g max %.2g\n",
