@@ -116,7 +116,13 @@ def _bench(a: argparse.Namespace) -> int:
     _unwind_on_signals()
 
     try:
-        r = run_bench(a.duration, rate_mbps=a.rate_mbps, counting=a.counting, rounds=a.rounds,
+        algos = tuple(a.algorithms.split(",")) if a.algorithms else loader.ALGORITHMS
+        bad = [x for x in algos if x not in loader.ALGORITHMS]
+        if bad:
+            print(f"pathpool kernel bench: --algorithms {','.join(bad)}; allowed: "
+                  f"{', '.join(loader.ALGORITHMS)}", file=sys.stderr)
+            return 2
+        r = run_bench(a.duration, algorithms=algos, rate_mbps=a.rate_mbps, counting=a.counting, rounds=a.rounds,
                       baseline=a.baseline, regime=a.regime, conns=a.conns, cpu=a.cpu)
     except ValueError as e:   # an argument out of range (--cpu not one this process may use)
         print(f"pathpool kernel bench: {e}", file=sys.stderr)
@@ -330,12 +336,15 @@ def register(subparsers) -> None:
                    help="traffic seconds (default 10)")
     p.add_argument("--regime", choices=("paced", "fast"), default="paced",
                    help="paced: two 50 Mbit/s paths with 10 ms delay, 1 connection per control "
-                        "(cold caches); fast: two unshaped undelayed paths, 2 connections per "
+                        "(cold caches); fast: two undelayed 1 Gbit/s paths, 4 connections per "
                         "control (warm caches, the 10 Gbit/s case) (default paced)")
     p.add_argument("--rate-mbps", type=positive_float, default=None, metavar="MBPS",
-                   help="each path's rate (default: the regime's, 50 or unshaped)")
+                   help="each path's rate (default: the regime's, 50 or 1000)")
     p.add_argument("--conns", type=positive_int, default=None, metavar="N",
-                   help="MPTCP connections per control (default: the regime's, 1 or 2)")
+                   help="MPTCP connections per control (default: the regime's, 1 or 4)")
+    p.add_argument("--algorithms", metavar="A,B", default=None,
+                   help="comma-separated pp_* controls to measure (default: all); fewer "
+                        "controls share the traffic, so each runs more often")
     p.add_argument("--cpu", type=int, default=None, metavar="K",
                    help="run all traffic (iperf3 and its packet processing) on CPU K only")
     p.add_argument("--counting", choices=loader.COUNTINGS, default="bytes",
