@@ -52,8 +52,13 @@
 #endif
 /* A global BPF function: verified once on its own, which keeps the callers' state space small. */
 #define PP_SUBPROG __attribute__((noinline))
+/* pp_lia_term's kind: a global function unless the object says otherwise (pp_max.bpf.c). */
+#ifndef PP_LIA_TERM
+#define PP_LIA_TERM PP_SUBPROG
+#endif
 #else
 #define PP_SUBPROG static inline
+#define PP_LIA_TERM static inline
 #define PP_INLINE static inline
 #define PP_UNROLL
 #define PP_SLOT_LOOP
@@ -266,7 +271,7 @@ PP_INLINE pp_u64 pp_share2_over_w(pp_u64 u, pp_u64 v, pp_u64 den, pp_u64 w)
  * function shrinks from 710 to 341 instructions plus this one of 89, fetched cold on every
  * recomputation; as a plain loop the verifier refused it).
  */
-PP_SUBPROG pp_u64 pp_lia_term(pp_u64 t, pp_u64 sum_t, pp_u64 w)
+PP_LIA_TERM pp_u64 pp_lia_term(pp_u64 t, pp_u64 sum_t, pp_u64 w)
 {
 	pp_u64 u = pp_frac_q32(t, sum_t);
 
