@@ -51,3 +51,11 @@ def test_bench_regimes():
     # receive-window limited and cong_avoid returned early on nearly every ACK.
     assert REGIMES["fast"][0] > 0 and REGIMES["fast"][1] == 0
     assert REGIMES["paced"] == (50.0, 10.0, 1)
+
+
+def test_bench_refuses_more_objects_than_one_loader_takes():
+    from pathpool.kernel.bench import run_bench
+
+    # 10 controls, their baseline and the yardstick: 21 objects, pp_loader takes 16.
+    with pytest.raises(ValueError, match="21 objects; allowed: at most 16"):
+        run_bench(baseline="main")

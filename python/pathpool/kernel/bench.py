@@ -34,6 +34,8 @@ from pathpool.kernel.testbed import FlowSpec, PathSpec, Testbed
 __all__ = ["REGIMES", "baseline_name", "build_baseline", "machine", "run_bench"]
 
 STATS = Path("/proc/sys/kernel/bpf_stats_enabled")
+#: Objects one pp_loader registers (kernel/loader/pp_loader.c MAX_OBJS).
+MAX_OBJECTS = 16
 #: Callback -> program name in each object (pp_common.bpf.h, pp_minreno.bpf.c).
 CALLBACKS = {
     "cong_avoid": ("pp_cong_avoid", "mr_cong_avoid"),
@@ -182,6 +184,11 @@ def run_bench(duration_s: float = 10.0, algorithms: tuple[str, ...] = loader.ALG
     conns = reg_conns if conns is None else conns
     if conns < 1:
         raise ValueError(f"conns {conns}; allowed: an integer >= 1")
+    n_objs = len(algorithms) * (2 if baseline else 1) + 1
+    if n_objs > MAX_OBJECTS:
+        raise ValueError(f"{len(algorithms)} algorithms{' and their baseline' if baseline else ''} "
+                         f"and the yardstick are {n_objs} objects; allowed: at most "
+                         f"{MAX_OBJECTS} (one loader): measure them in groups with --algorithms")
     if cpu is not None and cpu not in os.sched_getaffinity(0):
         raise ValueError(f"cpu {cpu}; allowed: one of {sorted(os.sched_getaffinity(0))}")
     base_names = tuple(baseline_name(a) for a in algorithms) if baseline else ()
