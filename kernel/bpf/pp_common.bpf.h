@@ -270,9 +270,13 @@ static __always_inline void pp_views(struct pp_conn_state *st, struct pp_sf_view
 }
 
 /*
- * The coupled formulas run as global BPF functions: the verifier checks each once with unknown
- * arguments instead of once per path through every caller, which otherwise exceeds its
- * one-million-instruction budget (8 subflows x several data-dependent branches per loop).
+ * The coupled formulas that need it run as global BPF functions: the verifier checks each once
+ * with unknown arguments instead of once per path through every caller, which otherwise
+ * exceeds its one-million-instruction budget (8 subflows x several data-dependent branches per
+ * loop). Where the budget allows (BALIA's, Coupled's, Semicoupled's and Max's per-ACK
+ * increments; Coupled and Semicoupled sum the slots' windows directly) the formula is inline
+ * in cong_avoid instead: a BPF-to-BPF call and its return
+ * through the return thunk cost more on a warm path than the code they save.
  */
 __noinline __u64 pp_g_lia_ratio(struct pp_vset *s, int i)
 {
@@ -288,27 +292,6 @@ __noinline __s64 pp_g_olia_inc(struct pp_vset *s, int i)
 	return pp_olia_inc(s->v, PP_MAX_SF, i);
 }
 
-__noinline __s64 pp_g_balia_inc(struct pp_vset *s, int i)
-{
-	if (!s || i < 0 || i >= PP_MAX_SF)
-		return 0;
-	return pp_balia_inc(s->v, PP_MAX_SF, i);
-}
-
-__noinline __s64 pp_g_max_inc(struct pp_vset *s, int i)
-{
-	if (!s || i < 0 || i >= PP_MAX_SF)
-		return 0;
-	return pp_max_inc(s, i);
-}
-
-__noinline __s64 pp_g_total_inc(struct pp_vset *s, int i, __u64 a_q32)
-{
-	if (!s || i < 0 || i >= PP_MAX_SF)
-		return 0;
-	return pp_total_inc(s->v, PP_MAX_SF, i, a_q32);
-}
-
 __noinline __u64 pp_g_coupled_ssthresh(struct pp_vset *s, int i)
 {
 	if (!s || i < 0 || i >= PP_MAX_SF)
@@ -321,6 +304,25 @@ __noinline __u64 pp_g_balia_ssthresh(struct pp_vset *s, int i, int quantised)
 	if (!s || i < 0 || i >= PP_MAX_SF)
 		return PP_MIN_SSTHRESH_W;
 	return pp_balia_ssthresh(s->v, PP_MAX_SF, i, quantised);
+}
+
+/*
+ * w_total of an event on slot i straight from the slots, the own window given: what
+ * pp_window_total returns on pp_views' copy with pp_own_view's own slot (the own clamped
+ * window plus every other slot in the mask that is taken and active), without copying eight
+ * views to the stack on every Coupled or Semicoupled ACK.
+ */
+static __always_inline __u64 pp_slot_window_total(struct pp_conn_state *st, __u32 i, __u64 own_w)
+{
+	__u32 mask = st->mask & ~(1U << (i & (PP_MAX_SF - 1)));
+	__u64 tot = pp_clamp_w(own_w);
+	int k;
+
+#pragma nounroll
+	for (k = 0; k < PP_MAX_SF; k++)
+		if ((mask & (1U << k)) && st->s[k].sk && st->s[k].active)
+			tot += pp_clamp_w(st->s[k].w);
+	return tot;
 }
 
 static __always_inline void pp_lia_recalc(struct pp_ca *ca, struct pp_conn_state *st)
@@ -631,13 +633,34 @@ static __always_inline __s64 pp_algo_inc(struct sock *sk, struct pp_ca *ca, stru
 		n = pp_mask_count(st->mask | (1U << (ca->slot & (PP_MAX_SF - 1))));
 	return pp_ewtcp_inc(w, pp_ewtcp_a_q32 ? pp_ewtcp_a_q32 : pp_ewtcp_default_a_q32(n));
 #else
+#if PP_ALGO != PP_ALGO_COUPLED && PP_ALGO != PP_ALGO_SEMICOUPLED
 	struct pp_vset vs;
+#endif
 
 	/* Alone (plain TCP, no slot): one subflow, where Coupled and Max are Reno's 1/w and
 	 * Semicoupled is a/w (pathpool-cc with n = 1). */
 	if (!st || ca->slot >= PP_MAX_SF)
 		return PP_ALGO == PP_ALGO_SEMICOUPLED ? pp_ewtcp_inc(w, pp_semicoupled_a_q32)
 						      : pp_reno_inc(w);
+#if PP_ALGO != PP_ALGO_LIA
+	/* No sibling in the mask: the subflow is the connection's only participant, where every
+	 * formula here is Reno's 1/w (Semicoupled's a/w) of the own window, as pp_own_view gives
+	 * it: skip the views and the formula. Bit for bit what the formula returns for OLIA,
+	 * Coupled, Semicoupled and Max, and BALIA's exact value (its formula rounds the shares
+	 * (x_r + x_max)/X = 2 and (4 x_r + x_max)/X = 5 to within 2^-28): kernel/test/fuzz_test.c
+	 * fuzz_alone. (LIA goes on below: a forced recomputation must still happen.) */
+	if (!pp_has_sibling(st->mask, (int)ca->slot)) {
+		w = pp_own_window(sk, ca);
+		return PP_ALGO == PP_ALGO_SEMICOUPLED ? pp_ewtcp_inc(w, pp_semicoupled_a_q32)
+						      : pp_reno_inc(w);
+	}
+#endif
+#if PP_ALGO == PP_ALGO_COUPLED || PP_ALGO == PP_ALGO_SEMICOUPLED
+	/* a / w_total needs the windows only: no views. */
+	return pp_a_over_total(pp_slot_window_total(st, ca->slot, pp_own_window(sk, ca)),
+			       PP_ALGO == PP_ALGO_COUPLED ? 1ULL << PP_INC_SHIFT
+							  : pp_semicoupled_a_q32);
+#else
 #if PP_ALGO == PP_ALGO_LIA
 	if (!st->lia.forced) {
 		/* pp_lia_ca_inc without a forced recomputation needs only the stored ratio and
@@ -655,16 +678,24 @@ static __always_inline __s64 pp_algo_inc(struct sock *sk, struct pp_ca *ca, stru
 #if PP_ALGO == PP_ALGO_LIA
 	return pp_lia_ca_inc(&st->lia, &vs, ca->slot);
 #elif PP_ALGO == PP_ALGO_OLIA
+	/* A global function: inline, the callback exceeds the verifier's 1M-instruction budget
+	 * (OLIA's unrolled scan with its data-dependent branches). */
 	return pp_g_olia_inc(&vs, ca->slot);
-#elif PP_ALGO == PP_ALGO_BALIA
-	return pp_g_balia_inc(&vs, ca->slot);
-#elif PP_ALGO == PP_ALGO_COUPLED
-	return pp_g_total_inc(&vs, ca->slot, 1ULL << PP_INC_SHIFT);
-#elif PP_ALGO == PP_ALGO_SEMICOUPLED
-	return pp_g_total_inc(&vs, ca->slot, pp_semicoupled_a_q32);
+#else
+	/* Inline, not a global function: one call and one return (through the return thunk)
+	 * less per ACK; the verifier accepts these in the callback (BALIA's loop is short,
+	 * Max's holds LIA's global ratio function). */
+	{
+		int i = (int)(ca->slot & (PP_MAX_SF - 1));
+
+#if PP_ALGO == PP_ALGO_BALIA
+		return pp_balia_inc(vs.v, PP_MAX_SF, i);
 #elif PP_ALGO == PP_ALGO_MAX
-	return pp_g_max_inc(&vs, ca->slot);
+		return pp_max_inc(&vs, i);
 #endif
+	}
+#endif
+#endif /* Coupled/Semicoupled */
 #endif
 }
 

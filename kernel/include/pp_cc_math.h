@@ -52,8 +52,13 @@
 #endif
 /* A global BPF function: verified once on its own, which keeps the callers' state space small. */
 #define PP_SUBPROG __attribute__((noinline))
+/* pp_lia_term's kind: a global function unless the object says otherwise (pp_max.bpf.c). */
+#ifndef PP_LIA_TERM
+#define PP_LIA_TERM PP_SUBPROG
+#endif
 #else
 #define PP_SUBPROG static inline
+#define PP_LIA_TERM static inline
 #define PP_INLINE static inline
 #define PP_UNROLL
 #define PP_SLOT_LOOP
@@ -266,7 +271,7 @@ PP_INLINE pp_u64 pp_share2_over_w(pp_u64 u, pp_u64 v, pp_u64 den, pp_u64 w)
  * function shrinks from 710 to 341 instructions plus this one of 89, fetched cold on every
  * recomputation; as a plain loop the verifier refused it).
  */
-PP_SUBPROG pp_u64 pp_lia_term(pp_u64 t, pp_u64 sum_t, pp_u64 w)
+PP_LIA_TERM pp_u64 pp_lia_term(pp_u64 t, pp_u64 sum_t, pp_u64 w)
 {
 	pp_u64 u = pp_frac_q32(t, sum_t);
 
@@ -452,12 +457,14 @@ PP_INLINE pp_s64 pp_olia_inc(const struct pp_sf_view *v, int nsf, int i)
 					    pp_frac_q32(o.t[i], o.sum_t), 1, w_i) : 0;
 	if (!n)
 		n = 1;
+	/* One division: floor(floor(x / a) / b) = floor(x / (a b)) for positive integers, and
+	 * n n_set w_i <= 8 * 8 * 2^36 fits (fuzz_test checks it against the two divisions). */
 	if (i_in_bm && n_bm) {
-		a_mag = (1ULL << (PP_INC_SHIFT + PP_W_SHIFT)) / (n * n_bm) / w_i;
+		a_mag = (1ULL << (PP_INC_SHIFT + PP_W_SHIFT)) / (n * n_bm * w_i);
 		return (pp_s64)(first + a_mag);
 	}
 	if (i_in_m && n_bm && n_m) {
-		a_mag = (1ULL << (PP_INC_SHIFT + PP_W_SHIFT)) / (n * n_m) / w_i;
+		a_mag = (1ULL << (PP_INC_SHIFT + PP_W_SHIFT)) / (n * n_m * w_i);
 		return (pp_s64)first - (pp_s64)a_mag;
 	}
 	return (pp_s64)first;
@@ -628,14 +635,19 @@ PP_INLINE pp_u64 pp_window_total(const struct pp_sf_view *v, int nsf, int i)
 	return tot;
 }
 
-/* Coupled (a = 1) and Semicoupled: a / w_total (q32). */
-PP_INLINE pp_s64 pp_total_inc(const struct pp_sf_view *v, int nsf, int i, pp_u64 a_q32)
+/* a / w_total (q32) for a w_total (q16) already summed (the BPF side sums the windows straight
+ * from the connection's slots, kernel/bpf/pp_common.bpf.h pp_slot_window_total). */
+PP_INLINE pp_s64 pp_a_over_total(pp_u64 tot, pp_u64 a_q32)
 {
-	pp_u64 tot = pp_window_total(v, nsf, i);
-
 	if (tot < PP_W_ONE)
 		tot = PP_W_ONE;
 	return (pp_s64)((pp_clamp_a(a_q32) << PP_W_SHIFT) / tot);
+}
+
+/* Coupled (a = 1) and Semicoupled: a / w_total (q32). */
+PP_INLINE pp_s64 pp_total_inc(const struct pp_sf_view *v, int nsf, int i, pp_u64 a_q32)
+{
+	return pp_a_over_total(pp_window_total(v, nsf, i), a_q32);
 }
 
 /* Coupled's loss response as a new ssthresh (q16): max(w_r - w_total/2, floor), floor 1

@@ -670,6 +670,67 @@ static void fuzz_masked_views(long iters)
 	}
 }
 
+/*
+ * A connection where only subflow i takes part (the BPF side sees no sibling's bit in the
+ * mask and skips the formula, kernel/bpf/pp_common.bpf.h pp_algo_inc): each formula must give
+ * Reno's 1/w_i (Semicoupled a/w_i) of the own view, exactly for OLIA, Coupled, Semicoupled and
+ * Max, within BALIA's share rounding (2^-26 relative) for BALIA. The other slots hold garbage
+ * and are inactive, as the formulas see siblings that left.
+ */
+static void fuzz_alone(long iters)
+{
+	struct pp_sf_view v[PP_MAX_SF];
+
+	for (long it = 0; it < iters; it++) {
+		int i = (int)(rnd() % PP_MAX_SF);
+		pp_u64 a = rnd() % 2 ? rnd() % (3ULL << 32) : 1ULL << 32;
+		struct pp_vset vs;
+		pp_s64 reno, b;
+
+		for (int k = 0; k < PP_MAX_SF; k++) {
+			v[k].w = edgy(~0ULL);
+			v[k].rtt_us = (pp_u32)edgy(0xffffffffULL);
+			v[k].lr = edgy(~0ULL);
+			v[k].active = 0;
+		}
+		if (rnd() % 2)
+			v[i].w = PP_W_ONE + rnd() % (PP_W_MAX - PP_W_ONE + 1);
+		if (rnd() % 8 == 0)
+			v[i].rtt_us = 0;
+		v[i].active = (pp_u32)(rnd() % 2);   /* the own view counts either way */
+		memcpy(vs.v, v, sizeof(vs.v));
+		reno = pp_reno_inc(v[i].w);
+		checks += 5;
+		if (pp_olia_inc(v, PP_MAX_SF, i) != reno)
+			FAIL("olia alone %lld, reno %lld", (long long)pp_olia_inc(v, PP_MAX_SF, i),
+			     (long long)reno);
+		if (pp_total_inc(v, PP_MAX_SF, i, 1ULL << 32) != reno)
+			FAIL("coupled alone is not reno");
+		if (pp_total_inc(v, PP_MAX_SF, i, a) != pp_ewtcp_inc(v[i].w, a))
+			FAIL("semicoupled alone is not a/w");
+		if (pp_max_inc(&vs, i) != reno)
+			FAIL("max alone %lld, reno %lld", (long long)pp_max_inc(&vs, i), (long long)reno);
+		b = pp_balia_inc(v, PP_MAX_SF, i);
+		if (b < 0 || (pp_u64)llabs(b - reno) > ((pp_u64)reno >> 26) + 1)
+			FAIL("balia alone %lld, reno %lld (w %llu rtt %u)", (long long)b, (long long)reno,
+			     v[i].w, v[i].rtt_us);
+	}
+}
+
+/* OLIA's alpha term as two divisions (before pp_olia_inc made it one): the same quotient. */
+static void fuzz_olia_alpha_division(long iters)
+{
+	for (long it = 0; it < iters; it++) {
+		pp_u64 n = 1 + rnd() % PP_MAX_SF, m = 1 + rnd() % PP_MAX_SF;
+		pp_u64 w = pp_clamp_w(rnd() % 2 ? edgy(~0ULL) : PP_W_ONE + rnd() % (1ULL << 24));
+		pp_u64 x = 1ULL << (PP_INC_SHIFT + PP_W_SHIFT);
+
+		checks++;
+		if (x / (n * m) / w != x / (n * m * w))
+			FAIL("olia alpha: %llu / (%llu %llu) / %llu", x, n, m, w);
+	}
+}
+
 /* Connections made of few distinct windows and l/rtt^2 values, so that M and B have ties. */
 static void fuzz_olia_sets(long iters)
 {
@@ -746,6 +807,8 @@ int main(int argc, char **argv)
 	fuzz_loss_rate(iters / 4);
 	fuzz_olia_sets(iters / 4);
 	fuzz_masked_views(iters / 4);
+	fuzz_alone(iters / 4);
+	fuzz_olia_alpha_division(iters / 4);
 	printf("fuzz_test: %ld checks, %ld failures\n", checks, failures);
 	printf("worst relative error inside the domain (beyond 2^-24): reno %.2g lia %.2g olia %.2g "
 	       "balia %.2g rsf-db %.2g ewtcp %.2g semicoupled %.2g coupled-ssthresh %.2g max %.2g\n",

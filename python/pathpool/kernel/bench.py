@@ -9,11 +9,18 @@ iperf3 under mptcpize) per algorithm, all at the same time, so every program run
 machine under the same load. It prints, per algorithm and callback, the calls counted during
 the traffic, the nanoseconds per call and, where the yardstick has the same callback, the
 ratio to it.
+
+Two regimes (:data:`REGIMES`): ``paced`` (two 50 Mbit/s paths with 10 ms of delay, one
+connection per control: each program runs a few hundred times a second per connection, so its
+code and data are cold on nearly every call) and ``fast`` (two undelayed 1 Gbit/s paths and
+several connections per control: thousands to tens of thousands of calls a second per program
+(more with fewer controls per run), the warm-cache regime of a 10 Gbit/s sender). The yardstick runs in the same rounds in both.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import platform
 import re
 import statistics
@@ -24,9 +31,11 @@ from pathlib import Path
 from pathpool.kernel import loader
 from pathpool.kernel.testbed import FlowSpec, PathSpec, Testbed
 
-__all__ = ["baseline_name", "build_baseline", "machine", "run_bench"]
+__all__ = ["REGIMES", "baseline_name", "build_baseline", "machine", "run_bench"]
 
 STATS = Path("/proc/sys/kernel/bpf_stats_enabled")
+#: Objects one pp_loader registers (kernel/loader/pp_loader.c MAX_OBJS).
+MAX_OBJECTS = 16
 #: Callback -> program name in each object (pp_common.bpf.h, pp_minreno.bpf.c).
 CALLBACKS = {
     "cong_avoid": ("pp_cong_avoid", "mr_cong_avoid"),
@@ -40,6 +49,14 @@ CALLBACKS = {
 }
 
 
+#: Regime -> (path rate Mbit/s (0 = unshaped), one-way delay ms, connections per control).
+#: ``fast`` has no delay forwarder (RTTs of tens of microseconds) and 1 Gbit/s paths: their
+#: queues still overflow, so the windows are probed and cwnd-limited ACKs take the full path.
+#: (Unshaped, the connections were receive-window limited on this machine and nearly every
+#: cong_avoid returned at the cwnd-limited test.)
+REGIMES = {"paced": (50.0, 10.0, 1), "fast": (1000.0, 0.0, 4)}
+
+
 def machine() -> str:
     """One line naming the CPU, its count and the kernel (for the table's caption)."""
     model = "unknown CPU"
@@ -50,8 +67,6 @@ def machine() -> str:
                 break
     except OSError:
         pass
-    import os
-
     return f"{model}, {os.cpu_count()} CPUs, Linux {platform.release()}"
 
 
@@ -104,8 +119,9 @@ def _prog_stats(ids: list[int]) -> dict[int, tuple[int, int]]:
 
 
 def run_bench(duration_s: float = 10.0, algorithms: tuple[str, ...] = loader.ALGORITHMS,
-              rate_mbps: float = 50.0, counting: str = "bytes", rounds: int = 1,
-              baseline: str | None = None) -> dict:
+              rate_mbps: float | None = None, counting: str = "bytes", rounds: int = 1,
+              baseline: str | None = None, regime: str = "paced", conns: int | None = None,
+              cpu: int | None = None) -> dict:
     """Measure ns per call of every callback of ``algorithms`` and of the yardstick.
 
     Parameters
@@ -115,7 +131,7 @@ def run_bench(duration_s: float = 10.0, algorithms: tuple[str, ...] = loader.ALG
     algorithms
         pp_* controls to measure (default: all of :data:`loader.ALGORITHMS`).
     rate_mbps
-        Rate of each of the two test-bed paths.
+        Rate of each of the two test-bed paths (default: the regime's; 0 = unshaped).
     counting
         The controls' counting tunable (``"bytes"`` or ``"acks"``).
     rounds
@@ -125,6 +141,15 @@ def run_bench(duration_s: float = 10.0, algorithms: tuple[str, ...] = loader.ALG
         A git revision: its controls are built (:func:`build_baseline`) and run beside the
         current ones as ``pb_*`` in every round, so a change is measured old against new in
         the same traffic; their rows carry ``"baseline": rev``.
+    regime
+        ``"paced"`` or ``"fast"`` (:data:`REGIMES`): the paths' rate and delay and the default
+        connections per control.
+    conns
+        MPTCP connections (two subflows each) per control and for the yardstick (default: the
+        regime's).
+    cpu
+        Run every iperf3 (and so, on the veth test bed, the packet processing it causes) on
+        this CPU only (the bench's own affinity while it starts them, inherited); None: any.
 
     Returns
     -------
@@ -132,9 +157,12 @@ def run_bench(duration_s: float = 10.0, algorithms: tuple[str, ...] = loader.ALG
         ``{"machine": str, "duration_s": float, "rounds": int, "rows": [{"algorithm",
         "callback", "calls", "ns_per_call", "ratio", "ratios"}]}``: ``calls``,
         ``ns_per_call`` and ``ratio`` are medians over the rounds, ``ratios`` the ratio of
-        each round; ``ratio`` is ``None`` where the yardstick has no such callback. With a
+        each round; ``ratio`` is ``None`` where the yardstick has no such callback;
+        ``"traffic"``: per control, its connections' goodput (Mbit/s) and retransmissions in
+        each round. With a
         baseline, ``"baseline": rev`` and, per row of the current code, ``"vs_baseline"``: the
-        median over rounds of its ns per call over the baseline's in the same round.
+        median over rounds of its ns per call over the baseline's in the same round, and
+        ``"vs_baselines"``, that quotient per round.
 
     Raises
     ------
@@ -149,6 +177,20 @@ def run_bench(duration_s: float = 10.0, algorithms: tuple[str, ...] = loader.ALG
     """
     if rounds < 1:
         raise ValueError(f"rounds {rounds}; allowed: an integer >= 1")
+    if regime not in REGIMES:
+        raise ValueError(f"regime {regime!r}; allowed: {', '.join(REGIMES)}")
+    reg_rate, delay_ms, reg_conns = REGIMES[regime]
+    rate_mbps = reg_rate if rate_mbps is None else rate_mbps
+    conns = reg_conns if conns is None else conns
+    if conns < 1:
+        raise ValueError(f"conns {conns}; allowed: an integer >= 1")
+    n_objs = len(algorithms) * (2 if baseline else 1) + 1
+    if n_objs > MAX_OBJECTS:
+        raise ValueError(f"{len(algorithms)} algorithms{' and their baseline' if baseline else ''} "
+                         f"and the yardstick are {n_objs} objects; allowed: at most "
+                         f"{MAX_OBJECTS} (one loader): measure them in groups with --algorithms")
+    if cpu is not None and cpu not in os.sched_getaffinity(0):
+        raise ValueError(f"cpu {cpu}; allowed: one of {sorted(os.sched_getaffinity(0))}")
     base_names = tuple(baseline_name(a) for a in algorithms) if baseline else ()
     with tempfile.TemporaryDirectory(prefix="pp-baseline-") as tmp:
         extra = tuple(build_baseline(baseline, tuple(algorithms), Path(tmp))) if baseline else ()
@@ -156,24 +198,42 @@ def run_bench(duration_s: float = 10.0, algorithms: tuple[str, ...] = loader.ALG
         got = loader.load(tuple(algorithms) + (loader.YARDSTICK,), counting=counting,
                           extra_objects=extra)
     samples: list[tuple[dict, dict]] = []
+    traffic: dict[str, dict] = {}
     try:
         STATS.write_text("1\n")
         ids = [i for progs in got.prog_ids.values() for i in progs.values()]
-        flows = [FlowSpec(a, "mptcp", a, 0) for a in (*algorithms, *base_names, loader.YARDSTICK)]
-        paths = [PathSpec(rate_mbps, 10.0, queue_pkts=100), PathSpec(rate_mbps, 10.0, queue_pkts=100)]
+        # Connections interleaved by control (a, b, ..., a, b, ...), so no control's
+        # connections all start first or last.
+        names = (*algorithms, *base_names, loader.YARDSTICK)
+        flows = [FlowSpec(a if conns == 1 else f"{a}#{c}", "mptcp", a, 0)
+                 for c in range(conns) for a in names]
+        paths = [PathSpec(rate_mbps, delay_ms, queue_pkts=100),
+                 PathSpec(rate_mbps, delay_ms, queue_pkts=100)]
+        affinity = os.sched_getaffinity(0)
         for r in range(rounds):
             with Testbed(paths, prefix="ppb-", quickack=False) as tb:
-                before = _prog_stats(ids)
                 # With a baseline, every other round starts the baseline's connections first,
                 # so start order favours neither side. (It did not explain why pp_reno cost
                 # 1.32-1.37x pb_reno, though its cong_avoid only does less: see the README.)
+                run = flows
                 if baseline and r % 2:
                     order = [*base_names, *algorithms, loader.YARDSTICK]
-                    tb.run_iperf3(sorted(flows, key=lambda f: order.index(f.cc)),
-                                  duration_s=duration_s)
-                else:
-                    tb.run_iperf3(flows, duration_s=duration_s)
+                    run = sorted(flows, key=lambda f: order.index(f.cc))
+                before = _prog_stats(ids)
+                try:
+                    if cpu is not None:
+                        os.sched_setaffinity(0, {cpu})
+                    res = tb.run_iperf3(run, duration_s=duration_s)
+                finally:
+                    os.sched_setaffinity(0, affinity)
                 samples.append((before, _prog_stats(ids)))
+                # Losses say the windows were probed (cwnd-limited ACKs take the full path);
+                # a loss-free control ran early returns only.
+                for f in run:
+                    t = traffic.setdefault(f.cc, {"mbps": [0.0] * rounds,
+                                                  "retransmits": [0] * rounds})
+                    t["mbps"][r] += res[f.name]["bps"] / 1e6
+                    t["retransmits"][r] += res[f.name]["retransmits"]
     finally:
         STATS.write_text(f"{old}\n")
         loader.unload()
@@ -210,6 +270,8 @@ def run_bench(duration_s: float = 10.0, algorithms: tuple[str, ...] = loader.ALG
                    "ns_per_call": median(nss), "ratio": median(ratios), "ratios": ratios}
             if baseline and algo in algorithms:
                 row["vs_baseline"] = median(vs_base)
+                row["vs_baselines"] = vs_base
             rows.append(row)
     return {"machine": machine(), "duration_s": duration_s, "counting": counting,
-            "rounds": rounds, "baseline": baseline, "rows": rows}
+            "rounds": rounds, "baseline": baseline, "regime": regime, "rate_mbps": rate_mbps,
+            "delay_ms": delay_ms, "conns": conns, "cpu": cpu, "traffic": traffic, "rows": rows}

@@ -116,8 +116,17 @@ def _bench(a: argparse.Namespace) -> int:
     _unwind_on_signals()
 
     try:
-        r = run_bench(a.duration, rate_mbps=a.rate_mbps, counting=a.counting, rounds=a.rounds,
-                      baseline=a.baseline)
+        algos = tuple(a.algorithms.split(",")) if a.algorithms else loader.ALGORITHMS
+        bad = [x for x in algos if x not in loader.ALGORITHMS]
+        if bad:
+            print(f"pathpool kernel bench: --algorithms {','.join(bad)}; allowed: "
+                  f"{', '.join(loader.ALGORITHMS)}", file=sys.stderr)
+            return 2
+        r = run_bench(a.duration, algorithms=algos, rate_mbps=a.rate_mbps, counting=a.counting, rounds=a.rounds,
+                      baseline=a.baseline, regime=a.regime, conns=a.conns, cpu=a.cpu)
+    except ValueError as e:   # an argument out of range (--cpu not one this process may use)
+        print(f"pathpool kernel bench: {e}", file=sys.stderr)
+        return 2
     except loader.KernelError as e:
         _console.print(f"[red]{e}[/red]")
         return 1
@@ -125,8 +134,12 @@ def _bench(a: argparse.Namespace) -> int:
         json.dump(r, sys.stdout, indent=1)
         print()
         return 0
-    t = Table(title=f"BPF callback cost, {r['rounds']} x {r['duration_s']:g} s of traffic, "
-                    f"counting {r['counting']} (medians over rounds)\n{r['machine']}")
+    rate = f"{r['rate_mbps']:g} Mbit/s" if r["rate_mbps"] else "unshaped"
+    pin = "" if r["cpu"] is None else f", traffic on CPU {r['cpu']}"
+    t = Table(title=f"BPF callback cost, {r['regime']} regime ({r['conns']} connection(s) per "
+                    f"control, 2 paths {rate}, {r['delay_ms']:g} ms{pin}), {r['rounds']} x "
+                    f"{r['duration_s']:g} s of traffic, counting {r['counting']} (medians over "
+                    f"rounds)\n{r['machine']}")
     cols = ["algorithm", "callback", "calls", "ns/call", f"x {loader.YARDSTICK}", "range"]
     if r.get("baseline"):
         cols.append(f"x {r['baseline']}")
@@ -321,8 +334,19 @@ def register(subparsers) -> None:
     p = ks.add_parser("bench", help="ns per callback of every pp_* vs a minimal BPF Reno (root)")
     p.add_argument("--duration", type=positive_float, default=10.0, metavar="S",
                    help="traffic seconds (default 10)")
-    p.add_argument("--rate-mbps", type=positive_float, default=50.0, metavar="MBPS",
-                   help="each path's rate (default 50)")
+    p.add_argument("--regime", choices=("paced", "fast"), default="paced",
+                   help="paced: two 50 Mbit/s paths with 10 ms delay, 1 connection per control "
+                        "(cold caches); fast: two undelayed 1 Gbit/s paths, 4 connections per "
+                        "control (warm caches, the 10 Gbit/s case) (default paced)")
+    p.add_argument("--rate-mbps", type=positive_float, default=None, metavar="MBPS",
+                   help="each path's rate (default: the regime's, 50 or 1000)")
+    p.add_argument("--conns", type=positive_int, default=None, metavar="N",
+                   help="MPTCP connections per control (default: the regime's, 1 or 4)")
+    p.add_argument("--algorithms", metavar="A,B", default=None,
+                   help="comma-separated pp_* controls to measure (default: all); fewer "
+                        "controls share the traffic, so each runs more often")
+    p.add_argument("--cpu", type=int, default=None, metavar="K",
+                   help="run all traffic (iperf3 and its packet processing) on CPU K only")
     p.add_argument("--counting", choices=loader.COUNTINGS, default="bytes",
                    help="counting the pp_* controls are loaded with (default bytes)")
     p.add_argument("--rounds", type=positive_int, default=1, metavar="N",
