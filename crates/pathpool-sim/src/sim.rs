@@ -316,10 +316,13 @@ impl World {
     fn arrive(&mut self, pid: u32) {
         match self.net.hop(pid) {
             Hop::Queued => {}
-            Hop::Dropped(p) => match &mut self.endpoints[p.conn as usize] {
-                Endpoint::Conn(c) => c.on_drop(&p),
-                Endpoint::Rate(r) => r.on_drop(&p),
-            },
+            Hop::Dropped => {
+                let p = self.net.take_dropped(pid);
+                match &mut self.endpoints[p.conn as usize] {
+                    Endpoint::Conn(c) => c.on_drop(&p),
+                    Endpoint::Rate(r) => r.on_drop(&p),
+                }
+            }
             Hop::AtEndpoint => {
                 let p = self.net.pool.get(pid);
                 let is_ack = p.is_ack;
