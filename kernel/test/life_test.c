@@ -473,6 +473,7 @@ static void script_full(void)
 
 #define THREADS 4
 static volatile int stop;
+static int finish; /* stop as thread 0 read it at the last quiescent point: one answer for all */
 static pthread_barrier_t bar;
 static long ops;
 
@@ -499,11 +500,14 @@ static void *stress_main(void *arg)
 		}
 		/* Quiescent point: all threads stopped between operations. */
 		pthread_barrier_wait(&bar);
-		if (t == 0)
+		if (t == 0) {
 			check_quiescent("stress");
-		int done = stop;
+			/* Each thread reading stop itself could see it change between their reads:
+			 * one leaves, the others wait at the next barrier for ever. */
+			finish = stop;
+		}
 		pthread_barrier_wait(&bar);
-		if (done)
+		if (finish)
 			break;
 	}
 	while (n)
