@@ -55,7 +55,7 @@ __u64 pp_g_lia_ratio(struct pp_vset *s, int i);
 #error "define PP_ALGO before including pp_common.bpf.h"
 #endif
 
-#if PP_ALGO == PP_ALGO_OLIA || PP_ALGO == PP_ALGO_BALIA
+#if PP_ALGO == PP_ALGO_OLIA || PP_ALGO == PP_ALGO_BALIA || PP_ALGO == PP_ALGO_MAX
 #define PP_SLOT_LOOP _Pragma("nounroll")
 #endif
 #include "pp_cc_math.h"
@@ -285,13 +285,6 @@ __noinline __u64 pp_g_lia_ratio(struct pp_vset *s, int i)
 	return pp_lia_ratio(s->v, PP_MAX_SF, i);
 }
 
-__noinline __s64 pp_g_olia_inc(struct pp_vset *s, int i)
-{
-	if (!s || i < 0 || i >= PP_MAX_SF)
-		return 0;
-	return pp_olia_inc(s->v, PP_MAX_SF, i);
-}
-
 __noinline __u64 pp_g_coupled_ssthresh(struct pp_vset *s, int i)
 {
 	if (!s || i < 0 || i >= PP_MAX_SF)
@@ -324,6 +317,75 @@ static __always_inline __u64 pp_slot_window_total(struct pp_conn_state *st, __u3
 			tot += pp_clamp_w(st->s[k].w);
 	return tot;
 }
+
+#if PP_ALGO == PP_ALGO_OLIA
+/*
+ * OLIA's increment for the subflow in slot ca->slot, inline in cong_avoid, reading the slots
+ * directly: pp_olia_inc (pp_cc_math.h) on pp_views' copy with pp_own_view's own slot, bit for
+ * bit, through the same pp_olia_begin / pp_olia_sib / pp_olia_end. Pass 1 copies each
+ * sibling taking part (masked, taken, active: what pp_views reads) into a compact list, one
+ * load per field, and pass 2 runs over that list, so both passes see one snapshot even while
+ * a sibling on another CPU publishes. (Each sibling field is one aligned 64- or 32-bit load,
+ * never torn; a sibling's w, rtt and l_r may come from two of its publishes, as before.)
+ * The list is compact (its length a small constant to the verifier) rather than indexed by
+ * slot with zeroes for the others: a zero written on some paths and a loaded value on others
+ * made the verifier tell 2^8 combinations apart.
+ */
+static __always_inline __s64 pp_olia_slots_inc(struct sock *sk, struct pp_ca *ca,
+						struct pp_conn_state *st)
+{
+	__u32 i = ca->slot & (PP_MAX_SF - 1), mask = st->mask & ~(1U << i), rtt;
+	__u64 w = pp_own_window(sk, ca), lr = pp_olia_marks_l(&ca->marks), t;
+	struct pp_olia_sibs s;
+	struct pp_olia_acc a;
+	int k;
+
+	rtt = pp_tp(sk)->srtt_us >> 3;
+	if (!rtt)
+		return pp_reno_inc(w);   /* no RTT on this path yet: Reno */
+	t = pp_rate_t(w, rtt);
+	pp_olia_begin(&a, &s, w, rtt, lr, t);
+#pragma nounroll
+	for (k = 0; k < PP_MAX_SF; k++)
+		if ((mask & (1U << k)) && st->s[k].sk && st->s[k].active)
+			pp_olia_sib(&a, &s, st->s[k].w, st->s[k].rtt_us, st->s[k].lr);
+	return pp_olia_end(&a, &s, w, rtt, lr, t);
+}
+#endif
+
+#if PP_ALGO == PP_ALGO_MAX || PP_ALGO == PP_ALGO_BALIA
+/*
+ * Max's and BALIA's increments inline in cong_avoid straight from the slots: pp_max_inc and
+ * pp_balia_inc on pp_views' copy with pp_own_view's own slot, bit for bit
+ * (pp_rate_list_lia_ratio = pp_lia_ratio and pp_balia_list_inc = pp_balia_inc on the same
+ * paths: fuzz_test fuzz_masked_views), without the view copy (and for Max the global ratio
+ * function). Each sibling field is one load; a sibling's w and rtt may come from two of its
+ * publishes, as with pp_views.
+ */
+static __always_inline __s64 pp_rate_slots_inc(struct sock *sk, struct pp_ca *ca,
+					       struct pp_conn_state *st)
+{
+	__u32 i = ca->slot & (PP_MAX_SF - 1), mask = st->mask & ~(1U << i), rtt;
+	__u64 w = pp_own_window(sk, ca);
+	struct pp_rate_list l;
+	int k;
+
+	rtt = pp_tp(sk)->srtt_us >> 3;
+	if (!rtt)
+		return pp_reno_inc(w);
+	pp_rate_list_init(&l);
+	pp_rate_list_add(&l, w, rtt);
+#pragma nounroll
+	for (k = 0; k < PP_MAX_SF; k++)
+		if ((mask & (1U << k)) && st->s[k].sk && st->s[k].active)
+			pp_rate_list_add(&l, st->s[k].w, st->s[k].rtt_us);
+#if PP_ALGO == PP_ALGO_MAX
+	return (__s64)pp_rate_list_lia_ratio(&l);
+#else
+	return pp_balia_list_inc(&l);
+#endif
+}
+#endif
 
 static __always_inline void pp_lia_recalc(struct pp_ca *ca, struct pp_conn_state *st)
 {
@@ -633,7 +695,7 @@ static __always_inline __s64 pp_algo_inc(struct sock *sk, struct pp_ca *ca, stru
 		n = pp_mask_count(st->mask | (1U << (ca->slot & (PP_MAX_SF - 1))));
 	return pp_ewtcp_inc(w, pp_ewtcp_a_q32 ? pp_ewtcp_a_q32 : pp_ewtcp_default_a_q32(n));
 #else
-#if PP_ALGO != PP_ALGO_COUPLED && PP_ALGO != PP_ALGO_SEMICOUPLED
+#if PP_ALGO == PP_ALGO_LIA
 	struct pp_vset vs;
 #endif
 
@@ -655,7 +717,11 @@ static __always_inline __s64 pp_algo_inc(struct sock *sk, struct pp_ca *ca, stru
 						      : pp_reno_inc(w);
 	}
 #endif
-#if PP_ALGO == PP_ALGO_COUPLED || PP_ALGO == PP_ALGO_SEMICOUPLED
+#if PP_ALGO == PP_ALGO_OLIA
+	return pp_olia_slots_inc(sk, ca, st);
+#elif PP_ALGO == PP_ALGO_MAX || PP_ALGO == PP_ALGO_BALIA
+	return pp_rate_slots_inc(sk, ca, st);
+#elif PP_ALGO == PP_ALGO_COUPLED || PP_ALGO == PP_ALGO_SEMICOUPLED
 	/* a / w_total needs the windows only: no views. */
 	return pp_a_over_total(pp_slot_window_total(st, ca->slot, pp_own_window(sk, ca)),
 			       PP_ALGO == PP_ALGO_COUPLED ? 1ULL << PP_INC_SHIFT
@@ -675,27 +741,8 @@ static __always_inline __s64 pp_algo_inc(struct sock *sk, struct pp_ca *ca, stru
 	pp_views(st, vs.v, ca->slot);
 	/* The own slot from the socket itself: the slot is written once, after the step. */
 	pp_own_view(sk, ca, &vs.v[ca->slot & (PP_MAX_SF - 1)]);
-#if PP_ALGO == PP_ALGO_LIA
 	return pp_lia_ca_inc(&st->lia, &vs, ca->slot);
-#elif PP_ALGO == PP_ALGO_OLIA
-	/* A global function: inline, the callback exceeds the verifier's 1M-instruction budget
-	 * (OLIA's unrolled scan with its data-dependent branches). */
-	return pp_g_olia_inc(&vs, ca->slot);
-#else
-	/* Inline, not a global function: one call and one return (through the return thunk)
-	 * less per ACK; the verifier accepts these in the callback (BALIA's loop is short,
-	 * Max's holds LIA's global ratio function). */
-	{
-		int i = (int)(ca->slot & (PP_MAX_SF - 1));
-
-#if PP_ALGO == PP_ALGO_BALIA
-		return pp_balia_inc(vs.v, PP_MAX_SF, i);
-#elif PP_ALGO == PP_ALGO_MAX
-		return pp_max_inc(&vs, i);
-#endif
-	}
-#endif
-#endif /* Coupled/Semicoupled */
+#endif /* OLIA / Max, BALIA / Coupled, Semicoupled / LIA */
 #endif
 }
 

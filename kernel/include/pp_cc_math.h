@@ -41,11 +41,11 @@
 /* Unrolled loops give the verifier constant indexes, so it can prune paths. */
 #define PP_UNROLL _Pragma("unroll")
 /*
- * pp_normalise's loop over the slots. Kept a loop where the verifier accepts it (OLIA, BALIA:
- * one copy of the body instead of eight; a callback runs a few hundred times a second per
- * connection, so its code is fetched cold on nearly every call); unrolled for LIA, whose ratio
- * function with its loops as loops exceeded the verifier's 1M-instruction budget, as did
- * OLIA's scan loop.
+ * The loops over the slots (pp_normalise, and the per-ACK lists of OLIA, BALIA and Max). Kept
+ * loops where the verifier accepts them (OLIA, BALIA, Max: one copy of the body instead of
+ * eight; in the paced bench a callback runs a few hundred times a second per connection, so
+ * its code is fetched cold on nearly every call); unrolled for LIA, whose ratio function with
+ * its loops as loops exceeded the verifier's 1M-instruction budget.
  */
 #ifndef PP_SLOT_LOOP
 #define PP_SLOT_LOOP PP_UNROLL
@@ -97,22 +97,34 @@ struct pp_vset {
 	struct pp_sf_view v[PP_MAX_SF];
 };
 
-PP_INLINE pp_u32 pp_clamp_rtt(pp_u32 rtt_us)
+/*
+ * x < y for any two u64, as 0 or 1, without a branch (Hacker's Delight 2-12: the borrow out of
+ * x - y). The clamps below are built from it: as branches, each clamp of a loaded value gave the
+ * verifier three paths, two of them ending in a constant; a later comparison of such constants
+ * is decided, which made it keep the paths apart, and with a clamp per slot and pass the paths
+ * of OLIA's inline increment multiplied past its 1M-instruction budget.
+ */
+PP_INLINE pp_u64 pp_below(pp_u64 x, pp_u64 y)
 {
-	if (rtt_us < 1)
-		return 1;
-	if (rtt_us > PP_RTT_MAX_US)
-		return PP_RTT_MAX_US;
-	return rtt_us;
+	return ((~x & y) | ((~x | y) & (x - y))) >> 63;
 }
 
+/* lt ? y : x for lt in {0, 1}, without a branch. */
+PP_INLINE pp_u64 pp_pick(pp_u64 x, pp_u64 y, pp_u64 lt)
+{
+	return x ^ ((x ^ y) & ((pp_u64)0 - lt));
+}
+
+/* min(max(x, lo), hi) for lo <= hi, without a branch. */
 PP_INLINE pp_u64 pp_clamp_u64(pp_u64 x, pp_u64 lo, pp_u64 hi)
 {
-	if (x < lo)
-		return lo;
-	if (x > hi)
-		return hi;
-	return x;
+	x = pp_pick(x, lo, pp_below(x, lo));
+	return pp_pick(x, hi, pp_below(hi, x));
+}
+
+PP_INLINE pp_u32 pp_clamp_rtt(pp_u32 rtt_us)
+{
+	return (pp_u32)pp_clamp_u64(rtt_us, 1, PP_RTT_MAX_US);
 }
 
 PP_INLINE pp_u64 pp_clamp_w(pp_u64 w)
@@ -177,6 +189,12 @@ struct pp_norm {
 	int n_part;     /* participating subflows */
 };
 
+/* A path's rate t_k = w_k 2^25 / rtt_k (0 without an RTT sample). */
+PP_INLINE pp_u64 pp_rate_t(pp_u64 w, pp_u32 rtt_us)
+{
+	return rtt_us ? (pp_clamp_w(w) << PP_T_SHIFT) / pp_clamp_rtt(rtt_us) : 0;
+}
+
 /* A subflow takes part in the sums if it is active or is the one the event belongs to. */
 PP_INLINE int pp_participates(const struct pp_sf_view *v, int k, int i)
 {
@@ -205,7 +223,7 @@ PP_INLINE void pp_normalise(const struct pp_sf_view *v, int nsf, int i, struct p
 		o->sum_w += pp_clamp_w(v[k].w);
 		if (!v[k].rtt_us)
 			continue;
-		t = (pp_clamp_w(v[k].w) << PP_T_SHIFT) / pp_clamp_rtt(v[k].rtt_us);
+		t = pp_rate_t(v[k].w, v[k].rtt_us);
 		o->t[k] = t;
 		o->sum_t += t;
 		if (t > o->max_t)
@@ -214,17 +232,29 @@ PP_INLINE void pp_normalise(const struct pp_sf_view *v, int nsf, int i, struct p
 	}
 }
 
+/* 1 if x != 0, else 0, for x < 2^63, without a branch (BPF has no set-on-condition). */
+PP_INLINE pp_u64 pp_nonzero(pp_u64 x)
+{
+	return (x + 0x7fffffffffffffffULL) >> 63;
+}
+
+/*
+ * Bits needed for x (0 for 0). Without branches: each step's shift is 0 or its width,
+ * computed arithmetically, so the verifier follows one path instead of 2^6 paths that each
+ * end in a different constant (which it could not prune, and which multiplied every path
+ * through OLIA's inline increment past its 1M-instruction budget).
+ */
 PP_INLINE int pp_bitlen(pp_u64 x)
 {
-	int n = 0;
+	pp_u64 n = 0, s;
 
-	if (x >> 32) { n += 32; x >>= 32; }
-	if (x >> 16) { n += 16; x >>= 16; }
-	if (x >> 8) { n += 8; x >>= 8; }
-	if (x >> 4) { n += 4; x >>= 4; }
-	if (x >> 2) { n += 2; x >>= 2; }
-	if (x >> 1) { n += 1; x >>= 1; }
-	return n + (int)x;
+	s = pp_nonzero(x >> 32) << 5; n += s; x >>= s;
+	s = pp_nonzero(x >> 16) << 4; n += s; x >>= s;
+	s = pp_nonzero(x >> 8) << 3; n += s; x >>= s;
+	s = pp_nonzero(x >> 4) << 2; n += s; x >>= s;
+	s = pp_nonzero(x >> 2) << 1; n += s; x >>= s;
+	s = pp_nonzero(x >> 1); n += s; x >>= s;
+	return (int)(n + x);
 }
 
 /* a / b in q32 for a <= 7 b (b > 0): both are shifted right until b < 2^29 (relative error
@@ -299,6 +329,54 @@ PP_INLINE pp_u64 pp_lia_ratio(const struct pp_sf_view *v, int nsf, int i)
 	return best;
 }
 
+/*
+ * The same ratio over a list of paths (only those with an RTT sample are kept), the event's
+ * own path first: what the BPF side builds straight from the connection's slots for Max on
+ * every ACK (pp_common.bpf.h pp_max_slots_inc), so it copies no views and calls no global
+ * function. Equal to pp_lia_ratio on the views the list was made from (fuzz_test checks it).
+ */
+struct pp_rate_list {
+	pp_u64 w[PP_MAX_SF];
+	pp_u64 t[PP_MAX_SF];
+	pp_u64 sum_t;
+	pp_u32 n;
+};
+
+PP_INLINE void pp_rate_list_init(struct pp_rate_list *l)
+{
+	l->sum_t = 0;
+	l->n = 0;
+}
+
+PP_INLINE void pp_rate_list_add(struct pp_rate_list *l, pp_u64 w, pp_u32 rtt_us)
+{
+	pp_u32 q = l->n & (PP_MAX_SF - 1);
+
+	if (!rtt_us)
+		return;
+	l->w[q] = w;
+	l->t[q] = pp_rate_t(w, rtt_us);
+	l->sum_t += l->t[q];
+	l->n++;
+}
+
+PP_INLINE pp_u64 pp_rate_list_lia_ratio(const struct pp_rate_list *l)
+{
+	pp_u64 best = 0, c;
+	pp_u32 q;
+
+	if (!l->sum_t)
+		return (pp_u64)PP_INC_ONE;
+	PP_SLOT_LOOP
+	for (q = 0; q < PP_MAX_SF; q++) {
+		if (q >= l->n)
+			break;
+		c = pp_lia_term(l->t[q], l->sum_t, l->w[q]);
+		best = c > best ? c : best;
+	}
+	return best;
+}
+
 /* RFC 6356 alpha = w_total * ratio (q32, for inspection; w_total over the subflows with an
  * RTT sample as pathpool-cc's Lia::alpha). */
 PP_INLINE pp_u64 pp_lia_alpha(const struct pp_sf_view *v, int nsf, int i)
@@ -345,16 +423,12 @@ PP_INLINE pp_s64 pp_lia_inc(pp_u64 ratio_q32, pp_u64 w_i)
  * product is below 2^64 and a plain 64-bit compare is the same comparison (fuzz_test checks it
  * against 128-bit integers, the fast path included).
  */
-PP_INLINE int pp_olia_cmp(pp_u64 la, pp_u32 rtta, pp_u64 lb, pp_u32 rttb)
+/* The 128-bit comparison: a global BPF function (rarely reached, so its code stays out of the
+ * per-ACK path: OLIA compares up to 2n + 1 times per ACK, each inline). */
+PP_SUBPROG int pp_olia_cmp_wide(pp_u64 la, pp_u32 rtta, pp_u64 lb, pp_u32 rttb)
 {
 	pp_u64 ah, al, bh, bl, ra2 = (pp_u64)rtta * rtta, rb2 = (pp_u64)rttb * rttb;
-	pp_u64 l_or = la | lb, r_or = ra2 | rb2;
 
-	if ((!(l_or >> 24) && !(r_or >> 40)) || (!(l_or >> 32) && !(r_or >> 32))) {
-		al = la * rb2;
-		bl = lb * ra2;
-		return al > bl ? 1 : (al < bl ? -1 : 0);
-	}
 	pp_mul_64x64(la, rb2, &ah, &al);
 	pp_mul_64x64(lb, ra2, &bh, &bl);
 	if (ah != bh)
@@ -364,6 +438,19 @@ PP_INLINE int pp_olia_cmp(pp_u64 la, pp_u32 rtta, pp_u64 lb, pp_u32 rttb)
 	return 0;
 }
 
+PP_INLINE int pp_olia_cmp(pp_u64 la, pp_u32 rtta, pp_u64 lb, pp_u32 rttb)
+{
+	pp_u64 al, bl, ra2 = (pp_u64)rtta * rtta, rb2 = (pp_u64)rttb * rttb;
+	pp_u64 l_or = la | lb, r_or = ra2 | rb2;
+
+	if ((!(l_or >> 24) && !(r_or >> 40)) || (!(l_or >> 32) && !(r_or >> 32))) {
+		al = la * rb2;
+		bl = lb * ra2;
+		return al > bl ? 1 : (al < bl ? -1 : 0);
+	}
+	return pp_olia_cmp_wide(la, rtta, lb, rttb);
+}
+
 /* A path OLIA counts: taking part and with an RTT sample (kernel mptcp_olia_sk_can_send). */
 PP_INLINE int pp_olia_counted(const struct pp_sf_view *v, int k, int i)
 {
@@ -371,103 +458,160 @@ PP_INLINE int pp_olia_counted(const struct pp_sf_view *v, int k, int i)
 }
 
 /*
- * What OLIA's pass over the slots collects: M and B as bitmasks of slots (at most PP_MAX_SF),
- * so one pass finds both sets (a new maximum restarts its mask, a tie joins it), where two
- * passes were needed to count them (the second one against the first one's maxima).
+ * OLIA's increment in two passes over the paths taking part, written so that the BPF side can
+ * run them inline in cong_avoid, straight over the connection's slots (kernel/bpf/
+ * pp_common.bpf.h pp_olia_slots_inc), and the host over views (pp_olia_inc below), with the
+ * same functions (pp_olia_begin / pp_olia_sib / pp_olia_end):
+ *   pass 1 (r first, then each sibling taking part): n, the rate sum S, the largest
+ *          whole-segment window w_max and the largest l/rtt^2 (as one (l, rtt) pair) over the
+ *          counted paths (pp_olia_see);
+ *   pass 2 (every counted path): |M| and |B\M| against those maxima (pp_olia_count);
+ *   pp_olia_finish: (x_r/S)^2 / w_r plus alpha_r / w_r.
+ * Only counts leave the passes, no sets: a bitmask of slots built from the slot number is a
+ * constant to the verifier, and the masks' combinations of constants over 8 slots made it
+ * walk more than its 1M-instruction budget (the earlier one-pass code ran its scan as a
+ * global function, one BPF-to-BPF call per path plus one for the increment). r's own
+ * membership is recomputed from its own numbers in pp_olia_finish.
  */
 struct pp_olia_acc {
+	pp_u64 sum_t;     /* S: sum of the counted paths' rates */
 	pp_u64 w_max;     /* largest whole-segment window among the counted paths */
 	pp_u64 best_l;    /* l_r / rtt_r^2 maximum: its l ... */
 	pp_u32 best_rtt;  /* ... and its rtt */
-	pp_u32 m_mask;    /* M: counted slots with w == w_max */
-	pp_u32 b_mask;    /* B: counted slots with l/rtt^2 equal to the maximum */
-	pp_u32 any;
+	pp_u32 n_part;    /* paths taking part, RTT sample or not (OLIA's n) */
+	pp_u32 n_m;       /* pass 2: |M| */
+	pp_u32 n_bm;      /* pass 2: |B\M| */
 };
 
+/* M compares whole segments, as v0.95 does with snd_cwnd (and pathpool-cc). */
+PP_INLINE pp_u64 pp_olia_segs(pp_u64 w)
+{
+	return pp_clamp_w(w) >> PP_W_SHIFT;
+}
+
+/* Pass 1, one more counted path (taking part, rtt_us != 0). */
+PP_INLINE void pp_olia_see(struct pp_olia_acc *a, pp_u64 w, pp_u32 rtt_us, pp_u64 lr, pp_u64 t)
+{
+	pp_u64 segs = pp_olia_segs(w);
+
+	a->sum_t += t;
+	if (segs > a->w_max)
+		a->w_max = segs;
+	if (pp_olia_cmp(lr, rtt_us, a->best_l, a->best_rtt) > 0) {
+		a->best_l = lr;
+		a->best_rtt = rtt_us;
+	}
+}
+
+/* Pass 2, one counted path, against pass 1's maxima. */
+PP_INLINE void pp_olia_count(struct pp_olia_acc *a, pp_u64 w, pp_u32 rtt_us, pp_u64 lr)
+{
+	if (pp_olia_segs(w) == a->w_max)
+		a->n_m++;
+	else if (pp_olia_cmp(lr, rtt_us, a->best_l, a->best_rtt) == 0)
+		a->n_bm++;
+}
+
 /*
- * One counted slot of the pass, as a global BPF function: the verifier checks the body once
- * with an unknown slot instead of walking every combination of the data-dependent branches of
- * 8 slots, which exceeds its 1M-instruction budget. vs holds PP_MAX_SF views.
+ * The increment of path r (counted: rtt_us != 0, t = its rate) after both passes, r included in
+ * them. (x_r/S)^2 / w_r = (t_r/S)^2 / w_r (pp_share2_over_w), and alpha_r / w_r with one
+ * division: floor(floor(x / a) / b) = floor(x / (a b)) for positive integers, and
+ * n |set| w_r <= 8 * 8 * 2^36 fits (fuzz_test checks it against the two divisions).
  */
-PP_SUBPROG int pp_olia_scan(const struct pp_vset *vs, int k, struct pp_olia_acc *a)
+PP_INLINE pp_s64 pp_olia_finish(const struct pp_olia_acc *a, pp_u64 w, pp_u32 rtt_us, pp_u64 lr,
+				pp_u64 t)
 {
-	const struct pp_sf_view *v;
-	pp_u64 w;
-	int c;
+	/* n >= 1: r itself was seen. The counts enter only as numbers, never in a branch: to
+	 * the verifier they are constants that differ between paths, and a branch on them would
+	 * make it keep every combination apart. */
+	pp_u64 w_r = pp_clamp_w(w), n = a->n_part, u, first;
 
-	if (!vs || !a || k < 0 || k >= PP_MAX_SF)
-		return 0;
-	v = vs->v;
-	/* M compares whole segments, as v0.95 does with snd_cwnd (and pathpool-cc). */
-	w = pp_clamp_w(v[k].w) >> PP_W_SHIFT;
-	if (w > a->w_max) {
-		a->w_max = w;
-		a->m_mask = 1U << k;
-	} else if (w == a->w_max) {
-		a->m_mask |= 1U << k;
-	}
-	c = a->any ? pp_olia_cmp(v[k].lr, v[k].rtt_us, a->best_l, a->best_rtt) : 1;
-	if (c > 0) {
-		a->best_l = v[k].lr;
-		a->best_rtt = v[k].rtt_us;
-		a->b_mask = 1U << k;
-	} else if (c == 0) {
-		a->b_mask |= 1U << k;
-	}
-	a->any = 1;
-	return 0;
+	u = pp_frac_q32(t, a->sum_t);
+	first = a->sum_t ? pp_share2_over_w(u, u, 1, w_r) : 0;
+	if (pp_olia_segs(w) == a->w_max)   /* r in M (n_m >= 1); alpha_r < 0 only if B\M != {} */
+		return (pp_s64)first -
+		       (pp_s64)(((1ULL << (PP_INC_SHIFT + PP_W_SHIFT)) / (n * a->n_m * w_r)) *
+				pp_nonzero(a->n_bm));
+	if (pp_olia_cmp(lr, rtt_us, a->best_l, a->best_rtt) == 0)   /* r in B\M: n_bm >= 1 */
+		return (pp_s64)(first + (1ULL << (PP_INC_SHIFT + PP_W_SHIFT)) / (n * a->n_bm * w_r));
+	return (pp_s64)first;
 }
 
-/* Set bits of a slot mask (< 2^8). */
-PP_INLINE pp_u64 pp_popcount8(pp_u32 x)
+/*
+ * r's counted siblings (taking part, with an RTT sample), copied in slot order by pass 1
+ * (pp_olia_sib), so that pass 2 and the finish see the same numbers even while a sibling
+ * publishes on another CPU.
+ */
+struct pp_olia_sibs {
+	pp_u64 w[PP_MAX_SF];
+	pp_u64 lr[PP_MAX_SF];
+	pp_u32 rtt[PP_MAX_SF];
+	pp_u32 n;
+};
+
+/* Start with r itself (counted: rtt_us != 0, t its rate): the first maxima are r's. */
+PP_INLINE void pp_olia_begin(struct pp_olia_acc *a, struct pp_olia_sibs *s, pp_u64 w,
+			     pp_u32 rtt_us, pp_u64 lr, pp_u64 t)
 {
-	x = x - ((x >> 1) & 0x55);
-	x = (x & 0x33) + ((x >> 2) & 0x33);
-	return (x + (x >> 4)) & 0x0f;
+	a->sum_t = t;
+	a->w_max = pp_olia_segs(w);
+	a->best_l = lr;
+	a->best_rtt = rtt_us;
+	a->n_part = 1;
+	a->n_m = 0;
+	a->n_bm = 0;
+	s->n = 0;
 }
 
-/* v holds PP_MAX_SF views (the first nsf in use). */
+/* Pass 1 on one sibling taking part: counted in n; with an RTT sample, copied and seen. */
+PP_INLINE void pp_olia_sib(struct pp_olia_acc *a, struct pp_olia_sibs *s, pp_u64 w,
+			   pp_u32 rtt_us, pp_u64 lr)
+{
+	pp_u32 q = s->n & (PP_MAX_SF - 1);
+
+	a->n_part++;
+	if (!rtt_us)
+		return;
+	s->w[q] = w;
+	s->rtt[q] = rtt_us;
+	s->lr[q] = lr;
+	s->n++;
+	pp_olia_see(a, w, rtt_us, lr, pp_rate_t(w, rtt_us));
+}
+
+/* Pass 2 over r and the copied siblings, then r's increment. */
+PP_INLINE pp_s64 pp_olia_end(struct pp_olia_acc *a, const struct pp_olia_sibs *s, pp_u64 w,
+			     pp_u32 rtt_us, pp_u64 lr, pp_u64 t)
+{
+	pp_u32 q;
+
+	pp_olia_count(a, w, rtt_us, lr);
+	PP_SLOT_LOOP
+	for (q = 0; q < PP_MAX_SF; q++) {
+		if (q >= s->n)
+			break;
+		pp_olia_count(a, s->w[q], s->rtt[q], s->lr[q]);
+	}
+	return pp_olia_finish(a, w, rtt_us, lr, t);
+}
+
+/* v holds PP_MAX_SF views (the first nsf in use). The BPF side runs the same begin / sib /
+ * end straight over the connection's slots (pp_common.bpf.h pp_olia_slots_inc). */
 PP_INLINE pp_s64 pp_olia_inc(const struct pp_sf_view *v, int nsf, int i)
 {
-	const struct pp_vset *vs = (const struct pp_vset *)v;
-	struct pp_olia_acc a = { 0, 0, 0, 0, 0, 0 };
-	struct pp_norm o;
-	pp_u64 first, a_mag, w_i, n, n_m, n_bm;
-	pp_u32 bm;
-	int k, i_in_m, i_in_bm;
+	struct pp_olia_acc a;
+	struct pp_olia_sibs s;
+	pp_u64 t_i;
+	int k;
 
 	if (!v[i].rtt_us)
 		return pp_reno_inc(v[i].w);   /* no RTT on this path yet: Reno */
-	pp_normalise(v, nsf, i, &o);
-	/* One call per counted slot (calls and returns are what costs most in the BPF code, see
-	 * python/pathpool/kernel/README.md): with 2 subflows 2 calls per ACK. */
-	PP_UNROLL   /* as a loop the verifier refused it (1M instructions) */
-	for (k = 0; k < PP_MAX_SF; k++)
-		if (k < nsf && pp_olia_counted(v, k, i))
-			pp_olia_scan(vs, k, &a);
-	n = (pp_u64)o.n_part;   /* paths taking part, RTT sample or not */
-	bm = a.b_mask & ~a.m_mask;
-	n_m = pp_popcount8(a.m_mask);
-	n_bm = pp_popcount8(bm);
-	w_i = pp_clamp_w(v[i].w);
-	/* i is counted (it takes part and has an RTT sample), so it is in the masks if in the sets. */
-	i_in_m = (a.m_mask >> (i & (PP_MAX_SF - 1))) & 1;
-	i_in_bm = (bm >> (i & (PP_MAX_SF - 1))) & 1;
-	first = o.sum_t ? pp_share2_over_w(pp_frac_q32(o.t[i], o.sum_t),
-					    pp_frac_q32(o.t[i], o.sum_t), 1, w_i) : 0;
-	if (!n)
-		n = 1;
-	/* One division: floor(floor(x / a) / b) = floor(x / (a b)) for positive integers, and
-	 * n n_set w_i <= 8 * 8 * 2^36 fits (fuzz_test checks it against the two divisions). */
-	if (i_in_bm && n_bm) {
-		a_mag = (1ULL << (PP_INC_SHIFT + PP_W_SHIFT)) / (n * n_bm * w_i);
-		return (pp_s64)(first + a_mag);
-	}
-	if (i_in_m && n_bm && n_m) {
-		a_mag = (1ULL << (PP_INC_SHIFT + PP_W_SHIFT)) / (n * n_m * w_i);
-		return (pp_s64)first - (pp_s64)a_mag;
-	}
-	return (pp_s64)first;
+	t_i = pp_rate_t(v[i].w, v[i].rtt_us);
+	pp_olia_begin(&a, &s, v[i].w, v[i].rtt_us, v[i].lr, t_i);
+	for (k = 0; k < nsf && k < PP_MAX_SF; k++)
+		if (k != i && v[k].active)
+			pp_olia_sib(&a, &s, v[k].w, v[k].rtt_us, v[k].lr);
+	return pp_olia_end(&a, &s, v[i].w, v[i].rtt_us, v[i].lr, t_i);
 }
 
 /*
@@ -533,6 +677,27 @@ PP_INLINE pp_s64 pp_balia_inc(const struct pp_sf_view *v, int nsf, int i)
 	u = pp_frac_q32(o.t[i] + o.max_t, o.sum_t);
 	w = pp_frac_q32(4 * o.t[i] + o.max_t, o.sum_t);
 	return (pp_s64)pp_share2_over_w(u, w, 10, v[i].w);
+}
+
+/*
+ * The same increment from a pp_rate_list whose first entry is r itself (with an RTT sample),
+ * the others the paths taking part: pp_balia_inc on the views the list was made from, bit for
+ * bit (fuzz_test fuzz_masked_views); the BPF side builds the list straight from the slots.
+ */
+PP_INLINE pp_s64 pp_balia_list_inc(const struct pp_rate_list *l)
+{
+	pp_u64 max_t = 0, u, w;
+	pp_u32 q;
+
+	PP_SLOT_LOOP
+	for (q = 0; q < PP_MAX_SF; q++) {
+		if (q >= l->n)
+			break;
+		max_t = l->t[q] > max_t ? l->t[q] : max_t;
+	}
+	u = pp_frac_q32(l->t[0] + max_t, l->sum_t);
+	w = pp_frac_q32(4 * l->t[0] + max_t, l->sum_t);
+	return (pp_s64)pp_share2_over_w(u, w, 10, l->w[0]);
 }
 
 /*

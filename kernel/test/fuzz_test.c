@@ -659,6 +659,27 @@ static void fuzz_masked_views(long iters)
 			FAIL("coupled ssthresh reads a slot that takes no part");
 		if (pp_lia_ratio(v, PP_MAX_SF, i) != pp_lia_ratio(z, PP_MAX_SF, i))
 			FAIL("lia ratio reads a slot that takes no part");
+		{
+			/* Max's list from the slots (own path first, then the others taking part in
+			 * slot order, as pp_max_slots_inc builds it): LIA's ratio, bit for bit. */
+			struct pp_rate_list l;
+
+			pp_rate_list_init(&l);
+			pp_rate_list_add(&l, v[i].w, v[i].rtt_us);
+			for (int k = 0; k < PP_MAX_SF; k++)
+				if (k != i && v[k].active)
+					pp_rate_list_add(&l, v[k].w, v[k].rtt_us);
+			checks++;
+			if (pp_rate_list_lia_ratio(&l) != pp_lia_ratio(v, PP_MAX_SF, i))
+				FAIL("lia ratio of the list %llu, of the views %llu",
+				     pp_rate_list_lia_ratio(&l), pp_lia_ratio(v, PP_MAX_SF, i));
+			/* BALIA's list (r first, with an RTT sample): pp_balia_inc, bit for bit. */
+			checks++;
+			if (v[i].rtt_us && pp_balia_list_inc(&l) != pp_balia_inc(v, PP_MAX_SF, i))
+				FAIL("balia inc of the list %lld, of the views %lld",
+				     (long long)pp_balia_list_inc(&l),
+				     (long long)pp_balia_inc(v, PP_MAX_SF, i));
+		}
 		if (pp_olia_inc(v, PP_MAX_SF, i) != pp_olia_inc(z, PP_MAX_SF, i))
 			FAIL("olia reads a slot that takes no part");
 		if (pp_balia_inc(v, PP_MAX_SF, i) != pp_balia_inc(z, PP_MAX_SF, i))
@@ -765,6 +786,53 @@ static void fuzz_olia_sets(long iters)
 	}
 }
 
+/* pp_bitlen (now without branches) against a plain count, over every bit length and its
+ * edges; pp_nonzero on the same values; pp_below and the clamps against plain comparisons. */
+static void fuzz_bitlen(long iters)
+{
+	for (long it = 0; it < iters; it++) {
+		int b = (int)(rnd() % 65), want = 0;
+		pp_u64 x = b ? (1ULL << (b - 1)) : 0, y;
+
+		if (b > 1 && rnd() % 2)
+			x |= rnd() & (x - 1);
+		if (b && rnd() % 4 == 0)
+			x |= x - 1;   /* all ones below the top bit */
+		for (y = x; y; y >>= 1)
+			want++;
+		checks++;
+		if (pp_bitlen(x) != want)
+			FAIL("bitlen(%llu) = %d, want %d", x, pp_bitlen(x), want);
+		if (!(x >> 63)) {
+			checks++;
+			if (pp_nonzero(x) != (x != 0))
+				FAIL("nonzero(%llu) = %llu", x, pp_nonzero(x));
+		}
+		/* The clamps (now without branches) against the plain comparisons, at any values. */
+		{
+			pp_u64 a = edgy(~0ULL), lo = edgy(~0ULL), hi = edgy(~0ULL), t, c;
+
+			if (rnd() % 2)
+				a = rnd() % 2 ? lo + rnd() % 3 - 1 : hi + rnd() % 3 - 1;
+			if (lo > hi) {
+				t = lo;
+				lo = hi;
+				hi = t;
+			}
+			c = a < lo ? lo : (a > hi ? hi : a);
+			checks += 3;
+			if (pp_below(a, lo) != (a < lo) || pp_below(hi, a) != (hi < a))
+				FAIL("below(%llu, %llu / %llu)", a, lo, hi);
+			if (pp_clamp_u64(a, lo, hi) != c)
+				FAIL("clamp(%llu, %llu, %llu) = %llu, want %llu", a, lo, hi,
+				     pp_clamp_u64(a, lo, hi), c);
+			if (pp_clamp_rtt((pp_u32)a) != ((pp_u32)a < 1 ? 1 :
+			    ((pp_u32)a > PP_RTT_MAX_US ? PP_RTT_MAX_US : (pp_u32)a)))
+				FAIL("clamp_rtt(%u)", (pp_u32)a);
+		}
+	}
+}
+
 /* pp_pow_q32 as it was before its loop stopped at n's highest bit: all twenty squarings. */
 static pp_u64 pow_q32_all_steps(pp_u64 base, pp_u32 n)
 {
@@ -809,6 +877,7 @@ int main(int argc, char **argv)
 	fuzz_masked_views(iters / 4);
 	fuzz_alone(iters / 4);
 	fuzz_olia_alpha_division(iters / 4);
+	fuzz_bitlen(iters / 4);
 	printf("fuzz_test: %ld checks, %ld failures\n", checks, failures);
 	printf("worst relative error inside the domain (beyond 2^-24): reno %.2g lia %.2g olia %.2g "
 	       "balia %.2g rsf-db %.2g ewtcp %.2g semicoupled %.2g coupled-ssthresh %.2g max %.2g\n",
