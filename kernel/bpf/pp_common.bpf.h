@@ -273,10 +273,13 @@ static __always_inline void pp_views(struct pp_conn_state *st, struct pp_sf_view
  * The coupled formulas that need it run as global BPF functions: the verifier checks each once
  * with unknown arguments instead of once per path through every caller, which otherwise
  * exceeds its one-million-instruction budget (8 subflows x several data-dependent branches per
- * loop). Where the budget allows (BALIA's, Coupled's, Semicoupled's and Max's per-ACK
- * increments; Coupled and Semicoupled sum the slots' windows directly) the formula is inline
- * in cong_avoid instead: a BPF-to-BPF call and its return
- * through the return thunk cost more on a warm path than the code they save.
+ * loop): LIA's ratio (recomputed rarely), the loss responses of BALIA and Coupled, and OLIA's
+ * pass 2 and finish (pp_g_olia_end). The per-ACK increments of BALIA, Max, Coupled and
+ * Semicoupled and OLIA's pass 1 are inline in cong_avoid (pp_rate_slots_inc,
+ * pp_slot_window_total, pp_olia_slots_inc): a BPF-to-BPF call and its
+ * return through the return thunk cost more on a warm path than the code they save, and what
+ * made the verifier refuse them inline (branches ending in constants that later branches
+ * decide: slot bitmasks, pp_bitlen, the clamps) is written without branches in pp_cc_math.h.
  */
 __noinline __u64 pp_g_lia_ratio(struct pp_vset *s, int i)
 {
@@ -320,8 +323,8 @@ static __always_inline __u64 pp_slot_window_total(struct pp_conn_state *st, __u3
 
 #if PP_ALGO == PP_ALGO_OLIA
 /*
- * OLIA's increment for the subflow in slot ca->slot, inline in cong_avoid, reading the slots
- * directly: pp_olia_inc (pp_cc_math.h) on pp_views' copy with pp_own_view's own slot, bit for
+ * OLIA's increment for the subflow in slot ca->slot, pass 1 inline in cong_avoid, reading the
+ * slots directly (pass 2 and the finish: pp_g_olia_end): pp_olia_inc (pp_cc_math.h) on pp_views' copy with pp_own_view's own slot, bit for
  * bit, through the same pp_olia_begin / pp_olia_sib / pp_olia_end. Pass 1 copies each
  * sibling taking part (masked, taken, active: what pp_views reads) into a compact list, one
  * load per field, and pass 2 runs over that list, so both passes see one snapshot even while
@@ -331,6 +334,26 @@ static __always_inline __u64 pp_slot_window_total(struct pp_conn_state *st, __u3
  * slot with zeroes for the others: a zero written on some paths and a loaded value on others
  * made the verifier tell 2^8 combinations apart.
  */
+/*
+ * Pass 2 and the finish as a global function, the one BPF-to-BPF call of an OLIA ACK (was
+ * three: the increment and one scan per counted path). Inline as well, the callback still
+ * exceeded the verifier's budget (1000001 instructions processed, 23693 states: the finish's
+ * branches walked once per distinct state the two passes leave), so the verifier checks this
+ * part once with unknown counts. BPF allows 5 arguments: r's own numbers travel as a struct.
+ */
+struct pp_olia_own {
+	__u64 w, lr, t;
+	__u32 rtt;
+};
+
+__noinline __s64 pp_g_olia_end(struct pp_olia_acc *a, struct pp_olia_sibs *s,
+			       struct pp_olia_own *o)
+{
+	if (!a || !s || !o)
+		return 0;
+	return pp_olia_end(a, s, o->w, o->rtt, o->lr, o->t);
+}
+
 static __always_inline __s64 pp_olia_slots_inc(struct sock *sk, struct pp_ca *ca,
 						struct pp_conn_state *st)
 {
@@ -349,7 +372,11 @@ static __always_inline __s64 pp_olia_slots_inc(struct sock *sk, struct pp_ca *ca
 	for (k = 0; k < PP_MAX_SF; k++)
 		if ((mask & (1U << k)) && st->s[k].sk && st->s[k].active)
 			pp_olia_sib(&a, &s, st->s[k].w, st->s[k].rtt_us, st->s[k].lr);
-	return pp_olia_end(&a, &s, w, rtt, lr, t);
+	{
+		struct pp_olia_own o = { .w = w, .lr = lr, .t = t, .rtt = rtt };
+
+		return pp_g_olia_end(&a, &s, &o);
+	}
 }
 #endif
 
