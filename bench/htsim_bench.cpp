@@ -47,13 +47,6 @@ int main(int argc, char** argv) {
     std::vector<TcpSrc*> srcs;
     auto subflow = [&](int p) {
         TcpSrc* src = new TcpSrc(NULL, NULL, eventlist);
-        // htsim starts a TcpSrc with ssthresh = 100 segments (sim/tcp.cpp, the unbounded value
-        // commented out beside it); Linux, RFC 5681 ("arbitrarily high") and pathpool start
-        // with no bound. Where a flow's share of the path exceeds 100 segments (12 or 120
-        // flows at 10 Gb/s), htsim's flows would leave slow start early and take minutes to
-        // fill the path: 3 s of 12 flows at 10 Gb/s sent 219 k data packets in htsim against
-        // 1.23 M in pathpool, so the ratio compared different runs, mostly htsim's start-up.
-        src->_ssthresh = 0xffffffff;
         TcpSink* snk = new TcpSink();
         scanner.registerTcp(*src);
         route_t* out = new route_t();
