@@ -27,9 +27,10 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def scenario(path, n, gbps, secs):
-    text = open(os.path.join(ROOT, "scenarios/bench/bench.toml")).read()
+    with open(os.path.join(ROOT, "scenarios/bench/bench.toml")) as f:
+        text = f.read()
     subs = [
-        (r'(?m)^count = 40$', f"count = {n // 3}"),
+        (r"(?m)^count = 40$", f"count = {n // 3}"),
         (r'(?m)^rate = "1Gbps"$', f'rate = "{gbps}Gbps"'),
         (r'(?m)^duration = "30s"$', f'duration = "{secs}s"'),
     ]
@@ -45,12 +46,16 @@ def profile(runscn, scn, out):
     """Returns (data packets, CPU seconds, {srcline: share})."""
     r = subprocess.run(
         ["perf", "record", "-q", "-e", "cpu-clock", "-F", "2000", "-o", out, runscn, scn, "1"],
-        capture_output=True, text=True, check=True,
+        capture_output=True,
+        text=True,
+        check=True,
     )
     packets = int(re.search(r"data packets (\d+)", r.stdout).group(1))
     rep = subprocess.run(
         ["perf", "report", "-i", out, "--no-children", "--sort", "srcline", "--stdio"],
-        capture_output=True, text=True, check=True,
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout
     shares = {}
     for line in rep.splitlines():
@@ -60,7 +65,9 @@ def profile(runscn, scn, out):
     # Samples at 2000 Hz of cpu-clock: CPU time = samples / 2000.
     n = subprocess.run(
         ["perf", "report", "-i", out, "--stdio", "-n", "--sort", "comm"],
-        capture_output=True, text=True, check=True,
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout
     samples = sum(int(m.group(1)) for m in re.finditer(r"(?m)^\s*[\d.]+%\s+(\d+)\s", n))
     return packets, samples / 2000, shares
@@ -81,8 +88,10 @@ def main():
     (p1, c1, s1), (p2, c2, s2) = res
     ns1, ns2 = c1 * 1e9 / p1, c2 * 1e9 / p2
     print(f"small {' '.join(small)}: {p1} data packets, {ns1:.0f} ns CPU per packet")
-    print(f"large {' '.join(large)}: {p2} data packets, {ns2:.0f} ns CPU per packet "
-          f"({ns2 / ns1:.2f}x)")
+    print(
+        f"large {' '.join(large)}: {p2} data packets, {ns2:.0f} ns CPU per packet "
+        f"({ns2 / ns1:.2f}x)"
+    )
     rows = collections.defaultdict(lambda: [0.0, 0.0])
     for k, v in s1.items():
         rows[k][0] = v
