@@ -184,19 +184,24 @@ impl Pool {
     #[inline]
     pub fn alloc_with_sacks(&mut self, mut p: Packet, sacks: &[(u64, u64)]) -> u32 {
         if !sacks.is_empty() {
-            let mut b = [(0, 0); MAX_SACK_BLOCKS];
-            let off = |x: u64| {
-                u32::try_from(x - p.cum_ack()).expect("a SACK block within 2^32 of the ACK")
-            };
-            for (o, &(x, y)) in b.iter_mut().zip(sacks) {
-                *o = (off(x), off(y));
+            let cum = p.cum_ack();
+            let mut o = [0u64; 2 * MAX_SACK_BLOCKS];
+            for (o, &(x, y)) in o.chunks_exact_mut(2).zip(sacks) {
+                (o[0], o[1]) = (x - cum, y - cum);
             }
             let n = sacks.len() as u8;
-            if b.iter().all(|&(x, y)| x <= 0xffff && y <= 0xffff) {
-                p.sack_off = [b[0].0 as u16, b[0].1 as u16, b[1].0 as u16, b[1].1 as u16];
-                p.len = b[2].0 | b[2].1 << 16;
+            // Every offset fits 16 bits iff their bitwise or does (no branch per offset).
+            if o.iter().fold(0, |a, &v| a | v) <= 0xffff {
+                p.sack_off = [o[0] as u16, o[1] as u16, o[2] as u16, o[3] as u16];
+                p.len = (o[4] | o[5] << 16) as u32;
                 p.n_sacks = n;
             } else {
+                let off = |v: u64| u32::try_from(v).expect("a SACK block within 2^32 of the ACK");
+                let b = [
+                    (off(o[0]), off(o[1])),
+                    (off(o[2]), off(o[3])),
+                    (off(o[4]), off(o[5])),
+                ];
                 let k = match self.sack_free.pop() {
                     Some(k) => {
                         self.sack_tab[k as usize] = b;
