@@ -42,33 +42,23 @@ def scenario(path, n, gbps, secs):
         f.write(text)
 
 
+def perf(*args):
+    """stdout of `perf ARGS...` (which must succeed)."""
+    return subprocess.run(["perf", *args], capture_output=True, text=True, check=True).stdout
+
+
 def profile(runscn, scn, out):
     """Returns (data packets, CPU seconds, {srcline: share})."""
-    r = subprocess.run(
-        ["perf", "record", "-q", "-e", "cpu-clock", "-F", "2000", "-o", out, runscn, scn, "1"],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    packets = int(re.search(r"data packets (\d+)", r.stdout).group(1))
-    rep = subprocess.run(
-        ["perf", "report", "-i", out, "--no-children", "--sort", "srcline", "--stdio"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
+    ran = perf("record", "-q", "-e", "cpu-clock", "-F", "2000", "-o", out, runscn, scn, "1")
+    packets = int(re.search(r"data packets (\d+)", ran).group(1))
+    rep = perf("report", "-i", out, "--no-children", "--sort", "srcline", "--stdio")
     shares = {}
     for line in rep.splitlines():
         m = re.match(r"\s*([\d.]+)%\s+(\S+)", line)
         if m:
             shares[m.group(2)] = float(m.group(1)) / 100
     # Samples at 2000 Hz of cpu-clock: CPU time = samples / 2000.
-    n = subprocess.run(
-        ["perf", "report", "-i", out, "--stdio", "-n", "--sort", "comm"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
+    n = perf("report", "-i", out, "--stdio", "-n", "--sort", "comm")
     samples = sum(int(m.group(1)) for m in re.finditer(r"(?m)^\s*[\d.]+%\s+(\d+)\s", n))
     return packets, samples / 2000, shares
 
