@@ -19,6 +19,7 @@ import signal
 import subprocess
 import sys
 import time
+import warnings
 from pathlib import Path
 
 ALGORITHMS: tuple[str, ...] = ("pp_reno", "pp_lia", "pp_olia", "pp_balia", "pp_rsfdb", "pp_rsflb",
@@ -48,10 +49,18 @@ WEIGHT_RANGE: tuple[float, float] = (1e-4, 2.0)
 COUNTINGS = ("bytes", "acks")
 #: What the running loader was started with (read by ``pathpool run --backend linux``).
 TUNABLES_FILE = PIDFILE.parent / "tunables.json"
+#: ``{map id: name}`` of the struct_ops maps the running loader registered (``unload`` checks
+#: that the kernel frees them).
+MAPS_FILE = PIDFILE.parent / "struct_ops.json"
 
 
 class KernelError(RuntimeError):
     """Loading cannot work here, or failed; the message says which step and why."""
+
+
+class LeftoverWarning(UserWarning):
+    """Something of pathpool's outlived its teardown (a struct_ops map after the unload,
+    sockets in a deleted namespace); the message names it and what holds it."""
 
 
 @dataclasses.dataclass
@@ -230,6 +239,7 @@ def load(
     tunables["semicoupled_a"] = 1.0 if semicoupled_a is None else float(semicoupled_a)
     args += [str(object_path(n)) for n in names] + [str(p) for p in extra_objects]
     PIDFILE.parent.mkdir(parents=True, exist_ok=True)
+    maps_before = struct_ops_maps()
     errlog = PIDFILE.parent / "loader.err"
     with open(errlog, "wb") as err:
         proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=err, stdin=subprocess.DEVNULL,
@@ -246,6 +256,8 @@ def load(
         if line == "READY":
             PIDFILE.write_text(f"{proc.pid}\n")
             TUNABLES_FILE.write_text(json.dumps(tunables) + "\n")
+            mine = {i: n for i, n in struct_ops_maps().items() if i not in maps_before and n in got}
+            MAPS_FILE.write_text(json.dumps(mine) + "\n")
             proc.stdout.close()
             return LoadedAlgorithms(proc.pid, got, prog_ids)
         if line.startswith("registered "):
@@ -264,8 +276,13 @@ def load(
     raise KernelError(f"loading failed, nothing left registered: {what}\n{tail}")
 
 
-def unload(timeout_s: float = 10.0) -> list[str]:
+def unload(timeout_s: float = 10.0, wait_freed_s: float | None = None) -> list[str]:
     """Stop the loader; returns the names it had registered that are now gone.
+
+    ``wait_freed_s``: also wait (at most that long) until the kernel has freed the loader's
+    struct_ops maps, and warn about any it keeps (:func:`wait_maps_freed`). For callers whose
+    sockets are all gone (the bench, ``--backend linux`` after its test bed is down); a
+    connection still running a control legitimately keeps its map after the unload.
 
     Raises
     ------
@@ -283,6 +300,11 @@ def unload(timeout_s: float = 10.0) -> list[str]:
             os.kill(pid, signal.SIGKILL)   # the kernel still unregisters: links close on exit
     PIDFILE.unlink(missing_ok=True)
     TUNABLES_FILE.unlink(missing_ok=True)
+    try:
+        maps = {int(i): n for i, n in json.loads(MAPS_FILE.read_text()).items()}
+    except (OSError, ValueError):
+        maps = {}
+    MAPS_FILE.unlink(missing_ok=True)
     # Unregistration is synchronous with the last fd close, but allow the process to finish.
     deadline = time.monotonic() + timeout_s
     while registered() and time.monotonic() < deadline:
@@ -291,7 +313,52 @@ def unload(timeout_s: float = 10.0) -> list[str]:
     if left:
         raise KernelError(f"still registered after unload: {left} (not loaded by pathpool's "
                           f"loader? try `bpftool struct_ops unregister name {left[0]}`)")
+    if wait_freed_s is not None:
+        wait_maps_freed(maps, wait_freed_s)
     return [n for n in before if n not in left]
+
+
+def struct_ops_maps() -> dict[int, str]:
+    """``{map id: name}`` of every BPF struct_ops map the kernel holds (``bpftool struct_ops
+    list``; empty without bpftool)."""
+    if shutil.which("bpftool") is None:
+        return {}
+    out = subprocess.run(["bpftool", "-j", "struct_ops", "list"], capture_output=True, text=True,
+                         check=False).stdout
+    try:
+        return {int(d["id"]): str(d["name"]) for d in json.loads(out or "[]")}
+    except (ValueError, KeyError, TypeError):
+        return {}
+
+
+def wait_maps_freed(maps: dict[int, str], timeout_s: float = 10.0) -> dict[int, str]:
+    """Wait (at most ``timeout_s``) until the kernel has freed the struct_ops maps ``maps``
+    (``{id: name}``); returns those still alive then, and warns (:class:`LeftoverWarning`).
+
+    Unregistering (the loader's link closing) only removes the name: every socket that runs
+    the control keeps its struct_ops map (``tcp_congestion_ops``) and with it the programs and
+    their maps, until the socket is destroyed (``tcp_cleanup_congestion_control`` in
+    ``tcp_v4_destroy_sock``, Linux 6.18). A map that stays is held by such a socket, usually
+    in a namespace whose name is gone (the socket keeps the namespace too).
+
+    Examples
+    --------
+    >>> wait_maps_freed({8102: "pp_lia"}, timeout_s=1)   # doctest: +SKIP
+    {}
+    """
+    deadline = time.monotonic() + timeout_s
+    while True:
+        alive = {i: n for i, n in struct_ops_maps().items() if maps.get(i) == n}
+        if not alive or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
+    if alive:
+        warnings.warn("struct_ops map(s) still alive after the unload: "
+                      + ", ".join(f"{i} ({n})" for i, n in sorted(alive.items()))
+                      + f" after {timeout_s:g} s: a socket still runs the control (`ss -tani "
+                      "| grep NAME` in each namespace; none found there: it is in a deleted "
+                      "namespace that the socket keeps alive)", LeftoverWarning, stacklevel=2)
+    return alive
 
 
 def status() -> dict:
