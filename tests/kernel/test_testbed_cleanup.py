@@ -10,7 +10,6 @@ they go with it (checked: a lossy path creates the table).
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import signal
@@ -234,8 +233,9 @@ def lia(root_env, kernel_unclaimed):
     """pp_lia loaded for one test; yields the ``{id: name}`` of the struct_ops maps it created."""
     loader.load(("pp_lia",), rebuild=False)
     try:
-        mine = {int(i): n for i, n in json.loads(loader.MAPS_FILE.read_text()).items()}
-        assert list(mine.values()) == ["pp_lia"], mine
+        mine = loader.loaded_maps()
+        assert [m["name"] for m in mine.values()] == ["pp_lia"], mine
+        assert all(m["conns"] is not None for m in mine.values()), mine
         yield mine
     finally:
         loader.unload()
@@ -274,7 +274,7 @@ def _start_traffic(prefix: str = PREFIX, port: int = 5401) -> list[subprocess.Po
     return [srv, cli]
 
 
-def _assert_nothing_left(fds: list[int], mine: dict[int, str]) -> None:
+def _assert_nothing_left(fds: list[int], mine: dict[int, dict]) -> None:
     """No socket in the (deleted) namespaces behind ``fds``, and after the unload no struct_ops
     map of ``mine`` alive."""
     try:

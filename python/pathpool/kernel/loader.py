@@ -49,8 +49,9 @@ WEIGHT_RANGE: tuple[float, float] = (1e-4, 2.0)
 COUNTINGS = ("bytes", "acks")
 #: What the running loader was started with (read by ``pathpool run --backend linux``).
 TUNABLES_FILE = PIDFILE.parent / "tunables.json"
-#: ``{map id: name}`` of the struct_ops maps the running loader registered (``unload`` checks
-#: that the kernel frees them).
+#: The struct_ops maps the running loader registered, ``{map id: {"name", "conns"}}`` (``conns``:
+#: the id of the control's pp_conns map, to name what holds a map the kernel keeps after the
+#: unload; see :func:`wait_maps_freed`).
 MAPS_FILE = PIDFILE.parent / "struct_ops.json"
 
 
@@ -256,8 +257,7 @@ def load(
         if line == "READY":
             PIDFILE.write_text(f"{proc.pid}\n")
             TUNABLES_FILE.write_text(json.dumps(tunables) + "\n")
-            mine = {i: n for i, n in struct_ops_maps().items() if i not in maps_before and n in got}
-            MAPS_FILE.write_text(json.dumps(mine) + "\n")
+            MAPS_FILE.write_text(json.dumps(_registered_maps(maps_before, got, prog_ids)) + "\n")
             proc.stdout.close()
             return LoadedAlgorithms(proc.pid, got, prog_ids)
         if line.startswith("registered "):
@@ -300,10 +300,7 @@ def unload(timeout_s: float = 10.0, wait_freed_s: float | None = None) -> list[s
             os.kill(pid, signal.SIGKILL)   # the kernel still unregisters: links close on exit
     PIDFILE.unlink(missing_ok=True)
     TUNABLES_FILE.unlink(missing_ok=True)
-    try:
-        maps = {int(i): n for i, n in json.loads(MAPS_FILE.read_text()).items()}
-    except (OSError, ValueError):
-        maps = {}
+    maps = loaded_maps()
     MAPS_FILE.unlink(missing_ok=True)
     # Unregistration is synchronous with the last fd close, but allow the process to finish.
     deadline = time.monotonic() + timeout_s
@@ -316,6 +313,56 @@ def unload(timeout_s: float = 10.0, wait_freed_s: float | None = None) -> list[s
     if wait_freed_s is not None:
         wait_maps_freed(maps, wait_freed_s)
     return [n for n in before if n not in left]
+
+
+def _registered_maps(before: dict[int, str], names: list[str],
+                     prog_ids: dict[str, dict[str, int]]) -> dict[int, dict]:
+    """The struct_ops maps a loader that just reported READY registered (new since ``before``,
+    named as one of ``names``), each with the id of its control's pp_conns map (None if it has
+    none, e.g. the yardstick)."""
+    out: dict[int, dict] = {}
+    for i, n in struct_ops_maps().items():
+        if i in before or n not in names:
+            continue
+        conns = None
+        init = prog_ids.get(n, {}).get("pp_init")
+        if init is not None:
+            prog = _bpftool_json("prog", "show", "id", str(init)) or {}
+            for mid in prog.get("map_ids", []):
+                if (_bpftool_json("map", "show", "id", str(mid)) or {}).get("name") == "pp_conns":
+                    conns = mid
+        out[i] = {"name": n, "conns": conns}
+    return out
+
+
+def _bpftool_json(*args: str):
+    out = subprocess.run(["bpftool", "-j", *args], capture_output=True, text=True, check=False)
+    try:
+        return json.loads(out.stdout) if out.returncode == 0 else None
+    except ValueError:
+        return None
+
+
+def loaded_maps() -> dict[int, dict]:
+    """The running loader's struct_ops maps, ``{id: {"name", "conns"}}`` (empty if none)."""
+    try:
+        return {int(i): m for i, m in json.loads(MAPS_FILE.read_text()).items()}
+    except (OSError, ValueError, AttributeError):
+        return {}
+
+
+def conn_holders(conns_id: int) -> list[str]:
+    """What holds a pp_* control's entries: one line per pp_conns entry with a reference left,
+    naming the subflows (``struct sock`` addresses) and their MPTCP connection."""
+    out = []
+    for e in _bpftool_json("map", "dump", "id", str(conns_id)) or []:
+        v = e.get("formatted", {}).get("value", {})
+        if not isinstance(v, dict) or not int(v.get("refs", 0)) & 0xFFFFFFFF:
+            continue
+        subs = [f"{int(x['sk']):#x}" for x in v.get("s", []) if int(x.get("sk", 0))]
+        out.append(f"subflow(s) {', '.join(subs) or '?'} of MPTCP connection "
+                   f"{int(v.get('owner', 0)):#x} (pp_conns[{e['formatted'].get('key')}])")
+    return out
 
 
 def struct_ops_maps() -> dict[int, str]:
@@ -331,9 +378,11 @@ def struct_ops_maps() -> dict[int, str]:
         return {}
 
 
-def wait_maps_freed(maps: dict[int, str], timeout_s: float = 10.0) -> dict[int, str]:
+def wait_maps_freed(maps: dict[int, dict], timeout_s: float = 10.0) -> dict[int, str]:
     """Wait (at most ``timeout_s``) until the kernel has freed the struct_ops maps ``maps``
-    (``{id: name}``); returns those still alive then, and warns (:class:`LeftoverWarning`).
+    (``{id: {"name", "conns"}}``, as :func:`loaded_maps`); returns ``{id: name}`` of those still
+    alive then, and warns (:class:`LeftoverWarning`) naming them and, from the control's
+    pp_conns entries, the subflows and MPTCP connections that still hold them.
 
     Unregistering (the loader's link closing) only removes the name: every socket that runs
     the control keeps its struct_ops map (``tcp_congestion_ops``) and with it the programs and
@@ -343,21 +392,26 @@ def wait_maps_freed(maps: dict[int, str], timeout_s: float = 10.0) -> dict[int, 
 
     Examples
     --------
-    >>> wait_maps_freed({8102: "pp_lia"}, timeout_s=1)   # doctest: +SKIP
+    >>> wait_maps_freed(loaded_maps(), timeout_s=1)   # doctest: +SKIP
     {}
     """
     deadline = time.monotonic() + timeout_s
     while True:
-        alive = {i: n for i, n in struct_ops_maps().items() if maps.get(i) == n}
+        alive = {i: n for i, n in struct_ops_maps().items() if maps.get(i, {}).get("name") == n}
         if not alive or time.monotonic() > deadline:
             break
         time.sleep(0.05)
     if alive:
-        warnings.warn("struct_ops map(s) still alive after the unload: "
-                      + ", ".join(f"{i} ({n})" for i, n in sorted(alive.items()))
-                      + f" after {timeout_s:g} s: a socket still runs the control (`ss -tani "
-                      "| grep NAME` in each namespace; none found there: it is in a deleted "
-                      "namespace that the socket keeps alive)", LeftoverWarning, stacklevel=2)
+        held = []
+        for i, n in sorted(alive.items()):
+            conns = maps[i].get("conns")
+            holders = conn_holders(conns) if conns is not None else []
+            held.append(f"map {i} ({n}): " + ("; ".join(holders) if holders else
+                                              "held by a socket still running it"))
+        warnings.warn(f"struct_ops map(s) still alive {timeout_s:g} s after the unload: "
+                      + " | ".join(held) + ". A socket keeps the control it runs; one found in no "
+                      "named namespace is in a deleted one, which it keeps alive (see "
+                      "python/pathpool/kernel/README.md, Cleanup)", LeftoverWarning, stacklevel=2)
     return alive
 
 
