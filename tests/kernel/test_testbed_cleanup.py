@@ -11,11 +11,13 @@ they go with it (checked: a lossy path creates the table).
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -345,3 +347,27 @@ def test_bench_leaves_no_socket_or_map(root_env, kernel_unclaimed, monkeypatch):
             os.close(fd)
     created = {i: n for i, n in loader.struct_ops_maps().items() if i not in before}
     assert created == {}, f"struct_ops maps left by the bench: {created}"
+
+
+def test_a_map_kept_by_a_socket_is_reported_with_its_holders(lia):
+    """The check behind the bench's and --backend linux's unload: while an MPTCP connection
+    still runs pp_lia, its struct_ops map cannot be freed, and the unload says so, naming the
+    map and, from pp_conns, the connection's two subflows; once the connection is gone the map
+    is freed."""
+    (map_id,) = lia
+    with Testbed([PathSpec(20, 5), PathSpec(20, 5)], prefix=PREFIX) as tb, \
+            ThreadPoolExecutor(1) as pool:
+        fut = pool.submit(tb.run_flows, [FlowSpec("m", "mptcp", "pp_lia", 0)], 3.0)
+        deadline = time.monotonic() + 5
+        while "pp_lia" not in _run(["ip", "netns", "exec", tb.ns_c, "ss", "-Htni"], check=False).stdout:
+            assert time.monotonic() < deadline, "no connection under pp_lia"
+            time.sleep(0.05)
+        time.sleep(0.5)   # both subflows joined
+        with pytest.warns(loader.LeftoverWarning) as w:
+            loader.unload(wait_freed_s=0.3)
+        msg = str(w[0].message)
+        assert f"map {map_id} (pp_lia): subflow(s) 0x" in msg, msg
+        assert re.search(r"subflow\(s\) 0x[0-9a-f]+, 0x[0-9a-f]+ of MPTCP connection 0x[0-9a-f]+",
+                         msg), msg
+        fut.result()
+    assert loader.wait_maps_freed(lia, timeout_s=5.0) == {}
