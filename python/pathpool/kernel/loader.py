@@ -357,11 +357,16 @@ def conn_holders(conns_id: int) -> list[str]:
     out = []
     for e in _bpftool_json("map", "dump", "id", str(conns_id)) or []:
         v = e.get("formatted", {}).get("value", {})
-        if not isinstance(v, dict) or not int(v.get("refs", 0)) & 0xFFFFFFFF:
+        if not isinstance(v, dict):
+            continue
+        # pp_common.bpf.h: life = {word: generation << 32 | references, owner}; objects
+        # built before pp_conn_life.h had refs and owner at the top.
+        life = v.get("life", v)
+        if not int(life.get("word", life.get("refs", 0))) & 0xFFFFFFFF:
             continue
         subs = [f"{int(x['sk']):#x}" for x in v.get("s", []) if int(x.get("sk", 0))]
         out.append(f"subflow(s) {', '.join(subs) or '?'} of MPTCP connection "
-                   f"{int(v.get('owner', 0)):#x} (pp_conns[{e['formatted'].get('key')}])")
+                   f"{int(life.get('owner', 0)):#x} (pp_conns[{e['formatted'].get('key')}])")
     return out
 
 
