@@ -11,15 +11,26 @@ they go with it (checked: a lossy path creates the table).
 from __future__ import annotations
 
 import os
+import re
+import shutil
 import signal
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 from pathpool.kernel import loader
-from pathpool.kernel.testbed import FlowSpec, PathSpec, Testbed, _alive, _run, wait_gone
+from pathpool.kernel.testbed import (
+    SERVER_ADDR,
+    FlowSpec,
+    PathSpec,
+    Testbed,
+    _alive,
+    _run,
+    wait_gone,
+)
 
 pytestmark = pytest.mark.kernel
 
@@ -208,3 +219,159 @@ def test_signal_to_a_linux_backend_run_unloads_and_tears_down(root_env, tmp_path
     while loader.registered() and time.monotonic() < deadline:
         time.sleep(0.05)
     assert loader.registered() == []
+
+
+# ---------------------------------------------------------------- sockets and struct_ops maps
+# A BPF congestion control's struct_ops map outlives its unregistration while any socket still
+# runs it (tcp_cleanup_congestion_control frees the last reference, Linux 6.18), and a socket
+# keeps its namespace alive after `ip netns del`. These tests end a test bed carrying MPTCP
+# traffic under pp_lia each way and check that neither a socket nor the map stays: maps are
+# compared by id with those alive before the test, so a map leaked earlier (by another run, or
+# before the fix) does not make them fail.
+
+
+@pytest.fixture
+def lia(root_env, kernel_unclaimed):
+    """pp_lia loaded for one test; yields the ``{id: name}`` of the struct_ops maps it created."""
+    loader.load(("pp_lia",), rebuild=False)
+    try:
+        mine = loader.loaded_maps()
+        assert [m["name"] for m in mine.values()] == ["pp_lia"], mine
+        assert all(m["conns"] is not None for m in mine.values()), mine
+        yield mine
+    finally:
+        loader.unload()
+
+
+def _held(prefix: str = PREFIX) -> list[int]:
+    """Open handles on the test bed's client and server namespaces (they outlive the names)."""
+    return [os.open(f"/run/netns/{prefix}{x}", os.O_RDONLY) for x in ("c", "s")]
+
+
+def _start_traffic(prefix: str = PREFIX, port: int = 5401) -> list[subprocess.Popen]:
+    """Unmodified iperf3 under mptcpize (two subflows) with pp_lia, running until killed; returns
+    once both subflows carry data."""
+    if shutil.which("iperf3") is None or shutil.which("mptcpize") is None:
+        pytest.skip("iperf3/mptcpize missing (scripts/install-system-deps.sh installs them)")
+    srv = subprocess.Popen(["ip", "netns", "exec", f"{prefix}s", "mptcpize", "run", "iperf3", "-s",
+                            "-1", "-B", SERVER_ADDR, "-p", str(port)],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 10
+    while f":{port}" not in _run(["ip", "netns", "exec", f"{prefix}s", "ss", "-Hltn"],
+                                 check=False).stdout:
+        assert time.monotonic() < deadline, "iperf3 server did not start"
+        time.sleep(0.05)
+    cli = subprocess.Popen(["ip", "netns", "exec", f"{prefix}c", "mptcpize", "run", "iperf3", "-c",
+                            SERVER_ADDR, "-p", str(port), "-B", "10.77.0.1", "-t", "60", "-C",
+                            "pp_lia"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 10
+    while True:
+        subs = [x for x in _run(["ip", "netns", "exec", f"{prefix}c", "ss", "-Htni", "state",
+                                 "established"], check=False).stdout.split("\n") if "pp_lia" in x]
+        if len([x for x in subs if "bytes_acked" in x]) >= 2:   # both subflows carry data
+            break
+        assert time.monotonic() < deadline, f"no MPTCP traffic under pp_lia: {subs}"
+        time.sleep(0.05)
+    time.sleep(0.5)
+    return [srv, cli]
+
+
+def _assert_nothing_left(fds: list[int], mine: dict[int, dict]) -> None:
+    """No socket in the (deleted) namespaces behind ``fds``, and after the unload no struct_ops
+    map of ``mine`` alive."""
+    try:
+        assert wait_gone(PREFIX, timeout_s=10), "namespaces left"
+        left = {fd: [x for x in _sockets_in(fd) if not x.startswith("TIME-WAIT")] for fd in fds}
+        assert not [x for v in left.values() for x in v], left
+    finally:
+        for fd in fds:
+            os.close(fd)
+    loader.unload()
+    assert loader.wait_maps_freed(mine, timeout_s=5.0) == {}
+
+
+@pytest.mark.parametrize("how", ["SIGTERM", "SIGINT", "down"])
+def test_test_bed_with_mptcp_traffic_leaves_no_socket_or_map(lia, how):
+    p = _start_holder()
+    fds = _held()
+    procs: list[subprocess.Popen] = []
+    try:
+        procs = _start_traffic()
+        if how == "down":
+            out = subprocess.run([sys.executable, "-m", "pathpool.cli", "testbed", "down", "--prefix",
+                                  PREFIX], capture_output=True, text=True, timeout=60, check=False)
+            assert out.returncode == 0, out.stdout + out.stderr
+        else:
+            p.send_signal(getattr(signal, how))
+        p.wait(timeout=30)
+    finally:
+        if p.poll() is None:   # failed before ending it: end it anyway
+            p.terminate()
+            p.wait(timeout=30)
+        for q in procs:
+            q.wait(timeout=10)
+    _assert_nothing_left(fds, lia)
+
+
+def test_exception_with_mptcp_traffic_leaves_no_socket_or_map(lia):
+    fds: list[int] = []
+    procs: list[subprocess.Popen] = []
+    with pytest.raises(RuntimeError, match="boom"), \
+            Testbed([PathSpec(10, 10, loss=0.01), PathSpec(10, 20)], prefix=PREFIX):
+        fds = _held()
+        procs = _start_traffic()
+        raise RuntimeError("boom")
+    for q in procs:
+        q.wait(timeout=10)
+    _assert_nothing_left(fds, lia)
+
+
+def test_bench_leaves_no_socket_or_map(root_env, kernel_unclaimed, monkeypatch):
+    """A short `pathpool kernel bench --regime fast` (the run that left map 8102 behind): its
+    test bed's sockets and the struct_ops maps of every control it loaded are gone after it."""
+    from pathpool.kernel import bench
+
+    fds: list[int] = []
+    down = Testbed.down
+
+    def hold_then_down(self):
+        if self.created and not fds:
+            fds.extend(_held(self.prefix))
+        down(self)
+
+    monkeypatch.setattr(Testbed, "down", hold_then_down)
+    before = loader.struct_ops_maps()
+    bench.run_bench(1.0, algorithms=("pp_lia",), rounds=1, regime="fast")
+    try:
+        assert wait_gone("ppb-", timeout_s=10), "namespaces left"
+        left = [x for fd in fds for x in _sockets_in(fd) if not x.startswith("TIME-WAIT")]
+        assert not left, left
+    finally:
+        for fd in fds:
+            os.close(fd)
+    created = {i: n for i, n in loader.struct_ops_maps().items() if i not in before}
+    assert created == {}, f"struct_ops maps left by the bench: {created}"
+
+
+def test_a_map_kept_by_a_socket_is_reported_with_its_holders(lia):
+    """The check behind the bench's and --backend linux's unload: while an MPTCP connection
+    still runs pp_lia, its struct_ops map cannot be freed, and the unload says so, naming the
+    map and, from pp_conns, the connection's two subflows; once the connection is gone the map
+    is freed."""
+    (map_id,) = lia
+    with Testbed([PathSpec(20, 5), PathSpec(20, 5)], prefix=PREFIX) as tb, \
+            ThreadPoolExecutor(1) as pool:
+        fut = pool.submit(tb.run_flows, [FlowSpec("m", "mptcp", "pp_lia", 0)], 3.0)
+        deadline = time.monotonic() + 5
+        while "pp_lia" not in _run(["ip", "netns", "exec", tb.ns_c, "ss", "-Htni"], check=False).stdout:
+            assert time.monotonic() < deadline, "no connection under pp_lia"
+            time.sleep(0.05)
+        time.sleep(0.5)   # both subflows joined
+        with pytest.warns(loader.LeftoverWarning) as w:
+            loader.unload(wait_freed_s=0.3)
+        msg = str(w[0].message)
+        assert f"map {map_id} (pp_lia): subflow(s) 0x" in msg, msg
+        assert re.search(r"subflow\(s\) 0x[0-9a-f]+, 0x[0-9a-f]+ of MPTCP connection 0x[0-9a-f]+",
+                         msg), msg
+        fut.result()
+    assert loader.wait_maps_freed(lia, timeout_s=5.0) == {}

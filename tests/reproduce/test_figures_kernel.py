@@ -121,3 +121,41 @@ def test_bars_draw_the_kernel_only_where_it_ran_and_no_paper_entry_without_a_val
     # The kernel absent everywhere: the simulator alone, no legend at all.
     fig = _bars(rows, "y", "t", kernel=[(math.nan,) * 4] * 2, n=[30, 30])
     assert fig.axes[0].get_legend() is None
+
+
+def _balia_outcome(tmp_path, kernel: bool):
+    """Balia Table V and Fig. 3 (bar figures and first-seed traces), with or without kernel runs."""
+    algs = ["balia", "lia"]
+    exps = [types.SimpleNamespace(key="balia/table5", algorithms=algs, spec={"sp_window": [40.0, 80.0]}),
+            types.SimpleNamespace(key="balia/fig3", algorithms=algs)]
+
+    def summary(n):
+        return pd.DataFrame([{"experiment": e, "algorithm": a, "x": math.nan, "metric": m, "mean": 1.0 + i,
+                              "lo": 0.9 + i, "hi": 1.1 + i, "n": n}
+                             for e, ms in (("balia/table5", ("recovery_s", "sptcp_mbps")),
+                                           ("balia/fig3", ("window_cv",)))
+                             for m in ms for i, a in enumerate(algs + ["tcp"] if e == "balia/fig3" else algs)])
+
+    series = pd.DataFrame([{"experiment": e, "run_algorithm": a, "seed": 1, "time_s": t, "entity": "subflow",
+                            "id": i, "metric": "cwnd", "value": 10.0 + t}
+                           for e, runs in (("balia/table5", [(a, "mp/1") for a in algs]),
+                                           ("balia/fig3", [("balia", "mp/0"), ("balia", "mp/1"), ("tcp", "mp/0")]))
+                           for a, i in runs for t in (0.0, 1.0, 2.0)])
+    ks = types.SimpleNamespace(summary=summary(3)) if kernel else None
+    return types.SimpleNamespace(out=tmp_path, experiments=exps, seeds=[1], summary=summary(30),
+                                 comparison=pd.DataFrame(columns=["table"]), tables={"series": series},
+                                 kernel=ks, options=types.SimpleNamespace(time_scale=1.0))
+
+
+@pytest.mark.parametrize("kernel", [True, False])
+def test_every_balia_caption_says_what_ran_where(tmp_path, kernel):
+    """Table V's and Fig. 3's bar figures draw the kernel's bars, so their captions carry the
+    kernel sentence; their first-seed traces are the simulator's, and say so, in a report with
+    kernel runs. Without kernel runs neither sentence appears."""
+    captions = {n: c for n, c, _ in draw_all(_balia_outcome(tmp_path, kernel))}
+    assert sorted(captions) == ["balia_fig3", "balia_fig3_cv", "balia_fig4_table5", "balia_table5_recovery_s",
+                                "balia_table5_sptcp_mbps"]
+    bars = {"balia_fig3_cv", "balia_table5_recovery_s", "balia_table5_sptcp_mbps"}
+    for name, cap in captions.items():
+        assert ("Where the Linux kernel ran" in cap) is (kernel and name in bars), name
+        assert ("Simulator only" in cap) is (kernel and name not in bars), name

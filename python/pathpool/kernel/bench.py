@@ -236,7 +236,8 @@ def run_bench(duration_s: float = 10.0, algorithms: tuple[str, ...] = loader.ALG
                     t["retransmits"][r] += res[f.name]["retransmits"]
     finally:
         STATS.write_text(f"{old}\n")
-        loader.unload()
+        # Every test bed is down and its sockets aborted: the maps must go too.
+        loader.unload(wait_freed_s=5.0)
 
     def cost(algo: str, prog: str | None, before: dict, after: dict) -> tuple[int, float | None]:
         pid = got.prog_ids.get(algo, {}).get(prog or "")

@@ -19,6 +19,7 @@ import signal
 import subprocess
 import sys
 import time
+import warnings
 from pathlib import Path
 
 ALGORITHMS: tuple[str, ...] = ("pp_reno", "pp_lia", "pp_olia", "pp_balia", "pp_rsfdb", "pp_rsflb",
@@ -48,10 +49,19 @@ WEIGHT_RANGE: tuple[float, float] = (1e-4, 2.0)
 COUNTINGS = ("bytes", "acks")
 #: What the running loader was started with (read by ``pathpool run --backend linux``).
 TUNABLES_FILE = PIDFILE.parent / "tunables.json"
+#: The struct_ops maps the running loader registered, ``{map id: {"name", "conns"}}`` (``conns``:
+#: the id of the control's pp_conns map, to name what holds a map the kernel keeps after the
+#: unload; see :func:`wait_maps_freed`).
+MAPS_FILE = PIDFILE.parent / "struct_ops.json"
 
 
 class KernelError(RuntimeError):
     """Loading cannot work here, or failed; the message says which step and why."""
+
+
+class LeftoverWarning(UserWarning):
+    """Something of pathpool's outlived its teardown (a struct_ops map after the unload,
+    sockets in a deleted namespace); the message names it and what holds it."""
 
 
 @dataclasses.dataclass
@@ -230,6 +240,7 @@ def load(
     tunables["semicoupled_a"] = 1.0 if semicoupled_a is None else float(semicoupled_a)
     args += [str(object_path(n)) for n in names] + [str(p) for p in extra_objects]
     PIDFILE.parent.mkdir(parents=True, exist_ok=True)
+    maps_before = struct_ops_maps()
     errlog = PIDFILE.parent / "loader.err"
     with open(errlog, "wb") as err:
         proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=err, stdin=subprocess.DEVNULL,
@@ -246,6 +257,7 @@ def load(
         if line == "READY":
             PIDFILE.write_text(f"{proc.pid}\n")
             TUNABLES_FILE.write_text(json.dumps(tunables) + "\n")
+            MAPS_FILE.write_text(json.dumps(_registered_maps(maps_before, got, prog_ids)) + "\n")
             proc.stdout.close()
             return LoadedAlgorithms(proc.pid, got, prog_ids)
         if line.startswith("registered "):
@@ -264,8 +276,13 @@ def load(
     raise KernelError(f"loading failed, nothing left registered: {what}\n{tail}")
 
 
-def unload(timeout_s: float = 10.0) -> list[str]:
+def unload(timeout_s: float = 10.0, wait_freed_s: float | None = None) -> list[str]:
     """Stop the loader; returns the names it had registered that are now gone.
+
+    ``wait_freed_s``: also wait (at most that long) until the kernel has freed the loader's
+    struct_ops maps, and warn about any it keeps (:func:`wait_maps_freed`). For callers whose
+    sockets are all gone (the bench, ``--backend linux`` after its test bed is down); a
+    connection still running a control legitimately keeps its map after the unload.
 
     Raises
     ------
@@ -283,6 +300,8 @@ def unload(timeout_s: float = 10.0) -> list[str]:
             os.kill(pid, signal.SIGKILL)   # the kernel still unregisters: links close on exit
     PIDFILE.unlink(missing_ok=True)
     TUNABLES_FILE.unlink(missing_ok=True)
+    maps = loaded_maps()
+    MAPS_FILE.unlink(missing_ok=True)
     # Unregistration is synchronous with the last fd close, but allow the process to finish.
     deadline = time.monotonic() + timeout_s
     while registered() and time.monotonic() < deadline:
@@ -291,7 +310,114 @@ def unload(timeout_s: float = 10.0) -> list[str]:
     if left:
         raise KernelError(f"still registered after unload: {left} (not loaded by pathpool's "
                           f"loader? try `bpftool struct_ops unregister name {left[0]}`)")
+    if wait_freed_s is not None:
+        wait_maps_freed(maps, wait_freed_s)
     return [n for n in before if n not in left]
+
+
+def _registered_maps(before: dict[int, str], names: list[str],
+                     prog_ids: dict[str, dict[str, int]]) -> dict[int, dict]:
+    """The struct_ops maps a loader that just reported READY registered (new since ``before``,
+    named as one of ``names``), each with the id of its control's pp_conns map (None if it has
+    none, e.g. the yardstick)."""
+    out: dict[int, dict] = {}
+    for i, n in struct_ops_maps().items():
+        if i in before or n not in names:
+            continue
+        conns = None
+        init = prog_ids.get(n, {}).get("pp_init")
+        if init is not None:
+            prog = _bpftool_json("prog", "show", "id", str(init)) or {}
+            for mid in prog.get("map_ids", []):
+                if (_bpftool_json("map", "show", "id", str(mid)) or {}).get("name") == "pp_conns":
+                    conns = mid
+        out[i] = {"name": n, "conns": conns}
+    return out
+
+
+def _bpftool_json(*args: str):
+    out = subprocess.run(["bpftool", "-j", *args], capture_output=True, text=True, check=False)
+    try:
+        return json.loads(out.stdout) if out.returncode == 0 else None
+    except ValueError:
+        return None
+
+
+def loaded_maps() -> dict[int, dict]:
+    """The running loader's struct_ops maps, ``{id: {"name", "conns"}}`` (empty if none)."""
+    try:
+        return {int(i): m for i, m in json.loads(MAPS_FILE.read_text()).items()}
+    except (OSError, ValueError, AttributeError):
+        return {}
+
+
+def conn_holders(conns_id: int) -> list[str]:
+    """What holds a pp_* control's entries: one line per pp_conns entry with a reference left,
+    naming the subflows (``struct sock`` addresses) and their MPTCP connection."""
+    out = []
+    for e in _bpftool_json("map", "dump", "id", str(conns_id)) or []:
+        v = e.get("formatted", {}).get("value", {})
+        if not isinstance(v, dict):
+            continue
+        # pp_common.bpf.h: life = {word: generation << 32 | references, owner}; objects
+        # built before pp_conn_life.h had refs and owner at the top.
+        life = v.get("life", v)
+        if not int(life.get("word", life.get("refs", 0))) & 0xFFFFFFFF:
+            continue
+        subs = [f"{int(x['sk']):#x}" for x in v.get("s", []) if int(x.get("sk", 0))]
+        out.append(f"subflow(s) {', '.join(subs) or '?'} of MPTCP connection "
+                   f"{int(life.get('owner', 0)):#x} (pp_conns[{e['formatted'].get('key')}])")
+    return out
+
+
+def struct_ops_maps() -> dict[int, str]:
+    """``{map id: name}`` of every BPF struct_ops map the kernel holds (``bpftool struct_ops
+    list``; empty without bpftool)."""
+    if shutil.which("bpftool") is None:
+        return {}
+    out = subprocess.run(["bpftool", "-j", "struct_ops", "list"], capture_output=True, text=True,
+                         check=False).stdout
+    try:
+        return {int(d["id"]): str(d["name"]) for d in json.loads(out or "[]")}
+    except (ValueError, KeyError, TypeError):
+        return {}
+
+
+def wait_maps_freed(maps: dict[int, dict], timeout_s: float = 10.0) -> dict[int, str]:
+    """Wait (at most ``timeout_s``) until the kernel has freed the struct_ops maps ``maps``
+    (``{id: {"name", "conns"}}``, as :func:`loaded_maps`); returns ``{id: name}`` of those still
+    alive then, and warns (:class:`LeftoverWarning`) naming them and, from the control's
+    pp_conns entries, the subflows and MPTCP connections that still hold them.
+
+    Unregistering (the loader's link closing) only removes the name: every socket that runs
+    the control keeps its struct_ops map (``tcp_congestion_ops``) and with it the programs and
+    their maps, until the socket is destroyed (``tcp_cleanup_congestion_control`` in
+    ``tcp_v4_destroy_sock``, Linux 6.18). A map that stays is held by such a socket, usually
+    in a namespace whose name is gone (the socket keeps the namespace too).
+
+    Examples
+    --------
+    >>> wait_maps_freed(loaded_maps(), timeout_s=1)   # doctest: +SKIP
+    {}
+    """
+    deadline = time.monotonic() + timeout_s
+    while True:
+        alive = {i: n for i, n in struct_ops_maps().items() if maps.get(i, {}).get("name") == n}
+        if not alive or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
+    if alive:
+        held = []
+        for i, n in sorted(alive.items()):
+            conns = maps[i].get("conns")
+            holders = conn_holders(conns) if conns is not None else []
+            held.append(f"map {i} ({n}): " + ("; ".join(holders) if holders else
+                                              "held by a socket still running it"))
+        warnings.warn(f"struct_ops map(s) still alive {timeout_s:g} s after the unload: "
+                      + " | ".join(held) + ". A socket keeps the control it runs; one found in no "
+                      "named namespace is in a deleted one, which it keeps alive (see "
+                      "python/pathpool/kernel/README.md, Cleanup)", LeftoverWarning, stacklevel=2)
+    return alive
 
 
 def status() -> dict:

@@ -351,7 +351,8 @@ def run_linux(
                 runs.append(run_once(tb, plan, seed))
     finally:
         if loaded_here:
-            loader.unload()
+            # The test bed is down and its sockets aborted: the maps must go too.
+            loader.unload(wait_freed_s=5.0)
     results = results_from_raw(plan, runs, sc)
     if output is not None:
         results.write(Path(output))

@@ -41,10 +41,11 @@ import subprocess
 import sys
 import tempfile
 import time
+import warnings
 from pathlib import Path
 from typing import Self
 
-from pathpool.kernel.loader import BUILD_DIR, KernelError
+from pathpool.kernel.loader import BUILD_DIR, KernelError, LeftoverWarning
 
 DELAYFWD = BUILD_DIR / "pp_delayfwd"
 SERVER_ADDR = "10.79.0.1"
@@ -707,26 +708,62 @@ def write_results(out_dir: Path, flow_rows: list[dict], sub_rows: list[dict], me
     tmp.replace(out_dir / "summary.json")
 
 
-def delete_namespaces(names: list[str]) -> None:
-    """Delete the namespaces ``names`` and everything in them, sockets included.
+def namespace_sockets(name: str) -> list[str]:
+    """``ss`` lines of the TCP and MPTCP sockets open in namespace ``name`` that hold state
+    (congestion control, a namespace reference): every one except TIME-WAIT entries, which
+    keep neither and go with the namespace."""
+    out = _run(["ip", "netns", "exec", name, "ss", "-tanMH"], check=False).stdout
+    return [line for line in out.splitlines() if line.strip() and "TIME-WAIT" not in line]
 
-    Deleting a namespace only drops its name: processes and sockets inside keep it alive.
-    Processes are killed first (:func:`kill_namespace_pids`); then every TCP socket still open
-    is aborted (``ss -K``, SOCK_DESTROY: the kernel's tcp_abort, a reset and tcp_done). Without
-    that, connections still closing when the test bed ends (a transfer that just finished, or
-    one cut off) stay as orphans retransmitting into the deleted namespace until
-    tcp_orphan_retries or MPTCP's close timeout give up (measured: 60-130 s), and with them
-    the namespace and the congestion control state of every subflow (a pp_* control's
-    pp_conns entry, and its struct_ops map after the unload).
+
+def delete_namespaces(names: list[str], timeout_s: float = 5.0) -> dict[str, list[str]]:
+    """Delete the namespaces ``names`` and everything in them, sockets included; returns the
+    sockets (``ss`` lines) that were still open when ``timeout_s`` ran out, per namespace
+    (empty when everything went), and warns (:class:`LeftoverWarning`) about them.
+
+    Deleting a namespace only drops its name: processes and sockets inside keep it alive, and
+    a socket keeps its congestion control (a pp_* control's pp_conns entry and, after the
+    unload, its struct_ops map). So, in this order: processes are killed
+    (:func:`kill_namespace_pids`); every link is set down, so from then on no packet moves
+    between the namespaces (no MP_JOIN can add a subflow to a connection, no FIN or RST
+    arrives to start another state); then every TCP socket is aborted (``ss -K``,
+    SOCK_DESTROY: the kernel's tcp_abort, a reset and tcp_done), in every namespace, until
+    none is left but TIME-WAIT entries. An MPTCP connection whose subflows were aborted
+    closes through its worker a moment later, so the passes repeat (bounded) until ``ss``
+    lists no MPTCP socket either. Without the abort, connections still closing when the test
+    bed ended stayed as orphans retransmitting into the deleted namespace until
+    tcp_orphan_retries or MPTCP's close timeout gave up (measured: 60-130 s).
 
     Examples
     --------
     >>> delete_namespaces(["ppx-c", "ppx-r", "ppx-s"])   # doctest: +SKIP
+    {}
     """
+    names = [n for n in names if Path(f"/run/netns/{n}").exists()]
     kill_namespace_pids(names)
     for n in names:
-        _run(["ip", "netns", "exec", n, "ss", "-K", "-tanH"], check=False)
+        links = _run(["ip", "-n", n, "-o", "link", "show"], check=False).stdout
+        for line in links.splitlines():
+            dev = line.split(":")[1].strip().split("@")[0] if line.count(":") >= 2 else ""
+            if dev and dev != "lo":
+                _run(["ip", "-n", n, "link", "set", dev, "down"], check=False)
+    left: dict[str, list[str]] = {}
+    deadline = time.monotonic() + timeout_s
+    while True:
+        for n in names:
+            _run(["ip", "netns", "exec", n, "ss", "-K", "-tanH"], check=False)
+        left = {n: s for n in names if (s := namespace_sockets(n))}
+        if not left or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
+    for n in names:
         _run(["ip", "netns", "del", n], check=False)
+    if left:
+        warnings.warn(f"sockets outlived the test bed's teardown ({timeout_s:g} s of aborts), "
+                      f"keeping their deleted namespaces alive: "
+                      + "; ".join(f"{n}: {' | '.join(' '.join(x.split()) for x in s)}"
+                                  for n, s in left.items()), LeftoverWarning, stacklevel=2)
+    return left
 
 
 def kill_namespace_pids(names: list[str], timeout_s: float = 5.0) -> list[int]:

@@ -202,6 +202,10 @@ def draw_all(outcome) -> list[tuple[str, str, bytes]]:
     ksum = outcome.kernel.summary if outcome.kernel is not None else None
     kcap = (" Where the Linux kernel ran: its mean beside the simulator's (dotted bars or open squares, 95% CI, "
             "its own n)." if ksum is not None and len(ksum) else "")
+    # Time-series figures draw the simulator's first seed only: in a report with kernel runs the
+    # caption says so, so that no reader takes a trace for the kernel's.
+    scap = (" Simulator only: the kernel's runs of this experiment are in the tables and bar figures, not "
+            "drawn here." if ksum is not None and len(ksum) else "")
 
     def add(fig, name, caption):
         if fig is not None:
@@ -237,7 +241,7 @@ def draw_all(outcome) -> list[tuple[str, str, bytes]]:
         add(_trace_fig(tables, outcome), "rsf_trace_rsfdb",
             "What RSF-DB's factor min{1, (d - q)/q} does in scenario 2 (seed 001 eq. 1, d = 100 ms): the bottleneck's "
             "queueing delay q stays far below d, so the factor is 1 and RSF-DB is uncoupled Reno on each subflow; "
-            "LIA's coupled windows for contrast (first seed).")
+            "LIA's coupled windows for contrast (first seed)." + scap)
     if "balia/table3" in keys:
         add(_comparison_bars(comparison, "balia/table3", "Mbps", "Balia Table III: friendliness"), "balia_table3",
             "Seed 004 Table III: aggregate throughput of the MP-TCP user and of the SP-TCP user, ours and the paper's."
@@ -248,18 +252,20 @@ def draw_all(outcome) -> list[tuple[str, str, bytes]]:
     if "balia/table5" in keys:
         add(_table5_fig(tables, outcome, seed), "balia_fig4_table5",
             "Seed 004 Fig. 4 / Table V: the MP-TCP flow's second-path window while one SP-TCP flow shares that "
-            "path from 40 s to 80 s (first seed).")
+            "path from 40 s to 80 s (first seed)." + scap)
         for metric, yl in (("recovery_s", "seconds after the SP flow left"), ("sptcp_mbps", "SP-TCP Mbps, 40-80 s")):
             add(_summary_bars(summary, ksum, "balia/table5", metric, yl, f"Balia Table V: {metric}"),
                 f"balia_table5_{metric}",
-                f"Seed 004 Table V ({metric}); the paper's numbers were lost in extraction, only its ordering claims remain.")
+                f"Seed 004 Table V ({metric}); the paper's numbers were lost in extraction, only its ordering claims "
+                "remain." + kcap)
     if "balia/fig3" in keys:
         add(_fig3(tables, outcome, seed), "balia_fig3",
             "Seed 004 Fig. 3: aggregate window of a Balia MP-TCP flow (two subflows, one link) and the window of one "
-            "TCP Reno flow alone on the same link (first seed).")
+            "TCP Reno flow alone on the same link (first seed)." + scap)
         add(_summary_bars(summary, ksum, "balia/fig3", "window_cv", "std/mean of the aggregate window",
                           "Window oscillation"), "balia_fig3_cv",
-            "Coefficient of variation of the aggregate congestion window, 20-120 s, every algorithm and Reno ('tcp').")
+            "Seed 004 Fig. 3: coefficient of variation of the aggregate congestion window, 20-120 s, every algorithm "
+            "and Reno ('tcp')." + kcap)
     for n in ("khalili/n1_5", "khalili/n1_15"):
         if n in keys:
             add(_comparison_bars(comparison, n, "aggregate Mbps", f"Khalili scenario, {n.split('/')[1]}"),
