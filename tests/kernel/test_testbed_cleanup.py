@@ -53,11 +53,18 @@ def _ns_pids(prefix: str = PREFIX) -> list[int]:
     return pids
 
 
-def _start_holder(*extra: str) -> subprocess.Popen:
-    """`pathpool testbed up` with a lossy path (so the nftables table exists), held 60 s."""
-    p = subprocess.Popen([sys.executable, "-m", "pathpool.cli", "testbed", "up", "--prefix", PREFIX,
-                          "--path", "10,10,0.01", "--path", "10,20,0", *extra],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+def _start_holder(*extra: str, sigint_ignored: bool = False) -> subprocess.Popen:
+    """`pathpool testbed up` with a lossy path (so the nftables table exists), held 60 s;
+    ``sigint_ignored`` starts it as a shell without job control starts `cmd &`."""
+    # A child inherits an ignored signal across exec; ours is ignored only around the spawn.
+    before = signal.signal(signal.SIGINT, signal.SIG_IGN) if sigint_ignored else None
+    try:
+        p = subprocess.Popen([sys.executable, "-m", "pathpool.cli", "testbed", "up", "--prefix",
+                              PREFIX, "--path", "10,10,0.01", "--path", "10,20,0", *extra],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    finally:
+        if sigint_ignored:
+            signal.signal(signal.SIGINT, before)
     assert p.stdout is not None
     line = p.stdout.readline()
     assert line.startswith("up:"), line + (p.stderr.read() if p.stderr else "")
@@ -85,6 +92,17 @@ def test_signal_to_the_holder_tears_everything_down(root_env, sig):
     p = _start_holder()
     fwd = _ns_pids()
     p.send_signal(sig)
+    p.wait(timeout=30)
+    _assert_clean(p.pid, fwd)
+
+
+def test_sigint_ends_a_holder_started_in_the_background(root_env):
+    # `pathpool testbed up &` from a script (or a CI runner) inherits SIGINT ignored; the
+    # holder used to keep it so and slept out its whole hold (found by CI: 60 s, then the
+    # next tests met its namespaces).
+    p = _start_holder(sigint_ignored=True)
+    fwd = _ns_pids()
+    p.send_signal(signal.SIGINT)
     p.wait(timeout=30)
     _assert_clean(p.pid, fwd)
 

@@ -228,6 +228,12 @@ def _unwind_on_signals() -> None:
 
     signal.signal(signal.SIGTERM, _stop)
     signal.signal(signal.SIGHUP, _stop)
+    # A shell without job control starts background commands (`cmd &` in a script, CI
+    # runners) with SIGINT ignored, and Python then keeps it ignored: an explicit SIGINT
+    # (`kill -INT`) would leave the test bed up until its hold expired. SIGINT is this
+    # command's documented way to stop, so it always unwinds.
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def _tb_up(a: argparse.Namespace) -> int:
