@@ -336,6 +336,9 @@ def _registered_maps(before: dict[int, str], names: list[str],
 
 
 def _bpftool_json(*args: str):
+    """``bpftool -j ARGS`` parsed, or None (no bpftool, a failure, no JSON)."""
+    if shutil.which("bpftool") is None:
+        return None
     out = subprocess.run(["bpftool", "-j", *args], capture_output=True, text=True, check=False)
     try:
         return json.loads(out.stdout) if out.returncode == 0 else None
@@ -373,12 +376,8 @@ def conn_holders(conns_id: int) -> list[str]:
 def struct_ops_maps() -> dict[int, str]:
     """``{map id: name}`` of every BPF struct_ops map the kernel holds (``bpftool struct_ops
     list``; empty without bpftool)."""
-    if shutil.which("bpftool") is None:
-        return {}
-    out = subprocess.run(["bpftool", "-j", "struct_ops", "list"], capture_output=True, text=True,
-                         check=False).stdout
     try:
-        return {int(d["id"]): str(d["name"]) for d in json.loads(out or "[]")}
+        return {int(d["id"]): str(d["name"]) for d in _bpftool_json("struct_ops", "list") or []}
     except (ValueError, KeyError, TypeError):
         return {}
 

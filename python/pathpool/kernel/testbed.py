@@ -742,11 +742,12 @@ def delete_namespaces(names: list[str], timeout_s: float = 5.0) -> dict[str, lis
     names = [n for n in names if Path(f"/run/netns/{n}").exists()]
     kill_namespace_pids(names)
     for n in names:
-        links = _run(["ip", "-n", n, "-o", "link", "show"], check=False).stdout
-        for line in links.splitlines():
-            dev = line.split(":")[1].strip().split("@")[0] if line.count(":") >= 2 else ""
-            if dev and dev != "lo":
-                _run(["ip", "-n", n, "link", "set", dev, "down"], check=False)
+        try:
+            links = json.loads(_run(["ip", "-j", "-n", n, "link", "show"], check=False).stdout)
+        except ValueError:
+            links = []
+        for dev in (link["ifname"] for link in links if link.get("ifname", "lo") != "lo"):
+            _run(["ip", "-n", n, "link", "set", dev, "down"], check=False)
     left: dict[str, list[str]] = {}
     deadline = time.monotonic() + timeout_s
     while True:
