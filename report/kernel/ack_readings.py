@@ -61,12 +61,22 @@ def _mean(df: pd.DataFrame, exp: str, alg: str, reading: str) -> float:
     return float(row["mean"].iloc[0]) if len(row) else float("nan")
 
 
+def _experiments(sim: pd.DataFrame, scenarios: list[str] | None) -> list[str]:
+    exps = list(dict.fromkeys(sim["experiment"]))
+    return [e for e in exps if e.split("/")[-1] in scenarios] if scenarios else exps
+
+
+def _paper_ratio(sim: pd.DataFrame, exp: str, num: str, den: str) -> float:
+    """The paper's ``num`` / ``den`` throughput in experiment ``exp``."""
+    def paper(a: str) -> float:
+        return sim[(sim["experiment"] == exp) & (sim["algorithm"] == a)]["paper"].iloc[0]
+    return paper(num) / paper(den)
+
+
 def table(scenarios: list[str] | None = None) -> str:
     """The Markdown table (throughputs, then RSF's ratios) for ``scenarios`` (e.g. ``table2_s2``)."""
     sim, kernel = _load()
-    exps = list(dict.fromkeys(sim["experiment"]))
-    if scenarios:
-        exps = [e for e in exps if e.split("/")[-1] in scenarios]
+    exps = _experiments(sim, scenarios)
     kr = [r for r in READINGS if r in set(kernel["reading"])]
     head = (["row", "paper"] + [f"sim {r}" for r in READINGS] + [f"kernel {r}" for r in kr])
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
@@ -82,8 +92,7 @@ def table(scenarios: list[str] | None = None) -> str:
         for c in COUPLED:
             if rsf is None or c not in algs or rsf == "rsf-lb" and "rsf-db" in algs:
                 continue
-            pp = sim[(sim["experiment"] == e) & (sim["algorithm"] == rsf)]["paper"].iloc[0] / \
-                sim[(sim["experiment"] == e) & (sim["algorithm"] == c)]["paper"].iloc[0]
+            pp = _paper_ratio(sim, e, rsf, c)
             cells = [f"{e.split('/')[-1]} {rsf}/{c}", f"{pp:.2f}"]
             cells += [f"{_mean(sim, e, rsf, r) / _mean(sim, e, c, r):.2f}" for r in READINGS]
             cells += [f"{_mean(kernel, e, rsf, r) / _mean(kernel, e, c, r):.2f}"
@@ -97,9 +106,7 @@ def shift(scenarios: list[str] | None = None) -> str:
     ``linux``, both delayed ACKs) and how RSF's ratio over the coupled algorithm moves from
     ``linux`` to ``seeds`` and ``seeds-rsf-bytes``, beside the paper's; only where both readings ran."""
     sim, kernel = _load()
-    exps = list(dict.fromkeys(sim["experiment"]))
-    if scenarios:
-        exps = [e for e in exps if e.split("/")[-1] in scenarios]
+    exps = _experiments(sim, scenarios)
     head = ["scenario", "engine", "coupled", "coupled seeds/linux", "RSF seeds/linux", "RSF/coupled linux",
             "seeds", "seeds-rsf-bytes", "paper", "seeds-rsf-bytes nearer the paper than linux"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
@@ -113,8 +120,7 @@ def shift(scenarios: list[str] | None = None) -> str:
                 m = {r: (_mean(df, e, rsf, r), _mean(df, e, c, r)) for r in READINGS}
                 if any(math.isnan(v) for v in m["linux"] + m["seeds"]):
                     continue
-                pp = sim[(sim["experiment"] == e) & (sim["algorithm"] == rsf)]["paper"].iloc[0] / \
-                    sim[(sim["experiment"] == e) & (sim["algorithm"] == c)]["paper"].iloc[0]
+                pp = _paper_ratio(sim, e, rsf, c)
                 ratio = {r: m[r][0] / m[r][1] for r in ("linux", "seeds", "seeds-rsf-bytes")}
                 # A move under 1% is noise for this question (scenarios 0 and 1: the ratio stays 1.00).
                 moved = abs(ratio["seeds-rsf-bytes"] / ratio["linux"] - 1) >= 0.01
