@@ -130,6 +130,12 @@ impl std::ops::Deref for SackBlocks {
 /// `Packet::n_sacks` flag: the ACK's blocks are in the pool's table, not in the packet.
 const IN_TABLE: u8 = 0x80;
 
+/// The table slot an `IN_TABLE` ACK carries in `sack_off` (low half, high half).
+#[inline]
+fn table_slot(o: [u16; 4]) -> u32 {
+    u32::from(o[0]) | u32::from(o[1]) << 16
+}
+
 /// End of [`Pool`]'s free list.
 const NO_SLOT: u32 = u32::MAX;
 
@@ -237,7 +243,7 @@ impl Pool {
                 (x, y),
             ]
         } else {
-            self.sack_tab[(u32::from(o[0]) | u32::from(o[1]) << 16) as usize]
+            self.sack_tab[table_slot(o) as usize]
         };
         for (o, &(x, y)) in out.b.iter_mut().zip(&b) {
             *o = (base + u64::from(x), base + u64::from(y));
@@ -250,8 +256,7 @@ impl Pool {
     pub fn free(&mut self, i: u32) {
         let p = &mut self.slots[i as usize];
         if p.n_sacks & IN_TABLE != 0 {
-            let o = p.sack_off;
-            self.sack_free.push(u32::from(o[0]) | u32::from(o[1]) << 16);
+            self.sack_free.push(table_slot(p.sack_off));
         }
         p.n_sacks = 0;
         p.conn = self.free_head;
