@@ -31,7 +31,8 @@ from pathlib import Path
 from pathpool.kernel import loader
 from pathpool.kernel.testbed import FlowSpec, PathSpec, Testbed
 
-__all__ = ["REGIMES", "baseline_name", "build_baseline", "machine", "run_bench"]
+__all__ = ["PROBES", "REGIMES", "baseline_name", "build_baseline", "build_probes", "machine",
+           "run_bench"]
 
 STATS = Path("/proc/sys/kernel/bpf_stats_enabled")
 #: Objects one pp_loader registers (kernel/loader/pp_loader.c MAX_OBJS).
@@ -47,6 +48,14 @@ CALLBACKS = {
     "init": ("pp_init", None),
     "release": ("pp_release", None),
 }
+
+
+#: Bench-only variants of the yardstick (kernel/bpf/pp_probe.bpf.c, ``--probes``): minreno's
+#: arithmetic plus one kind of a coupled control's extra per-ACK work each: the socket fields
+#: pp_cong_avoid reads (``pq_sock``), those and pp_lia's map lookup, header read and own-slot
+#: write (``pq_lines``), or N straight-line instructions (``pq_padN``). Their callbacks carry
+#: the yardstick's program names.
+PROBES = ("pq_sock", "pq_lines", "pq_pad100", "pq_pad300", "pq_pad600")
 
 
 #: Regime -> (path rate Mbit/s (0 = unshaped), one-way delay ms, connections per control).
@@ -110,6 +119,28 @@ def build_baseline(rev: str, algorithms: tuple[str, ...], out: Path) -> list[Pat
     return [kdir / "build" / f"{algo}.bpf.o" for algo in algorithms]
 
 
+def build_probes() -> list[Path]:
+    """Build the bench-only probe objects (``make -C kernel probes``); their paths in
+    :data:`PROBES` order.
+
+    Examples
+    --------
+    >>> [p.name for p in build_probes()][:1]   # doctest: +SKIP
+    ['pq_sock.bpf.o']
+    """
+    loader.build(("probes",))
+    return [loader.BUILD_DIR / f"{n}.bpf.o" for n in PROBES]
+
+
+def _prog_sizes(ids: list[int]) -> dict[int, tuple[int, int]]:
+    """Program id -> (BPF instructions after the verifier's rewrites, bytes of x86 code)."""
+    out = subprocess.run(["bpftool", "prog", "show", "-j"], capture_output=True, text=True,
+                         check=True).stdout
+    want = set(ids)
+    return {p["id"]: (int(p.get("bytes_xlated", 0)) // 8, int(p.get("bytes_jited", 0)))
+            for p in json.loads(out) if p["id"] in want}
+
+
 def _prog_stats(ids: list[int]) -> dict[int, tuple[int, int]]:
     out = subprocess.run(["bpftool", "prog", "show", "-j"], capture_output=True, text=True,
                          check=True).stdout
@@ -121,7 +152,7 @@ def _prog_stats(ids: list[int]) -> dict[int, tuple[int, int]]:
 def run_bench(duration_s: float = 10.0, algorithms: tuple[str, ...] = loader.ALGORITHMS,
               rate_mbps: float | None = None, counting: str = "bytes", rounds: int = 1,
               baseline: str | None = None, regime: str = "paced", conns: int | None = None,
-              cpu: int | None = None) -> dict:
+              cpu: int | None = None, probes: bool = False) -> dict:
     """Measure ns per call of every callback of ``algorithms`` and of the yardstick.
 
     Parameters
@@ -150,12 +181,17 @@ def run_bench(duration_s: float = 10.0, algorithms: tuple[str, ...] = loader.ALG
     cpu
         Run every iperf3 (and so, on the veth test bed, the packet processing it causes) on
         this CPU only (the bench's own affinity while it starts them, inherited); None: any.
+    probes
+        Also run the bench-only :data:`PROBES` (the yardstick plus one kind of extra work
+        each) as further connections in every round, to split a control's cost into parts.
 
     Returns
     -------
     dict
         ``{"machine": str, "duration_s": float, "rounds": int, "rows": [{"algorithm",
-        "callback", "calls", "ns_per_call", "ratio", "ratios"}]}``: ``calls``,
+        "callback", "calls", "ns_per_call", "ratio", "ratios", "insns", "bytes_jited"}]}``:
+        ``insns`` / ``bytes_jited`` are the loaded program's size (after the verifier, in x86
+        code), ``calls``,
         ``ns_per_call`` and ``ratio`` are medians over the rounds, ``ratios`` the ratio of
         each round; ``ratio`` is ``None`` where the yardstick has no such callback;
         ``"traffic"``: per control, its connections' goodput (Mbit/s) and retransmissions in
@@ -184,16 +220,20 @@ def run_bench(duration_s: float = 10.0, algorithms: tuple[str, ...] = loader.ALG
     conns = reg_conns if conns is None else conns
     if conns < 1:
         raise ValueError(f"conns {conns}; allowed: an integer >= 1")
-    n_objs = len(algorithms) * (2 if baseline else 1) + 1
+    probe_names = PROBES if probes else ()
+    n_objs = len(algorithms) * (2 if baseline else 1) + 1 + len(probe_names)
     if n_objs > MAX_OBJECTS:
         raise ValueError(f"{len(algorithms)} algorithms{' and their baseline' if baseline else ''} "
                          f"and the yardstick are {n_objs} objects; allowed: at most "
-                         f"{MAX_OBJECTS} (one loader): measure them in groups with --algorithms")
+                         f"{MAX_OBJECTS} (one loader"
+                         f"{', with the probes' if probes else ''}): measure them in groups "
+                         "with --algorithms")
     if cpu is not None and cpu not in os.sched_getaffinity(0):
         raise ValueError(f"cpu {cpu}; allowed: one of {sorted(os.sched_getaffinity(0))}")
     base_names = tuple(baseline_name(a) for a in algorithms) if baseline else ()
     with tempfile.TemporaryDirectory(prefix="pp-baseline-") as tmp:
         extra = tuple(build_baseline(baseline, tuple(algorithms), Path(tmp))) if baseline else ()
+        extra += tuple(build_probes()) if probes else ()
         old = STATS.read_text().strip()
         got = loader.load(tuple(algorithms) + (loader.YARDSTICK,), counting=counting,
                           extra_objects=extra)
@@ -202,9 +242,10 @@ def run_bench(duration_s: float = 10.0, algorithms: tuple[str, ...] = loader.ALG
     try:
         STATS.write_text("1\n")
         ids = [i for progs in got.prog_ids.values() for i in progs.values()]
+        sizes = _prog_sizes(ids)
         # Connections interleaved by control (a, b, ..., a, b, ...), so no control's
         # connections all start first or last.
-        names = (*algorithms, *base_names, loader.YARDSTICK)
+        names = (*algorithms, *base_names, *probe_names, loader.YARDSTICK)
         flows = [FlowSpec(a if conns == 1 else f"{a}#{c}", "mptcp", a, 0)
                  for c in range(conns) for a in names]
         paths = [PathSpec(rate_mbps, delay_ms, queue_pkts=100),
@@ -217,7 +258,7 @@ def run_bench(duration_s: float = 10.0, algorithms: tuple[str, ...] = loader.ALG
                 # 1.32-1.37x pb_reno, though its cong_avoid only does less: see the README.)
                 run = flows
                 if baseline and r % 2:
-                    order = [*base_names, *algorithms, loader.YARDSTICK]
+                    order = [*base_names, *algorithms, *probe_names, loader.YARDSTICK]
                     run = sorted(flows, key=lambda f: order.index(f.cc))
                 before = _prog_stats(ids)
                 try:
@@ -252,9 +293,9 @@ def run_bench(duration_s: float = 10.0, algorithms: tuple[str, ...] = loader.ALG
         return statistics.median(xs) if xs else None
 
     rows = []
-    for algo in (*algorithms, *base_names, loader.YARDSTICK):
+    for algo in (*algorithms, *base_names, *probe_names, loader.YARDSTICK):
         for cb, (pp_prog, mr_prog) in CALLBACKS.items():
-            prog = mr_prog if algo == loader.YARDSTICK else pp_prog
+            prog = mr_prog if algo == loader.YARDSTICK or algo in probe_names else pp_prog
             if prog is None:
                 continue
             calls, nss, ratios, vs_base = [], [], [], []
@@ -267,12 +308,15 @@ def run_bench(duration_s: float = 10.0, algorithms: tuple[str, ...] = loader.ALG
                 if baseline and algo in algorithms:
                     _, old_ns = cost(baseline_name(algo), prog, before, after)
                     vs_base.append((ns / old_ns) if ns is not None and old_ns else None)
+            insns, jited = sizes.get(got.prog_ids.get(algo, {}).get(prog, -1), (None, None))
             row = {"algorithm": algo, "callback": cb, "calls": median(calls),
-                   "ns_per_call": median(nss), "ratio": median(ratios), "ratios": ratios}
+                   "ns_per_call": median(nss), "ratio": median(ratios), "ratios": ratios,
+                   "insns": insns, "bytes_jited": jited}
             if baseline and algo in algorithms:
                 row["vs_baseline"] = median(vs_base)
                 row["vs_baselines"] = vs_base
             rows.append(row)
     return {"machine": machine(), "duration_s": duration_s, "counting": counting,
             "rounds": rounds, "baseline": baseline, "regime": regime, "rate_mbps": rate_mbps,
-            "delay_ms": delay_ms, "conns": conns, "cpu": cpu, "traffic": traffic, "rows": rows}
+            "delay_ms": delay_ms, "conns": conns, "cpu": cpu, "probes": list(probe_names),
+            "traffic": traffic, "rows": rows}

@@ -123,7 +123,8 @@ def _bench(a: argparse.Namespace) -> int:
                   f"{', '.join(loader.ALGORITHMS)}", file=sys.stderr)
             return 2
         r = run_bench(a.duration, algorithms=algos, rate_mbps=a.rate_mbps, counting=a.counting, rounds=a.rounds,
-                      baseline=a.baseline, regime=a.regime, conns=a.conns, cpu=a.cpu)
+                      baseline=a.baseline, regime=a.regime, conns=a.conns, cpu=a.cpu,
+                      probes=a.probes)
     except ValueError as e:   # an argument out of range (--cpu not one this process may use)
         print(f"pathpool kernel bench: {e}", file=sys.stderr)
         return 2
@@ -140,7 +141,8 @@ def _bench(a: argparse.Namespace) -> int:
                     f"control, 2 paths {rate}, {r['delay_ms']:g} ms{pin}), {r['rounds']} x "
                     f"{r['duration_s']:g} s of traffic, counting {r['counting']} (medians over "
                     f"rounds)\n{r['machine']}")
-    cols = ["algorithm", "callback", "calls", "ns/call", f"x {loader.YARDSTICK}", "range"]
+    cols = ["algorithm", "callback", "calls", "ns/call", f"x {loader.YARDSTICK}", "range",
+            "insns", "x86 bytes"]
     if r.get("baseline"):
         cols.append(f"x {r['baseline']}")
     for c in cols:
@@ -150,7 +152,9 @@ def _bench(a: argparse.Namespace) -> int:
         got = [x for x in row["ratios"] if x is not None]
         cells = [row["algorithm"], row["callback"], f"{row['calls']:.0f}",
                  "-" if ns is None else f"{ns:.0f}", "-" if ratio is None else f"{ratio:.2f}",
-                 f"{min(got):.2f}-{max(got):.2f}" if got else "-"]
+                 f"{min(got):.2f}-{max(got):.2f}" if got else "-",
+                 "-" if row.get("insns") is None else str(row["insns"]),
+                 "-" if row.get("bytes_jited") is None else str(row["bytes_jited"])]
         if r.get("baseline"):
             vb = row.get("vs_baseline")
             cells.append("-" if vb is None else f"{vb:.2f}")
@@ -361,6 +365,10 @@ def register(subparsers) -> None:
     p.add_argument("--baseline", metavar="REV",
                    help="also build git revision REV's controls and run them beside the "
                         "current ones (as pb_*) in every round; adds ns/call over REV's")
+    p.add_argument("--probes", action="store_true",
+                   help="also run the bench-only variants of the yardstick (pq_*: minreno plus "
+                        "a coupled control's socket reads, its map lines, or N padding "
+                        "instructions) to split a control's cold cost into parts")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=_bench)
     p = ks.add_parser("unload", help="unregister everything pathpool loaded")
