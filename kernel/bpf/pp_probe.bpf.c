@@ -17,7 +17,8 @@
  *
  * Every result ends in a private field (pq_ca.sink), so neither clang nor the verifier nor the
  * JIT can drop the work. Built as build/pq_sock.bpf.o, pq_lines.bpf.o, pq_padN.bpf.o
- * (kernel/Makefile, target probes).
+ * (kernel/Makefile, target probes). The struct_ops variable carries the name: the loader
+ * reports programs under it.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -163,7 +164,7 @@ __u32 BPF_PROG(mr_undo_cwnd, struct sock *sk)
 }
 
 SEC(".struct_ops")
-struct tcp_congestion_ops pq_ops = {
+struct tcp_congestion_ops PQ_NAME = {
 	.init = (void *)mr_init,
 	.cong_avoid = (void *)mr_cong_avoid,
 	.ssthresh = (void *)mr_ssthresh,
