@@ -12,11 +12,14 @@
  *   PQ_LINES  PQ_SOCK plus pp_lia's per-ACK data: the pp_conns-like array lookup, a read of
  *             the connection header's line (mask, forced flag, ratio) and a write of the own
  *             slot's line (window, RTT, active), pp_publish's stores;
+ *   PQ_HDR    PQ_SOCK plus the lookup and the header read only (no slot write);
+ *   PQ_SLOT   PQ_SOCK plus the lookup and the own-slot write only (no header read);
  *   PQ_PAD=N  minreno plus N straight-line BPF ALU instructions (four independent chains, so
  *             that warm they execute in about N/4 cycles), i.e. code size alone.
  *
  * Every result ends in a private field (pq_ca.sink), so neither clang nor the verifier nor the
- * JIT can drop the work. Built as build/pq_sock.bpf.o, pq_lines.bpf.o, pq_padN.bpf.o
+ * JIT can drop the work. Built as build/pq_sock.bpf.o, pq_lines.bpf.o, pq_hdr.bpf.o, pq_slot.bpf.o,
+ * pq_padN.bpf.o
  * (kernel/Makefile, target probes). The struct_ops variable carries the name: the loader
  * reports programs under it.
  */
@@ -42,7 +45,11 @@ struct pq_ca {
 	__u32 state;
 };
 
-#if defined(PQ_LINES)
+#if defined(PQ_LINES) || defined(PQ_HDR) || defined(PQ_SLOT)
+#define PQ_MAP 1
+#endif
+
+#if defined(PQ_MAP)
 /* The layout of pp_conn_state (pp_common.bpf.h): 8 slots of a line each, then the header. */
 struct pq_slot {
 	__u64 sk;
@@ -96,25 +103,29 @@ void BPF_PROG(mr_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
 	struct pq_ca *ca = (struct pq_ca *)((struct inet_connection_sock *)sk)->icsk_ca_priv;
 	__u64 sink = acked;
 
-#if defined(PQ_SOCK) || defined(PQ_LINES)
+#if defined(PQ_SOCK) || defined(PQ_MAP)
 	/* pp_cong_avoid's reads of the socket, its tcp_is_cwnd_limited test among them. */
 	if (!tp->is_cwnd_limited && !(tp->snd_cwnd < tp->snd_ssthresh &&
 				      tp->snd_cwnd < 2 * tp->max_packets_out))
 		sink += 1;
 	sink += (tp->srtt_us >> 3) + tp->snd_cwnd_clamp + ca->frac + ca->state;
 #endif
-#if defined(PQ_LINES)
+#if defined(PQ_MAP)
 	if (ca->conn) {
 		__u32 idx = ca->idx;
 		struct pq_state *st = bpf_map_lookup_elem(&pq_conns, &idx);
-		__u32 k = ca->slot & 7;
+		__u32 k __attribute__((unused)) = ca->slot & 7;
 
 		if (st) {
 			/* pp_lia's per-ACK reads of the header, then pp_publish's stores. */
+#if !defined(PQ_SLOT)
 			sink += st->mask + st->forced + st->ratio_q32;
+#endif
+#if !defined(PQ_HDR)
 			st->s[k].w = (__u64)tp->snd_cwnd << 16;
 			st->s[k].rtt_us = tp->srtt_us >> 3;
 			st->s[k].active = 1;
+#endif
 		}
 	}
 #endif
