@@ -53,10 +53,12 @@ CALLBACKS = {
 #: Bench-only variants of the yardstick (kernel/bpf/pp_probe.bpf.c, ``--probes``): minreno's
 #: arithmetic plus one kind of a coupled control's extra per-ACK work each: the socket fields
 #: pp_cong_avoid reads (``pq_sock``), those and pp_lia's map lookup, header read and own-slot
-#: write (``pq_lines``; only the read: ``pq_hdr``, only the write: ``pq_slot``), or N
+#: write (``pq_lines``; only the read: ``pq_hdr``, from a 16-entry map in the direct map:
+#: ``pq_hdrsmall``; only the write: ``pq_slot``), or N
 #: straight-line instructions (``pq_padN``). Their callbacks carry the yardstick's program
 #: names.
-PROBES = ("pq_sock", "pq_lines", "pq_hdr", "pq_slot", "pq_pad100", "pq_pad300", "pq_pad600")
+PROBES = ("pq_sock", "pq_lines", "pq_hdr", "pq_hdrsmall", "pq_slot", "pq_pad100", "pq_pad300",
+          "pq_pad600")
 
 
 #: Regime -> (path rate Mbit/s (0 = unshaped), one-way delay ms, connections per control).
