@@ -78,7 +78,9 @@ struct pq_state {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(map_flags, BPF_F_MMAPABLE);
+#if PQ_N == 4096
+	__uint(map_flags, BPF_F_MMAPABLE);   /* as pp_conns: vmalloc'd, page aligned */
+#endif
 	__uint(max_entries, PQ_N);
 	__type(key, __u32);
 	__type(value, struct pq_state);
