@@ -59,3 +59,49 @@ def test_bench_refuses_more_objects_than_one_loader_takes():
     # 10 controls, their baseline and the yardstick: 21 objects, pp_loader takes 16.
     with pytest.raises(ValueError, match="21 objects; allowed: at most 16"):
         run_bench(baseline="main")
+
+
+def _static_profile():
+    import importlib.util
+
+    path = loader.KERNEL_DIR / "test" / "static_profile.py"
+    spec = importlib.util.spec_from_file_location("static_profile", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_probes_are_the_yardstick_plus_their_one_extra(kernel_toolchain):
+    from pathpool.kernel.bench import PROBES, build_probes
+
+    objs = build_probes()
+    assert [o.name for o in objs] == [f"{n}.bpf.o" for n in PROBES]
+    parse = _static_profile().parse
+    yard = parse(loader.object_path(loader.YARDSTICK))["mr_cong_avoid"]["insns"]
+    insns = {}
+    for name, obj in zip(PROBES, objs, strict=True):
+        # Registered under its own name (the loader reports programs by the map's name), with
+        # the yardstick's callback names, so the bench finds them as it finds pp_minreno's.
+        assert f"{name}\x00".encode() in obj.read_bytes()
+        funcs = parse(obj)
+        assert {"mr_cong_avoid", "mr_ssthresh", "mr_undo_cwnd"} <= set(funcs)
+        insns[name] = funcs["mr_cong_avoid"]["insns"]
+    # The padding is really there, N instructions apart, and nothing else grows with N.
+    assert insns["pq_pad300"] - insns["pq_pad100"] == 200
+    assert insns["pq_pad600"] - insns["pq_pad300"] == 300
+    # minreno's arithmetic plus the four chains' setup and sum and the store: a few dozen
+    # instructions around the padding, never fewer than the yardstick's.
+    assert yard < insns["pq_pad100"] - 100 < yard + 40
+    # The data probes: the lookup plus the reads or writes, more than the socket reads alone.
+    for n in ("pq_hdr", "pq_hdrsmall", "pq_slot", "pq_lines"):
+        assert insns[n] > insns["pq_sock"] > yard
+
+
+def test_bench_counts_the_probes_against_the_loader_limit():
+    from pathpool.kernel.bench import PROBES, run_bench
+
+    # 10 controls, 8 probes and the yardstick: 19 objects.
+    n = len(loader.ALGORITHMS) + len(PROBES) + 1
+    with pytest.raises(ValueError, match=f"{n} objects; allowed: at most 16 .one loader, "
+                                         "with the probes."):
+        run_bench(probes=True)
