@@ -2,47 +2,25 @@
 /*
  * pp_minreno: the yardstick of `pathpool kernel bench`, a minimal BPF Reno. Its cong_avoid is
  * Linux 6.18 tcp_reno_cong_avoid reduced to its arithmetic (slow start, then
- * tcp_cong_avoid_ai's snd_cwnd_cnt credit by acked segments), with none of pathpool's
+ * tcp_cong_avoid_ai's snd_cwnd_cnt credit by acked segments; kernel/include/pp_minreno.h,
+ * shared with the bench's probes), with none of pathpool's
  * machinery: no map lookup, no private state, no fixed point. The per-call cost of a pp_*
  * callback is reported as a ratio to this one, measured in the same run.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
+#include "pp_minreno.h"
 
 char _license[] SEC("license") = "GPL";
 
 SEC("struct_ops/mr_cong_avoid")
 void BPF_PROG(mr_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
 {
-	struct tcp_sock *tp = (struct tcp_sock *)sk;
-
-	if (tp->snd_cwnd < tp->snd_ssthresh) {
-		tp->snd_cwnd = tp->snd_cwnd + acked < tp->snd_ssthresh ? tp->snd_cwnd + acked : tp->snd_ssthresh;
-		return;
-	}
-	tp->snd_cwnd_cnt += acked;
-	if (tp->snd_cwnd_cnt >= tp->snd_cwnd) {
-		tp->snd_cwnd_cnt -= tp->snd_cwnd;
-		tp->snd_cwnd++;
-	}
+	pp_minreno_cong_avoid((struct tcp_sock *)sk, acked);
 }
 
-SEC("struct_ops/mr_ssthresh")
-__u32 BPF_PROG(mr_ssthresh, struct sock *sk)
-{
-	struct tcp_sock *tp = (struct tcp_sock *)sk;
-
-	return tp->snd_cwnd >> 1 > 2 ? tp->snd_cwnd >> 1 : 2;
-}
-
-SEC("struct_ops/mr_undo_cwnd")
-__u32 BPF_PROG(mr_undo_cwnd, struct sock *sk)
-{
-	struct tcp_sock *tp = (struct tcp_sock *)sk;
-
-	return tp->snd_cwnd > tp->prior_cwnd ? tp->snd_cwnd : tp->prior_cwnd;
-}
+PP_MINRENO_SSTHRESH_UNDO()
 
 SEC(".struct_ops")
 struct tcp_congestion_ops pp_minreno = {

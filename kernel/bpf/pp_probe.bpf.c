@@ -29,6 +29,7 @@
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
+#include "pp_minreno.h"
 
 char _license[] SEC("license") = "GPL";
 
@@ -154,33 +155,10 @@ void BPF_PROG(mr_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
 #endif
 	ca->sink = sink;
 
-	/* pp_minreno's cong_avoid, unchanged. */
-	if (tp->snd_cwnd < tp->snd_ssthresh) {
-		tp->snd_cwnd = tp->snd_cwnd + acked < tp->snd_ssthresh ? tp->snd_cwnd + acked : tp->snd_ssthresh;
-		return;
-	}
-	tp->snd_cwnd_cnt += acked;
-	if (tp->snd_cwnd_cnt >= tp->snd_cwnd) {
-		tp->snd_cwnd_cnt -= tp->snd_cwnd;
-		tp->snd_cwnd++;
-	}
+	pp_minreno_cong_avoid(tp, acked);   /* the yardstick's cong_avoid, unchanged */
 }
 
-SEC("struct_ops/mr_ssthresh")
-__u32 BPF_PROG(mr_ssthresh, struct sock *sk)
-{
-	struct tcp_sock *tp = (struct tcp_sock *)sk;
-
-	return tp->snd_cwnd >> 1 > 2 ? tp->snd_cwnd >> 1 : 2;
-}
-
-SEC("struct_ops/mr_undo_cwnd")
-__u32 BPF_PROG(mr_undo_cwnd, struct sock *sk)
-{
-	struct tcp_sock *tp = (struct tcp_sock *)sk;
-
-	return tp->snd_cwnd > tp->prior_cwnd ? tp->snd_cwnd : tp->prior_cwnd;
-}
+PP_MINRENO_SSTHRESH_UNDO()
 
 SEC(".struct_ops")
 struct tcp_congestion_ops PQ_NAME = {
