@@ -48,14 +48,6 @@ enum Slot {
     Lane(u32),
 }
 
-/// `(at, seq)` as one 128-bit number, whose order is the tuple's: one compare-and-borrow
-/// pair instead of a compare, a branch and a second compare (the heap's sift-down and the
-/// calendar/heap choice in [`EventQueue::pop_until`] compare on every event).
-#[inline(always)]
-fn key(at: Nanos, seq: u64) -> u128 {
-    u128::from(at) << 64 | u128::from(seq)
-}
-
 #[derive(Clone, Copy, Debug)]
 struct Item {
     at: Nanos,
@@ -67,7 +59,7 @@ impl Item {
     /// The total order of events: time, then scheduling order (`seq` is unique).
     #[inline(always)]
     fn before(&self, o: &Item) -> bool {
-        key(self.at, self.seq) < key(o.at, o.seq)
+        (self.at, self.seq) < (o.at, o.seq)
     }
 }
 
@@ -281,7 +273,7 @@ impl Near {
             self.nodes[prev as usize].next = n;
         }
         self.bits[b / 64] |= 1 << (b % 64);
-        if self.len == 0 || key(e.at, e.seq) < key(self.head.at, self.head.seq) {
+        if self.len == 0 || (e.at, e.seq) < (self.head.at, self.head.seq) {
             self.head = e;
             self.head_bucket = b;
         }
@@ -490,7 +482,7 @@ impl EventQueue {
             if self
                 .heap
                 .peek()
-                .is_none_or(|t| key(h.at, h.seq) < key(t.at, t.seq))
+                .is_none_or(|t| (h.at, h.seq) < (t.at, t.seq))
             {
                 if h.at > until {
                     return None;
