@@ -229,6 +229,11 @@ impl Link {
         self.q_bytes
     }
 
+    /// Bytes of the link's own state and its departure queue (capacity).
+    pub fn bytes(&self) -> usize {
+        std::mem::size_of::<Link>() + self.q.capacity() * std::mem::size_of::<(Nanos, u32)>()
+    }
+
     /// Packets still in the buffer at `end` (accepted, not yet fully transmitted).
     pub fn queued_at(&self, end: Nanos) -> u64 {
         self.q.iter().filter(|(t, _)| *t > end).count() as u64
