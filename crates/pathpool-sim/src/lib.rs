@@ -105,7 +105,7 @@ impl Simulation {
     }
 
     /// What the run's memory is made of so far: `(structure, bytes)`, each at its high-water
-    /// mark (see `examples/memory.rs`). A diagnostic: the numbers depend on this version's
+    /// mark (`runscn --memory`). A diagnostic: the numbers depend on this version's
     /// data layout, not on the scenario's results.
     pub fn memory(&self) -> Vec<(&'static str, usize)> {
         self.world.memory()

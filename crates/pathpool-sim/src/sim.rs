@@ -62,7 +62,7 @@ pub(crate) enum Endpoint {
 impl World {
     /// What the run's memory is made of: bytes per structure, each at its high-water mark
     /// (capacities; the packet slab's slots ever used). Heap blocks' allocator headers and the
-    /// parsed scenario are not counted. For `examples/memory.rs` (bench/README.md).
+    /// parsed scenario are not counted. For `runscn --memory` (bench/README.md).
     pub(crate) fn memory(&self) -> Vec<(&'static str, usize)> {
         use std::mem::size_of;
         let n = &self.net;

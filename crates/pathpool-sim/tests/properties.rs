@@ -250,7 +250,7 @@ fn same_seed_same_output_and_seeds_differ() {
     check_invariants(&a, None);
 }
 
-/// The memory census (`Simulation::memory`, `examples/memory.rs`) counts what the run grew: no
+/// The memory census (`Simulation::memory`, `runscn --memory`) counts what the run grew: no
 /// packet slot or scoreboard chunk before the first packet, whole 64-byte slots and 512-byte
 /// chunks once packets flow, more slots after 5 s than after 0.5 s (high-water marks never
 /// shrink), and the same bytes for the same seed.
