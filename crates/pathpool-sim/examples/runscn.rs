@@ -68,21 +68,22 @@ fn main() {
     );
 }
 
-/// The census of `Simulation::memory`, its sum, and the peak RSS after parsing and now.
+/// The census of `Simulation::memory`, its sum, and the peak RSS after parsing and now, in MiB
+/// (as bench/htsim.sh and ab.sh print GNU time's peak RSS).
 fn print_memory(parts: &[(&str, usize)], parsed_kib: u64) {
-    let mb = |b: f64| b / 1e6;
+    let mib = |b: f64| b / f64::from(1u32 << 20);
     for (what, bytes) in parts {
-        println!("memory {:>8.3} MB  {what}", mb(*bytes as f64));
+        println!("memory {:>8.3} MiB  {what}", mib(*bytes as f64));
     }
     let total: usize = parts.iter().map(|(_, b)| b).sum();
-    println!("memory {:>8.3} MB  sum of the above", mb(total as f64));
+    println!("memory {:>8.3} MiB  sum of the above", mib(total as f64));
     println!(
-        "memory {:>8.3} MB  peak RSS after parsing the scenario (binary, libraries, parser)",
-        mb(parsed_kib as f64 * 1024.0)
+        "memory {:>8.3} MiB  peak RSS after parsing the scenario (binary, libraries, parser)",
+        mib(parsed_kib as f64 * 1024.0)
     );
     println!(
-        "memory {:>8.3} MB  peak RSS at the end of the run (VmHWM)",
-        mb(peak_rss_kib() as f64 * 1024.0)
+        "memory {:>8.3} MiB  peak RSS at the end of the run (VmHWM)",
+        mib(peak_rss_kib() as f64 * 1024.0)
     );
 }
 
