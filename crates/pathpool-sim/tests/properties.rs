@@ -279,6 +279,16 @@ fn memory_census_counts_whole_slots_and_chunks_deterministically() {
     assert_eq!(end, census(Some(u64::MAX)));
 }
 
+/// The output's record vectors are sized from the run, not grown by doubling after it (which
+/// raised a 999-flow run's peak RSS by ~0.25 MiB): three flows, four subflows, no spare slots.
+#[test]
+fn output_records_are_sized_from_the_run() {
+    let out = run(&scenario(&two_paths()), 7).unwrap();
+    assert_eq!((out.flows.len(), out.subflows.len()), (3, 4));
+    assert_eq!(out.flows.capacity(), out.flows.len());
+    assert_eq!(out.subflows.capacity(), out.subflows.len());
+}
+
 #[test]
 fn lossless_download_completes_at_the_bottleneck_rate() {
     // 1 MB over a 10 Mb/s, 10 ms link with a buffer that never overflows: no loss, so the
