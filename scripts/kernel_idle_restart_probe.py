@@ -71,12 +71,15 @@ def run(args: argparse.Namespace) -> None:
 
     kjobs = jobs(args.algorithms, args.seeds)
     report_cache = cache_root(Path(args.report_cache))
-    # The plans must be the report's, or the comparison means nothing: every algorithm needs at
-    # least one seed in the report's cache (a key hashes the plan and the seed; seeds beyond the
-    # report's share the plan).
-    for alg in args.algorithms:
-        if not any((report_cache / kj.key()).is_dir() for kj in kjobs if kj.job.tags["run_algorithm"] == alg):
-            raise SystemExit(f"{alg}: no run in the report's cache {report_cache}: plan differs")
+    # The plans must be the report's, or the comparison means nothing: each algorithm's seed-1
+    # run must be in the report's cache (its key hashes plan and seed), and every requested
+    # seed's plan must equal that one (seeds beyond the report's share its plan).
+    for ref in jobs(args.algorithms, [1]):
+        alg = ref.job.tags["run_algorithm"]
+        if not (report_cache / ref.key()).is_dir():
+            raise SystemExit(f"{alg}: seed 1 not in the report's cache {report_cache}: plan differs")
+        if any(kj.plan.describe() != ref.plan.describe() for kj in kjobs if kj.job.tags["run_algorithm"] == alg):
+            raise SystemExit(f"{alg}: a requested seed's plan differs from the report's")
     make = krun.testbed_for
 
     def testbed_for(plan, prefix="pp-"):
