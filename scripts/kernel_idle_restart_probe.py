@@ -136,7 +136,7 @@ def reductions(t: np.ndarray, c: np.ndarray, thr: float = 0.7) -> list[tuple[int
 
 def classify(series: pd.DataFrame) -> dict[str, float]:
     """Per run: reductions by queue state, how many end at the 10-packet initial window, the
-    share of time the summed window is below the 83-packet BDP."""
+    share of time the summed window is below the 83-packet BDP, and the window CV."""
     c = series[series.metric.isin(["cwnd", "srtt_s"])].pivot_table(
         index="time_s", columns=["metric", "id"], values="value")
     c = c[(c.index >= WINDOW[0]) & (c.index <= WINDOW[1])]
@@ -150,6 +150,8 @@ def classify(series: pd.DataFrame) -> dict[str, float]:
             row["to_iw"] += after == 10
     total = c["cwnd"].sum(axis=1)
     row["below_bdp"] = float((total < 83).mean())
+    # The report's window CV (pathpool.reproduce.metrics.oscillation: population std / mean).
+    row["window_cv"] = float(np.std(total.to_numpy()) / total.mean())
     row["idle_s"] = sum(idle(c[("srtt_s", sub)].to_numpy(), c[("cwnd", sub)].to_numpy())
                         for sub in c["cwnd"].columns)
     return row
@@ -196,10 +198,11 @@ def table(args: argparse.Namespace) -> None:
             parts.append(p.assign(source=sub))
     d = pd.concat(parts)
     cols = ["source", "algorithm", "seed", "full", "empty", "mid", "to_iw", "idle_s",
-            "below_bdp", "utilisation", "drops", "retx"]
+            "below_bdp", "window_cv", "utilisation", "drops", "retx"]
     print(d[cols].sort_values(["algorithm", "source", "seed"]).round(3).to_string(index=False))
     keys = ["algorithm", "source"]
-    g = d.groupby(keys)[["full", "empty", "to_iw", "idle_s", "below_bdp", "utilisation", "drops"]].mean()
+    g = d.groupby(keys)[["full", "empty", "to_iw", "idle_s", "below_bdp", "window_cv", "utilisation",
+                         "drops"]].mean()
     print(g.assign(n=d.groupby(keys).size()).round(3).to_string())
 
 

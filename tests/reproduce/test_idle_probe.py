@@ -62,6 +62,8 @@ def test_classify_full_and_empty_queue(probe):
     assert (row["full"], row["empty"], row["mid"], row["to_iw"]) == (1, 1, 0, 1)
     # Sum 70 then 50 then 30 packets: below the 83-packet BDP all the time.
     assert row["below_bdp"] == 1.0
+    # Summed window 70 (50 samples), 50 (100), 30 (50): mean 50, population std sqrt(200).
+    assert row["window_cv"] == pytest.approx(200 ** 0.5 / 50)
 
 
 def test_probe_plans_are_the_reports(probe):
