@@ -358,6 +358,29 @@ impl Default for EventQueue {
 }
 
 impl EventQueue {
+    /// Bytes held by the heap, the lanes and the calendar (capacities: what each has grown
+    /// to), for [`crate::Simulation::memory`].
+    pub(crate) fn memory(&self) -> [(&'static str, usize); 3] {
+        let lanes: usize = self.lanes.iter().map(|l| l.q.capacity()).sum();
+        [
+            (
+                "event heap",
+                self.heap.v.capacity() * std::mem::size_of::<Item>(),
+            ),
+            (
+                "lanes (every packet in flight)",
+                lanes * std::mem::size_of::<LaneEntry>()
+                    + self.lanes.len() * std::mem::size_of::<Lane>(),
+            ),
+            (
+                "send-jitter calendar",
+                self.near.nodes.capacity() * std::mem::size_of::<Node>()
+                    + self.near.first.len() * 4
+                    + self.near.bits.len() * 8,
+            ),
+        ]
+    }
+
     /// A queue with `lanes` arrival lanes (numbered `0..lanes`), room for `n` heap entries, and
     /// a calendar for arrivals at most `horizon` after the time of the last pop
     /// ([`EventQueue::push_near`]).

@@ -104,6 +104,13 @@ impl Simulation {
         self.wall += t0.elapsed();
     }
 
+    /// What the run's memory is made of so far: `(structure, bytes)`, each at its high-water
+    /// mark (`runscn --memory`). A diagnostic: the numbers depend on this version's
+    /// data layout, not on the scenario's results.
+    pub fn memory(&self) -> Vec<(&'static str, usize)> {
+        self.world.memory()
+    }
+
     /// Run to the end and turn the final state into the run's output.
     pub fn finish(mut self) -> RunOutput {
         let end = self.end();

@@ -155,8 +155,10 @@ impl Link {
     }
 
     /// Offer a packet of `wire` bytes at `now`. On success returns the time its last bit
-    /// reaches the far end (departure + propagation).
-    #[inline]
+    /// reaches the far end (departure + propagation). Always inlined (into `Net::hop`, once per
+    /// data packet per link): as a call, its entry and exit cost 16 instructions a packet
+    /// (callgrind, 3 s of bench.toml: 1 096.0 M -> 1 090.0 M instructions inlined).
+    #[inline(always)]
     pub fn offer(&mut self, now: Nanos, wire: u32) -> Result<Nanos, Drop> {
         self.arrived += 1;
         if self.random_loss() {
@@ -225,6 +227,11 @@ impl Link {
     pub fn queue_bytes(&mut self, now: Nanos) -> u64 {
         self.purge(now);
         self.q_bytes
+    }
+
+    /// Bytes of the link's own state and its departure queue (capacity).
+    pub fn bytes(&self) -> usize {
+        std::mem::size_of::<Link>() + self.q.capacity() * std::mem::size_of::<(Nanos, u32)>()
     }
 
     /// Packets still in the buffer at `end` (accepted, not yet fully transmitted).

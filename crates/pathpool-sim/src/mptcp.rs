@@ -153,6 +153,11 @@ impl DataReceiver {
         self.head = 0;
     }
 
+    /// Bytes of the reassembly ring (grown to the farthest offset held so far).
+    pub fn ring_bytes(&self) -> usize {
+        self.held.capacity()
+    }
+
     /// First DSN outside the advertised window.
     #[inline]
     pub fn window_edge(&self) -> u64 {

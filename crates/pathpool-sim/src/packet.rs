@@ -281,6 +281,13 @@ impl Pool {
         }
     }
 
+    /// Bytes of the slots ever used (the slab's high-water mark: a slot is written when first
+    /// taken, and the untouched tail of its capacity takes no memory) and of the SACK table.
+    pub fn bytes_used(&self) -> usize {
+        self.slots.len() * std::mem::size_of::<Packet>()
+            + self.sack_tab.len() * std::mem::size_of::<[(u32, u32); MAX_SACK_BLOCKS]>()
+    }
+
     /// Packets currently in use (walks the free list: for checks, not for the hot path).
     pub fn live(&self) -> usize {
         let free = std::iter::successors(

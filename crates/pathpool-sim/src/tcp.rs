@@ -141,6 +141,11 @@ impl SegPool {
         self.made
     }
 
+    /// Bytes of every chunk allocated so far (in use or free).
+    pub fn bytes(&self) -> usize {
+        self.made * std::mem::size_of::<[Seg; CHUNK]>()
+    }
+
     /// Chunks free for the next subflow that needs one.
     pub fn free(&self) -> usize {
         self.free.len()

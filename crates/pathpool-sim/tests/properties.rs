@@ -4,7 +4,7 @@
 mod common;
 
 use common::{header, link, metrics, mptcp_flow, path, scenario, tcp_flow};
-use pathpool_sim::{run, RunOutput};
+use pathpool_sim::{run, RunOutput, Simulation};
 use proptest::prelude::*;
 
 #[derive(Clone, Debug)]
@@ -248,6 +248,45 @@ fn same_seed_same_output_and_seeds_differ() {
     c.stats.wall_s = 0.0;
     assert_ne!(format!("{a:?}"), format!("{c:?}"));
     check_invariants(&a, None);
+}
+
+/// The memory census (`Simulation::memory`, `runscn --memory`) counts what the run grew: no
+/// packet slot or scoreboard chunk before the first packet, whole 64-byte slots and 512-byte
+/// chunks once packets flow, more slots after 5 s than after 0.5 s (high-water marks never
+/// shrink), and the same bytes for the same seed.
+#[test]
+fn memory_census_counts_whole_slots_and_chunks_deterministically() {
+    let sc = scenario(&two_paths());
+    let census = |t: Option<u64>| {
+        let mut s = Simulation::new(&sc, 7).unwrap();
+        if let Some(t) = t {
+            s.run_until(t);
+        }
+        s.memory()
+    };
+    let get = |m: &[(&str, usize)], k: &str| m.iter().find(|(n, _)| *n == k).unwrap().1;
+    let built = census(None);
+    assert_eq!(get(&built, "packet slab"), 0);
+    assert_eq!(get(&built, "scoreboard chunks"), 0);
+    let early = census(Some(500_000_000));
+    let end = census(Some(u64::MAX));
+    for m in [&early, &end] {
+        let (slab, chunks) = (get(m, "packet slab"), get(m, "scoreboard chunks"));
+        assert!(slab > 0 && slab % 64 == 0, "{m:?}");
+        assert!(chunks > 0 && chunks % 512 == 0, "{m:?}");
+    }
+    assert!(get(&end, "packet slab") >= get(&early, "packet slab"));
+    assert_eq!(end, census(Some(u64::MAX)));
+}
+
+/// The output's record vectors are sized from the run, not grown by doubling after it (which
+/// raised a 999-flow run's peak RSS by ~0.25 MiB): three flows, four subflows, no spare slots.
+#[test]
+fn output_records_are_sized_from_the_run() {
+    let out = run(&scenario(&two_paths()), 7).unwrap();
+    assert_eq!((out.flows.len(), out.subflows.len()), (3, 4));
+    assert_eq!(out.flows.capacity(), out.flows.len());
+    assert_eq!(out.subflows.capacity(), out.subflows.len());
 }
 
 #[test]
