@@ -94,7 +94,7 @@ def test_both_columns_from_real_runs(outcome):
         # is positive and below what the paths carry (LIA: both paths, 40 Mbit/s; TCP: one).
         cap = 40.0 if alg == "lia" else 20.0
         assert 0.5 < c.loc[alg, "linux_mean"] < cap
-        assert c.loc[alg, "linux_verdict"] in ("reproduced", "same ordering only", "not reproduced")
+        assert c.loc[alg, "linux_verdict"] in ("reproduced", "same ordering only", "not reproduced", "undecided")
     f = outcome.kernel.tables["flows"]
     assert len(f) == 2 * 2 * 2 and f["completion_time_s"].notna().all()   # every download finished
     assert (f["delivered_bytes"] == 1_000_000).all()

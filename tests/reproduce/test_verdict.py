@@ -11,6 +11,7 @@ from pathpool.reproduce.verdict import (
     ORDERING,
     REPRODUCED,
     TOLERANCE,
+    UNDECIDED,
     cell_verdict,
     check_claim,
     ci95,
@@ -36,9 +37,26 @@ def test_cell_verdicts_inside():
 
 
 def test_a_wide_interval_never_reproduces_on_its_own():
-    # ... a wide one (half-width 25% of the mean: few seeds) overlaps nearly anything and does not.
-    assert cell_verdict(1.0, math.nan, 1.30, 0.95, 1.6, None) == NOT
-    assert cell_verdict(1.0, math.nan, 1.30, 0.95, 1.6, True) == ORDERING
+    # ... a wide one (half-width 14% of the mean: few seeds) overlapping the paper's 1.0 +- 0.3
+    # does not count; it holds neither 0.85 nor 1.15, so the verdict is decided.
+    assert cell_verdict(1.0, 0.3, 1.40, 1.20, 1.60, None) == NOT
+    assert cell_verdict(1.0, 0.3, 1.40, 1.20, 1.60, True) == ORDERING
+
+
+def test_a_wide_interval_across_the_band_boundary_is_undecided():
+    # Half-width 25% of the mean and 1.15 inside: the mean's side of the boundary is luck.
+    assert cell_verdict(1.0, math.nan, 1.30, 0.95, 1.6, None) == UNDECIDED
+    assert cell_verdict(1.0, math.nan, 1.30, 0.95, 1.6, True) == UNDECIDED
+    # Inside the band by the mean, but 0.85 inside the interval: undecided too.
+    assert cell_verdict(1.0, math.nan, 0.90, 0.80, 1.00, None) == UNDECIDED
+    # The kernel's RSF s5 LIA at n = 3 (report/kernel): 2.71 [1.66, 3.76] against 2.59, both
+    # boundaries (2.20, 2.98) inside: it was "reproduced" on its mean alone.
+    assert cell_verdict(2.59, math.nan, 2.709, 1.659, 3.759, None) == UNDECIDED
+    # Narrow (half-width 1.7%) across 1.15: decided on the mean.
+    assert cell_verdict(1.0, math.nan, 1.16, 1.14, 1.18, True) == ORDERING
+    assert cell_verdict(1.0, math.nan, 1.14, 1.12, 1.16, None) == REPRODUCED
+    # No interval (one run): nothing to call wide, the mean decides.
+    assert cell_verdict(1.0, math.nan, 1.3, math.nan, math.nan, None) == NOT
 
 
 def test_cell_verdicts_outside():

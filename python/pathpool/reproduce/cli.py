@@ -137,7 +137,7 @@ def _main(args: argparse.Namespace) -> int:
     t.add_column("published numbers", justify="right")
     t.add_column("claims", justify="right")
     claims = outcome.claims["verdict"].value_counts() if len(outcome.claims) else {}
-    for v in ("reproduced", "same ordering only", "not reproduced"):
+    for v in ("reproduced", "same ordering only", "not reproduced", "undecided"):
         t.add_row(v, str(int(counts.get(v, 0))), str(int(claims.get(v, 0))))
     out.print(t)
     if outcome.kernel is not None:

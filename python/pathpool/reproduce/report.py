@@ -44,7 +44,7 @@ REFERENCES: tuple[tuple[str, str], ...] = (
 )
 
 _NEEDS = re.compile(r"<!--\s*needs:\s*(.*?)\s*-->")
-_VERDICT_CLASS = {"reproduced": "ok", "same ordering only": "mid", "not reproduced": "bad"}
+_VERDICT_CLASS = {"reproduced": "ok", "same ordering only": "mid", "not reproduced": "bad", "undecided": "und"}
 
 
 
@@ -71,7 +71,10 @@ def tolerance_text() -> str:
         f"*same ordering only* when the algorithms of its row are ordered as in the paper (every pair the paper "
         f"separates by more than {TOLERANCE['tie']:.0%}), else *not reproduced*. A claim of the text is *reproduced* "
         f"when it holds as stated (sizes within {TOLERANCE['rel']:.0%}), *same ordering only* when its direction "
-        f"holds but not its size or not for every algorithm, *not reproduced* otherwise."
+        f"holds but not its size or not for every algorithm, *not reproduced* otherwise. A number is *undecided* "
+        f"when our interval is wider than that and contains {1 - TOLERANCE['rel']:.2f} or "
+        f"{1 + TOLERANCE['rel']:.2f} times the paper's value: which side of the boundary the mean falls on is then "
+        f"the luck of few runs (the kernel's repetitions; the simulator's seeds are raised until no interval is wide)."
     )
 
 
@@ -536,7 +539,7 @@ def write_report(outcome) -> None:
         hb += [f"<h2 id='{a}'>{html.escape(t)}" + (f" <code>{k}</code>" if k else "") + "</h2>", html_body]
     style = ("body{font-family:sans-serif;max-width:1100px;margin:auto;padding:1em}table{border-collapse:collapse;"
              "margin:0.5em 0}td,th{border:1px solid #ccc;padding:3px 6px;font-size:13px}.ok{background:#d9f2d9}"
-             ".mid{background:#fff2cc}.bad{background:#f8d0d0}img{max-width:100%}figcaption{font-size:12px;color:#444}")
+             ".mid{background:#fff2cc}.bad{background:#f8d0d0}.und{background:#e6e6e6}img{max-width:100%}figcaption{font-size:12px;color:#444}")
     page = ("<!DOCTYPE html><html><head><meta charset='utf-8'><title>pathpool reproduce</title>"
             f"<style>{style}</style></head><body><h1>{html.escape(title)}</h1>" + "\n".join(hb) + "</body></html>")
     atomic_write_text(outcome.out / "index.html", page, mkdir=True)
