@@ -32,7 +32,10 @@ def test_a_tcp_flow_from_2_to_4_s_carries_data_only_then(lia):
     times = [s["t"] for s in t["samples"]]
     assert times and 2.0 <= min(times) and max(times) <= 4.0
     assert t["samples"][0]["subflows"][0]["bytes_acked"] < 100_000
-    assert t["final"][0]["bytes_acked"] > 1_000_000            # ~2 s at up to 10 Mbit/s
+    # Beside the LIA subflow on its 10 Mbit/s path its share is about 5 Mbit/s, 1.25 MB in 2 s,
+    # minus slow start into a 30-packet queue; a CI run under load measured 0.92 MB, so the
+    # bound asks for 2 Mbit/s on average: data carried, not a share.
+    assert t["final"][0]["bytes_acked"] > 500_000
     assert t["notsent_lowat"]
     recv = next(c for c in raw["receiver"]["connections"] if c["port"] == t["local_port"])
     # The receiver saw nothing before 2 s and nothing after ~4.3 s (the window in flight
