@@ -135,21 +135,24 @@ def build_probes() -> list[Path]:
     return [loader.BUILD_DIR / f"{n}.bpf.o" for n in PROBES]
 
 
-def _prog_sizes(ids: list[int]) -> dict[int, tuple[int, int]]:
-    """Program id -> (BPF instructions after the verifier's rewrites, bytes of x86 code)."""
+def _prog_fields(ids: list[int], *fields: str) -> dict[int, tuple[int, ...]]:
+    """Program id -> its integer ``fields`` from ``bpftool prog show`` (0 where absent); a
+    bpftool failure raises, since the bench cannot go on without it."""
     out = subprocess.run(["bpftool", "prog", "show", "-j"], capture_output=True, text=True,
                          check=True).stdout
     want = set(ids)
-    return {p["id"]: (int(p.get("bytes_xlated", 0)) // 8, int(p.get("bytes_jited", 0)))
-            for p in json.loads(out) if p["id"] in want}
+    return {p["id"]: tuple(int(p.get(f, 0)) for f in fields) for p in json.loads(out) if p["id"] in want}
+
+
+def _prog_sizes(ids: list[int]) -> dict[int, tuple[int, int]]:
+    """Program id -> (BPF instructions after the verifier's rewrites, bytes of x86 code)."""
+    return {i: (xlated // 8, jited)
+            for i, (xlated, jited) in _prog_fields(ids, "bytes_xlated", "bytes_jited").items()}
 
 
 def _prog_stats(ids: list[int]) -> dict[int, tuple[int, int]]:
-    out = subprocess.run(["bpftool", "prog", "show", "-j"], capture_output=True, text=True,
-                         check=True).stdout
-    want = set(ids)
-    return {p["id"]: (int(p.get("run_time_ns", 0)), int(p.get("run_cnt", 0)))
-            for p in json.loads(out) if p["id"] in want}
+    """Program id -> (run_time_ns, run_cnt) since bpf_stats_enabled was set."""
+    return _prog_fields(ids, "run_time_ns", "run_cnt")
 
 
 def run_bench(duration_s: float = 10.0, algorithms: tuple[str, ...] = loader.ALGORITHMS,
