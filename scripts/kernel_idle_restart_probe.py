@@ -123,7 +123,7 @@ def folder(sysctls: list[str]) -> str:
     return "__".join(kv.replace("net.ipv4.", "").replace(" ", "_").replace("=", "-") for kv in sysctls)
 
 
-def reductions(t: np.ndarray, c: np.ndarray, thr: float = 0.7) -> list[tuple[int, float, float]]:
+def reductions(c: np.ndarray, thr: float = 0.7) -> list[tuple[int, float, float]]:
     """(sample index, peak, value) of every sample below ``thr`` x the peak since the last one."""
     out, peak = [], c[0]
     for j, ci in enumerate(c):
@@ -144,7 +144,7 @@ def classify(series: pd.DataFrame) -> dict[str, float]:
     row = {"full": 0, "empty": 0, "mid": 0, "to_iw": 0}
     for sub in c["cwnd"].columns:
         x = c[("cwnd", sub)].to_numpy()
-        for j, _peak, after in reductions(c.index.to_numpy(), x):
+        for j, _peak, after in reductions(x):
             qmax = q_ms.iloc[max(0, j - 10):j + 1].max()
             row["full" if qmax >= 35 else "empty" if qmax < 15 else "mid"] += 1
             row["to_iw"] += after == 10

@@ -26,7 +26,7 @@ def test_reductions_by_hand(probe):
     # Peak 30, then 14 < 0.7 * 30 = 21: one; the peak restarts at 14 and climbs to 31, then
     # 10 < 21.7: two. 20 after 30 is not below 21.
     c = np.array([10, 20, 30, 14, 15, 30, 31, 10, 20, 16], dtype=float)
-    got = probe.reductions(np.arange(len(c)) * 0.05, c)
+    got = probe.reductions(c)
     assert [(j, peak, after) for j, peak, after in got] == [(3, 30.0, 14.0), (7, 31.0, 10.0)]
 
 
