@@ -62,6 +62,8 @@ import numpy as np
 import pandas as pd
 
 SAMPLE_S = 0.1
+#: Largest believable cwnd sample (packets): far above any RSF path's BDP + 1000-packet queue.
+CWND_MAX = 65536.0
 #: Linux's minimum RTO (``TCP_RTO_MIN``, 200 ms; ``tcp_set_rto()``: srtt + max(4 rttvar, rto_min)).
 RTO_MIN_S = 0.2
 FACTORS = ("A", "W", "S", "u", "k", "b")
@@ -110,7 +112,12 @@ def connection_rows(flows: pd.DataFrame, series: pd.DataFrame, sample_s: float =
         cw = mine[mine.metric == "cwnd"].pivot_table(index="time_s", columns="id", values="value")
         rt = mine[mine.metric == "srtt_s"].pivot_table(index="time_s", columns="id", values="value")
         times = cw.index
-        cw = cw.fillna(0.0)
+        # A cwnd no path of these scenarios can hold (above CWND_MAX) is a corrupted sample (the
+        # kernel's, measured: ssthresh 2,165,326,096 for one recovery): it takes the subflow's
+        # previous sample instead of dominating the average, and is counted.
+        bad = cw > CWND_MAX
+        cw = cw.mask(bad)
+        cw = cw.fillna(cw.ffill().where(bad)).fillna(0.0)
         # An srtt not known yet (0 or missing: the simulator before its first sample) takes the
         # subflow's first known one, so its window counts at a plausible rate, not at infinity.
         rt = rt.reindex(index=times, columns=cw.columns).where(lambda x: x > 0).bfill().ffill()
@@ -125,11 +132,12 @@ def connection_rows(flows: pd.DataFrame, series: pd.DataFrame, sample_s: float =
             # Time integrals (sample value x sample period), so runs of any length pool by sum.
             "W_int": float(cw.sum(axis=1).sum()) * sample_s,
             "R_int": float(rate.sum(axis=1).sum()) * sample_s,
-            "n_samples": n,
+            "n_samples": n, "bad_cwnd": int(bad.to_numpy().sum()),
         }
         # Reductions and the slow-start exit, per subflow; after the first reduction, how deep
         # each cut goes, how fast the window grows, and how often it jumps up.
         red, ss_peak, ss_t, depth, rise, rtts, jumps = 0, [], [], [], 0.0, 0.0, 0
+        ca_rise, ca_rtts, ca_steps, all_steps = 0.0, 0.0, 0, 0
         for col in cw.columns:
             c = cw[col].to_numpy()
             got = reductions(c) if len(c) else []
@@ -139,15 +147,33 @@ def connection_rows(flows: pd.DataFrame, series: pd.DataFrame, sample_s: float =
             ss_peak.append(got[0][1])
             ss_t.append(float(times[got[0][0]]) - t0)
             depth += [after / peak for _, peak, after in got]
-            g = growth(c[got[0][0]:], rt[col].to_numpy()[got[0][0]:], sample_s)
+            first = got[0][0]
+            g = growth(c[first:], rt[col].to_numpy()[first:], sample_s)
             rise, rtts, jumps = rise + g[0], rtts + g[1], jumps + g[2]
+            # Congestion avoidance only: steps from 1 sample before to 3 after a reduction
+            # (recovery, about one RTT, and the way a window is reported in it) left out.
+            near = frozenset(j - first for r, _, _ in got for j in range(r - 1, r + 3))
+            g = growth(c[first:], rt[col].to_numpy()[first:], sample_s, near)
+            ca_rise, ca_rtts = ca_rise + g[0], ca_rtts + g[1]
+            ca_steps += sum(1 for j in range(len(c) - first - 1) if j not in near)
+            all_steps += len(c) - first - 1
         row.update(reductions=red, ss_peak_sum=float(np.sum(ss_peak)) if ss_peak else np.nan,
                    ss_exit_s=float(np.mean(ss_t)) if ss_t else np.nan,
-                   depth_sum=float(np.sum(depth)), rise=rise, rise_rtts=rtts, jumps=jumps)
+                   depth_sum=float(np.sum(depth)), rise=rise, rise_rtts=rtts, jumps=jumps,
+                   ca_rise=ca_rise, ca_rtts=ca_rtts, ca_steps=ca_steps, all_steps=all_steps)
         # Stalls: consecutive samples with no new byte at the connection, at least one RTO long.
         g = fl[(fl.id == name) & (fl.time_s > t0) & (fl.time_s <= t1)].sort_values("time_s")
         rto_s = float(np.nanmean(rt.to_numpy())) + RTO_MIN_S if n else np.nan
         row["stall_s"] = stall_time(g.value.to_numpy(), rto_s, sample_s)
+        # Window not full (the simulator's series has in_flight; the kernel's cache does not,
+        # its raw tcp_info has unacked: :func:`limits`).
+        fl_ = mine[mine.metric == "in_flight"].pivot_table(index="time_s", columns="id", values="value")
+        if fl_.empty:
+            row["not_full_share"] = np.nan
+        else:
+            fl_ = fl_.reindex(index=times, columns=cw.columns)
+            up = cw > 0
+            row["not_full_share"] = float(((fl_ < np.floor(cw)) & up).to_numpy().sum() / up.to_numpy().sum())
         for lo, hi in PHASES:
             sel = (times - t0 > lo) & (times - t0 <= hi)
             row[f"W_{lo:g}_{hi:g}"] = float(cw[sel].sum(axis=1).mean()) if sel.any() else np.nan
@@ -155,16 +181,17 @@ def connection_rows(flows: pd.DataFrame, series: pd.DataFrame, sample_s: float =
     return pd.DataFrame(rows)
 
 
-def growth(cwnd: np.ndarray, srtt: np.ndarray, sample_s: float = SAMPLE_S) -> tuple[float, float, int]:
+def growth(cwnd: np.ndarray, srtt: np.ndarray, sample_s: float = SAMPLE_S,
+           skip: frozenset[int] = frozenset()) -> tuple[float, float, int]:
     """(packets gained, RTTs elapsed, jumps) over the sample steps in which the window did not
     fall: its additive increase is gained / RTTs. A jump is a step up by at least 3 packets and
     30% of the window in one sample (an undone reduction, or slow start after an RTO), which
     additive increase of a few packets' window cannot do in 100 ms; jumps are left out of the
-    gain."""
+    gain. Steps in ``skip`` (by index of their first sample) are left out altogether."""
     gained, elapsed, jumps = 0.0, 0.0, 0
     for j in range(len(cwnd) - 1):
         d = cwnd[j + 1] - cwnd[j]
-        if d < 0:
+        if d < 0 or j in skip:
             continue
         if d >= max(3.0, 0.3 * cwnd[j]):
             jumps += 1
@@ -202,27 +229,33 @@ def product(f: dict[str, float]) -> float:
     return f["A"] * f["W"] / f["S"] * f["u"] * f["k"] * f["b"]
 
 
-def ratios(kernel: pd.DataFrame, sim: pd.DataFrame, n_boot: int = 2000, seed: int = 1) -> pd.DataFrame:
-    """kernel / simulator of G and of each factor, with bootstrap 95% intervals over runs.
+def ratios(kernel: pd.DataFrame, sim: pd.DataFrame, n_boot: int = 2000, seed: int = 1,
+           stat=None) -> pd.DataFrame:
+    """kernel / simulator of G and of each factor (or of every value of ``stat``, a function
+    of connection rows returning a dict), with bootstrap 95% intervals over runs.
 
     ``kernel`` and ``sim`` are connection rows with a ``seed`` column (one run per seed). The
     factor ``S`` enters G inverted; its row is the plain ratio of the srtts.
     """
-    fk, fs = factors(kernel), factors(sim)
-    names = ["G", *FACTORS]
-    point = {n: fk[n] / fs[n] for n in names}
+    factors_ = stat or factors
+    fk, fs = factors_(kernel), factors_(sim)
+    names = ["G", *FACTORS] if stat is None else list(fk)
+    point = {n: fk[n] / fs[n] if fs[n] else np.nan for n in names}
     rng = np.random.default_rng(seed)
     ks, ss = [g for _, g in kernel.groupby("seed")], [g for _, g in sim.groupby("seed")]
     boot = {n: [] for n in names}
     for _ in range(n_boot):
         bk = pd.concat([ks[i] for i in rng.integers(0, len(ks), len(ks))])
         bs = pd.concat([ss[i] for i in rng.integers(0, len(ss), len(ss))])
-        a, b = factors(bk), factors(bs)
+        a, b = factors_(bk), factors_(bs)
         for n in names:
-            boot[n].append(a[n] / b[n])
+            boot[n].append(a[n] / b[n] if b[n] else np.nan)
+    def pct(v: list[float], q: float) -> float:
+        v = np.asarray(v, dtype=float)
+        return float(np.percentile(v[np.isfinite(v)], q)) if np.isfinite(v).any() else np.nan
+
     rows = [{"factor": n, "kernel": fk[n], "sim": fs[n], "ratio": point[n],
-             "lo": float(np.percentile(boot[n], 2.5)), "hi": float(np.percentile(boot[n], 97.5))}
-            for n in names]
+             "lo": pct(boot[n], 2.5), "hi": pct(boot[n], 97.5)} for n in names]
     return pd.DataFrame(rows)
 
 
@@ -235,12 +268,46 @@ def diagnostics(conns: pd.DataFrame) -> dict[str, float]:
            "after_over_peak": conns["depth_sum"].sum() / max(conns["reductions"].sum(), 1),
            "growth_per_rtt": conns["rise"].sum() / conns["rise_rtts"].sum(),
            "jumps_per_s": conns["jumps"].sum() / T,
+           "ca_growth_per_rtt": conns["ca_rise"].sum() / conns["ca_rtts"].sum(),
+           "ca_step_share": conns["ca_steps"].sum() / conns["all_steps"].sum(),
+           "reductions_per_pkt": conns["reductions"].sum() / conns["sent"].sum(),
+           "not_full_share": conns["not_full_share"].mean(),
            "ss_peak_sum": conns["ss_peak_sum"].mean(), "ss_exit_s": conns["ss_exit_s"].mean(),
-           "download_s": conns["T"].mean()}
+           "download_s": conns["T"].mean(), "bad_cwnd_samples": conns["bad_cwnd"].sum()}
     for lo, hi in PHASES:
         c = f"W_{lo:g}_{hi:g}"
         out[c] = conns[c].mean()
     return out
+
+
+def aimd_window(p: float, increase: float, whole: bool, rounds: int = 200_000, seed: int = 1) -> float:
+    """Mean window of a round-based AIMD model with Bernoulli loss ``p`` per packet, to size
+    what whole-segment reductions cost (a model, not a measurement).
+
+    Each round (one RTT) sends ``floor(w)`` packets; if none is lost the window grows by
+    ``increase`` x packets acknowledged / w (per-ACK additive increase: 1 for Reno, about 1/4
+    per subflow for LIA on two equal paths); if any is lost, the window is halved (floor 2) and
+    the next round is recovery (no growth). ``whole``: the halved window is cut to whole
+    segments and the progress towards the next segment dropped, as Linux does
+    (``tcp_init_cwnd_reduction()`` zeroes ``snd_cwnd_cnt`` and ``ca_ops->ssthresh()`` returns
+    whole segments, ``tcp_reno_ssthresh()``: ``max(snd_cwnd >> 1, 2)``, Linux 6.18; pp_* drop
+    their q16 fraction in ``pp_ssthresh``); otherwise the fraction is kept, as pathpool-cc's
+    real-valued window does (``set_ssthresh``)."""
+    rng = np.random.default_rng(seed)
+    w, total, recovering = 10.0, 0.0, False
+    lost = rng.random((rounds, 64)) < p
+    for r in range(rounds):
+        n = int(w)
+        total += w
+        if recovering:
+            recovering = False
+            continue
+        if lost[r, :min(n, 64)].any():
+            w = max(math.floor(w / 2) if whole else w / 2, 2.0)
+            recovering = True
+        else:
+            w += increase * n / w
+    return total / rounds
 
 
 # ----------------------------------------------------------------------------- runs
@@ -349,9 +416,8 @@ def table(args: argparse.Namespace) -> None:
         print(f"\n{alg}: n kernel {k.seed.nunique()}, sim {s.seed.nunique()}; "
               f"product check kernel {product(fk) / fk['G']:.6f}, sim {product(fs) / fs['G']:.6f}")
         print(r.round(4).to_string(index=False))
-        d = pd.DataFrame({"kernel": diagnostics(k), "sim": diagnostics(s)})
-        d["ratio"] = d.kernel / d.sim
-        print(d.round(4).to_string())
+        d = ratios(k, s, n_boot=500, stat=diagnostics).set_index("factor")
+        print(d[["kernel", "sim", "ratio", "lo", "hi"]].round(4).to_string())
         if args.raw:
             lim = limits(Path(args.raw), set(k.key))
             if len(lim):
@@ -389,9 +455,16 @@ def run(args: argparse.Namespace) -> None:
                     progress=lambda d, n: print(f"runs {d}/{n}", file=sys.stderr, flush=True))
 
 
+def model(args: argparse.Namespace) -> None:
+    for name, inc in (("Reno (RSF-DB's subflows)", 1.0), ("LIA-like, two equal paths", 0.25)):
+        f, w = aimd_window(args.loss, inc, False), aimd_window(args.loss, inc, True)
+        print(f"{name}, loss {args.loss:g}: mean window {f:.2f} (fraction kept) / {w:.2f} "
+              f"(whole segments) = {w / f:.3f}")
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("command", choices=["run", "table"])
+    p.add_argument("command", choices=["run", "table", "model"])
     p.add_argument("--only", default="table2_s2", help="one RSF experiment (default table2_s2)")
     p.add_argument("--algorithms", nargs="+", default=None, help="default: the experiment's")
     p.add_argument("--kernel-seeds", type=int, default=10)
@@ -401,8 +474,9 @@ def main() -> None:
     p.add_argument("--kernel-cache", default="/work/kcache")
     p.add_argument("--raw", default="/work/kcache/s2gap-raw", help="raw tcp_info of `run` (read by table)")
     p.add_argument("--csv", default=None, help="table: write the connection rows here")
+    p.add_argument("--loss", type=float, default=0.02, help="model: loss probability per packet")
     args = p.parse_args()
-    run(args) if args.command == "run" else table(args)
+    {"run": run, "table": table, "model": model}[args.command](args)
 
 
 if __name__ == "__main__":

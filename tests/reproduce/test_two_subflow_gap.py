@@ -129,3 +129,31 @@ def test_plans_are_the_reports(gap):
     assert {kj.plan.sample_ms for kj in kjobs} == {100}
     assert all(kj.plan.quickack for kj in kjobs)   # the report's Table 2 is the quickack reading
     assert len({kj.key() for kj in kjobs}) == 8
+
+
+def test_a_corrupted_cwnd_sample_takes_the_previous_one(gap):
+    # The kernel reported cwnd 1,082,663,049 for two samples of one recovery (RSF s2, OLIA).
+    t = np.round(np.arange(1, 11) * 0.1, 10)
+    a = [4.0, 4.0, 5.0, 1.08e9, 1.08e9, 2.0, 2.0, 3.0, 3.0, 3.0]
+    s = _series("c", t, [a], [[0.1] * 10])
+    rows = gap.connection_rows(pd.DataFrame([_flow("c", 0.0, 1.0, 10_000, 30, 1)]), s)
+    assert rows.bad_cwnd[0] == 2
+    assert gap.factors(rows)["W"] == pytest.approx((4 + 4 + 5 + 5 + 5 + 2 + 2 + 3 + 3 + 3) / 10)
+
+
+def test_growth_skips_the_steps_asked(gap):
+    c = np.array([10, 11, 12, 5, 6, 7, 8])
+    srtt = np.full(len(c), 0.1)                 # each step is one RTT
+    assert gap.growth(c, srtt)[:2] == (pytest.approx(5.0), pytest.approx(5.0))
+    # Without the steps starting at samples 3 and 4 (5 -> 6, 6 -> 7): 3 packets in 3 RTTs.
+    assert gap.growth(c, srtt, skip=frozenset({3, 4}))[:2] == (pytest.approx(3.0), pytest.approx(3.0))
+
+
+def test_not_full_share_from_in_flight(gap):
+    t = np.round(np.arange(1, 5) * 0.1, 10)
+    s = _series("c", t, [[4.0, 4.5, 5.0, 5.0]], [[0.1] * 4])
+    extra = pd.DataFrame([(ti, "subflow", "c/0", "in_flight", v) for ti, v in zip(t, [4, 3, 5, 4])],
+                         columns=s.columns)
+    rows = gap.connection_rows(pd.DataFrame([_flow("c", 0.0, 0.4, 1000, 5, 0)]), pd.concat([s, extra]))
+    # 4 of floor(4.5) = 4 is full; 3 of 4 and 4 of 5 are not.
+    assert rows.not_full_share[0] == pytest.approx(0.5)
