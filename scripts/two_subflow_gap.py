@@ -368,13 +368,40 @@ def collect(args: argparse.Namespace) -> pd.DataFrame:
     return pd.concat(parts, ignore_index=True)
 
 
+def full_growth(senders, sample_s: float = SAMPLE_S) -> dict[str, float]:
+    """Congestion-avoidance growth per RTT (as in :func:`connection_rows`: the samples from one
+    before to two after each reduction left out) of raw kernel subflow samples, split by
+    whether the window was full at the step's start (``unacked >= snd_cwnd``): Linux grows only
+    a window that limits the sender (``tcp_is_cwnd_limited()``)."""
+    acc = {True: [0.0, 0.0], False: [0.0, 0.0]}
+    for s in senders:
+        per: dict[str, list] = {}
+        for m in s["samples"]:
+            for x in m["subflows"]:
+                if x.get("data_segs_out", 0) > 0 and x.get("rtt_us") and x["snd_cwnd"] <= CWND_MAX:
+                    per.setdefault(x["local"], []).append((x["snd_cwnd"], x["rtt_us"] / 1e6, x["unacked"]))
+        for v in per.values():
+            a = np.array(v, dtype=float)
+            c, rt, full = a[:, 0], a[:, 1], a[:, 2] >= a[:, 0]
+            near = {j for r, _, _ in reductions(c) for j in range(r - 1, r + 3)}
+            for want in (True, False):
+                skip = frozenset(near | {j for j in range(len(c)) if full[j] != want})
+                got = growth(c, rt, sample_s, skip)
+                acc[want][0] += got[0]
+                acc[want][1] += got[1]
+    return {"ca_growth_full": acc[True][0] / acc[True][1] if acc[True][1] else np.nan,
+            "ca_growth_not_full": acc[False][0] / acc[False][1] if acc[False][1] else np.nan,
+            "ca_rtts_not_full_share": acc[False][1] / (acc[True][1] + acc[False][1])
+            if acc[True][1] + acc[False][1] else np.nan}
+
+
 def limits(raw: Path, keys: set[str]) -> pd.DataFrame:
     """From kept raw tcp_info, per run: the share of the subflows' busy time Linux counted as
     receive-window and send-buffer limited (``tcp_chrono``, summed over subflows); of the
     subflow samples, the share in CA states Recovery (3) and Loss (4), and the share whose
     window was not full (``unacked < snd_cwnd``) split by whether data was assigned to the
     subflow but unsent (``notsent_bytes > 0``) or none was (the scheduler or the application
-    left it without data)."""
+    left it without data); and :func:`full_growth`."""
     rows = []
     for key in sorted(keys):
         p = raw / f"{key}.json"
@@ -392,7 +419,8 @@ def limits(raw: Path, keys: set[str]) -> pd.DataFrame:
         if smp.empty:
             continue
         open_ = smp.unacked < smp.snd_cwnd
-        rows.append({"key": key, "busy_s": busy / 1e6, "rwnd_limited": rwnd / busy if busy else np.nan,
+        g = full_growth(senders)
+        rows.append({**g, "key": key, "busy_s": busy / 1e6, "rwnd_limited": rwnd / busy if busy else np.nan,
                      "sndbuf_limited": sndbuf / busy if busy else np.nan,
                      "recovery_share": float((smp.ca_state == 3).mean()),
                      "loss_share": float((smp.ca_state == 4).mean()),

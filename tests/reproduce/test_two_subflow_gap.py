@@ -157,3 +157,16 @@ def test_not_full_share_from_in_flight(gap):
     rows = gap.connection_rows(pd.DataFrame([_flow("c", 0.0, 0.4, 1000, 5, 0)]), pd.concat([s, extra]))
     # 4 of floor(4.5) = 4 is full; 3 of 4 and 4 of 5 are not.
     assert rows.not_full_share[0] == pytest.approx(0.5)
+
+
+def test_full_growth_splits_by_a_full_window(gap):
+    # One subflow, srtt 0.1 s (a step is one RTT): full while unacked >= cwnd. Steps 0->1 and
+    # 1->2 start full (+1 each), 2->3 and 3->4 start not full (+0, +1); no reduction.
+    cw = [10, 11, 12, 12, 13]
+    un = [10, 11, 5, 6, 13]
+    senders = [{"samples": [{"subflows": [{"local": "a", "data_segs_out": 1, "rtt_us": 100_000,
+                                           "snd_cwnd": c, "unacked": u}]} for c, u in zip(cw, un)]}]
+    g = gap.full_growth(senders)
+    assert g["ca_growth_full"] == pytest.approx(1.0)
+    assert g["ca_growth_not_full"] == pytest.approx(0.5)
+    assert g["ca_rtts_not_full_share"] == pytest.approx(0.5)
