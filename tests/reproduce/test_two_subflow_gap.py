@@ -4,22 +4,14 @@ kernel plans are the report's (RSF Table 2 s2 under the quickack reading, 100 ms
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
 import pytest
 
-SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "two_subflow_gap.py"
-
 
 @pytest.fixture(scope="module")
-def gap():
-    spec = importlib.util.spec_from_file_location("two_subflow_gap", SCRIPT)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+def gap(script_module):
+    return script_module("two_subflow_gap")
 
 
 def _flow(name, start, end, delivered, sent, retx, rto=0.0):
