@@ -47,6 +47,9 @@ table2_s2 --recovery-reading linux``, quickack reading).
 --recovery-reading linux`` would (same plans, hence the same cache keys, into the same cache),
 and also keeps each run's raw per-tick ``tcp_info`` (``busy_time_us``, ``rwnd_limited_us``,
 ``sndbuf_limited_us``, ``ca_state``, ``notsent_bytes``) in ``--raw`` for :func:`limits`.
+With ``--sysctl KEY=VALUE`` (repeatable) ``run`` is a counterfactual: the same plans with those
+sysctls set in the bed's namespaces, into ``--probe-out/<sysctls>/``, never the report's cache;
+``table`` with the same ``--sysctl`` compares those runs with the simulator.
 """
 
 from __future__ import annotations
@@ -352,10 +355,8 @@ def connections(engine: str, tables: dict[str, pd.DataFrame], algorithm: str, se
 
 
 def collect(args: argparse.Namespace) -> pd.DataFrame:
-    from pathpool.reproduce.kernel import cache_root
-
     parts = []
-    kcache = cache_root(Path(args.kernel_cache))
+    kcache = caches(args)[0]
     for kj in kernel_jobs(report_jobs(args.only, list(range(1, args.kernel_seeds + 1)), args.algorithms)):
         d = kcache / kj.key()
         if not (d / "done").exists():
@@ -447,7 +448,7 @@ def table(args: argparse.Namespace) -> None:
         d = ratios(k, s, n_boot=500, stat=diagnostics).set_index("factor")
         print(d[["kernel", "sim", "ratio", "lo", "hi"]].round(4).to_string())
         if args.raw:
-            lim = limits(Path(args.raw), set(k.key))
+            lim = limits(caches(args)[1], set(k.key))
             if len(lim):
                 print(f"raw tcp_info ({len(lim)} runs):")
                 print(lim.drop(columns="key").describe().loc[["mean", "min", "max"]].round(4).to_string())
@@ -457,28 +458,32 @@ def table(args: argparse.Namespace) -> None:
     print(wide[["G", *FACTORS]].round(3).to_string())
 
 
+def caches(args: argparse.Namespace) -> tuple[Path, Path]:
+    """(kernel cache, raw folder): the report's shared cache, or with ``--sysctl`` the probe's
+    own folder for that set of sysctls (a counterfactual never goes to the report's cache)."""
+    from pathpool.reproduce.kernel import cache_root
+
+    if not args.sysctl:
+        return cache_root(Path(args.kernel_cache)), Path(args.raw)
+    out = Path(args.probe_out) / _probe().folder(args.sysctl)
+    return cache_root(out), out / "raw"
+
+
 def run(args: argparse.Namespace) -> None:
-    import pathpool.kernel.run as krun
     from pathpool.reproduce.kernel import cache_root, run_kernel_jobs
 
     kjobs = kernel_jobs(report_jobs(args.only, args.seeds, args.algorithms))
-    kcache = cache_root(Path(args.kernel_cache))
-    # The plans must be the report's: every algorithm's seed-1 run must be in the cache under
-    # the key this script computes (the key hashes plan and seed).
+    report = cache_root(Path(args.kernel_cache))
+    # The plans must be the report's: every algorithm's seed-1 run must be in the report's
+    # cache under the key this script computes (the key hashes plan and seed).
     for ref in kernel_jobs(report_jobs(args.only, [1], args.algorithms)):
-        if not (kcache / ref.key() / "done").exists():
-            raise SystemExit(f"{ref.job.tags['run_algorithm']}: seed 1 not in {kcache}: plan differs")
-    raw = Path(args.raw)
-    raw.mkdir(parents=True, exist_ok=True)
-    once = krun.run_once
-
-    def run_once_kept(tb, plan, seed):
-        rec = once(tb, plan, seed)
-        key = next(kj.key() for kj in kjobs if kj.plan is plan and kj.job.seed == seed)
-        (raw / f"{key}.json").write_text(json.dumps(rec, default=str))
-        return rec
-
-    krun.run_once = run_once_kept
+        if not (report / ref.key() / "done").exists():
+            raise SystemExit(f"{ref.job.tags['run_algorithm']}: seed 1 not in {report}: plan differs")
+    kcache, raw = caches(args)
+    probe = _probe()
+    if args.sysctl:
+        probe.with_sysctls(args.sysctl)
+    probe.keep_raw(kjobs, raw)
     run_kernel_jobs(kjobs, kcache, beds=args.beds,
                     progress=lambda d, n: print(f"runs {d}/{n}", file=sys.stderr, flush=True))
 
@@ -501,6 +506,10 @@ def main() -> None:
     p.add_argument("--beds", type=int, default=3)
     p.add_argument("--kernel-cache", default="/work/kcache")
     p.add_argument("--raw", default="/work/kcache/s2gap-raw", help="raw tcp_info of `run` (read by table)")
+    p.add_argument("--sysctl", action="append", default=[], metavar="KEY=VALUE",
+                   help="a counterfactual: set in the test bed's namespaces (repeatable); its runs go to "
+                   "--probe-out, never to the report's cache, and `table` then reads them")
+    p.add_argument("--probe-out", default="/work/kcache/s2gap-probe")
     p.add_argument("--csv", default=None, help="table: write the connection rows here")
     p.add_argument("--loss", type=float, default=0.02, help="model: loss probability per packet")
     args = p.parse_args()
