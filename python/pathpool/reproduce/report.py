@@ -305,7 +305,9 @@ KERNEL_EXPLAINED = {
         "window, mostly with no data assigned by the MPTCP scheduler, for 8-10% of their congestion-avoidance "
         "time (the simulator's under 1%); "
         "with a full window RSF-DB's Reno grows exactly as in the simulator (0.99), the coupled algorithms at "
-        "0.90-0.96 (not separated further). Full numbers in `python/pathpool/reproduce/README.md`, \"RSF Table 2's two-subflow "
+        "0.90-0.96 (not separated further). A 4 MB send buffer does not help (3 runs per algorithm: goodput "
+        "0.64-0.78 of the simulator's against 0.71-0.82 for the same seeds; more idle subflows, shorter "
+        "packets). Full numbers in `python/pathpool/reproduce/README.md`, \"RSF Table 2's two-subflow "
         "gap, decomposed\"."
     ),
     "khalili": (
