@@ -16,6 +16,8 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$here")
+# shellcheck source=bench/lib.sh
+. "$here/lib.sh"
 usage="usage: bench/versus.sh HTSIM_CHECKOUT N_FLOWS RATE_GBPS SECONDS BUFFER_PKTS ROUNDS RUNSCN..."
 htsim=${1:?$usage}; n=${2:?$usage}; gbps=${3:?$usage}; secs=${4:?$usage}; buf=${5:?$usage}
 reps=${6:?$usage}
@@ -25,18 +27,9 @@ bins=("$@")
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-if [[ ! -f $htsim/sim/libhtsim.a ]]; then
-    make -s -C "$htsim/sim" -j2 libhtsim.a CFLAGS="-Wall -std=c++11 -O2 -fPIE" >/dev/null
-fi
-g++ -O2 -std=c++11 -I"$htsim/sim" "$here/htsim_bench.cpp" "$htsim/sim/libhtsim.a" -o "$tmp/htsim_bench"
+build_htsim "$htsim" "$here" "$tmp/htsim_bench"
 
-per=$((n / 3))
-sed -e "s/^count = 40$/count = $per/" -e "s/^rate = \"1Gbps\"$/rate = \"${gbps}Gbps\"/" \
-    -e "s/^duration = \"30s\"$/duration = \"${secs}s\"/" -e "s/^buffer = \"1000pkt\"$/buffer = \"${buf}pkt\"/" \
-    "$root/scenarios/bench/bench.toml" >"$tmp/bench.toml"
-for want in "count = $per" "rate = \"${gbps}Gbps\"" "duration = \"${secs}s\"" "buffer = \"${buf}pkt\""; do
-    grep -qxF "$want" "$tmp/bench.toml" || { echo "scenarios/bench/bench.toml changed shape: no '$want'" >&2; exit 2; }
-done
+bench_toml "$root" "$n" "$gbps" "$secs" "$buf" "$tmp/bench.toml"
 
 # One run of entry $1 (0 = htsim, k = bins[k-1]): prints "packets cpu_s maxrss_kb".
 run() {
