@@ -47,6 +47,49 @@ def huge(ssthresh: int) -> bool:
     return ssthresh > BOUND and ssthresh != INFINITE
 
 
+def prr_first_cwnd(ssthresh: int, prior_cwnd: int, prr_delivered: int, in_flight: int,
+                   prr_out: int = 0) -> int:
+    """cwnd after one step of PRR's proportional branch (Linux 6.18 ``tcp_cwnd_reduction``).
+
+    ``delta = (int)(ssthresh - in_flight)`` is negative for any ssthresh >= 2^31 (the u32
+    difference read as int), so the kernel takes the proportional branch, ``sndcnt =
+    div_u64(ssthresh * prr_delivered + prior_cwnd - 1, prior_cwnd) - prr_out``, at least 1
+    when nothing was sent yet, and sets cwnd = in_flight + sndcnt.
+
+    Examples
+    --------
+    >>> prr_first_cwnd(0x81104110, prior_cwnd=2, prr_delivered=1, in_flight=1)
+    1082663049
+    """
+    delta = ((ssthresh - in_flight + (1 << 31)) % (1 << 32)) - (1 << 31)
+    if delta >= 0:
+        raise ValueError("ssthresh - in_flight >= 0: PRR's other branch")
+    sndcnt = (ssthresh * prr_delivered + prior_cwnd - 1) // prior_cwnd - prr_out
+    return in_flight + max(sndcnt, 0 if prr_out else 1)
+
+
+def prr_fit(cwnd: int, ssthresh: int = 0x81104110, max_prior: int = 8,
+            max_in_flight: int = 8) -> tuple[int, int, int] | None:
+    """(prior_cwnd, prr_delivered, in_flight) of a first PRR step that gives ``cwnd`` from
+    ``ssthresh`` (nothing sent yet in the recovery), the smallest first, or None.
+
+    Examples
+    --------
+    >>> prr_fit(1082663049)
+    (2, 1, 1)
+    >>> prr_fit(935884704) is None
+    True
+    """
+    for prior in range(1, max_prior + 1):
+        for delivered in range(1, prior + 1):
+            for in_flight in range(max_in_flight + 1):
+                if ssthresh - in_flight < (1 << 31):
+                    continue
+                if prr_first_cwnd(ssthresh, prior, delivered, in_flight) == cwnd:
+                    return prior, delivered, in_flight
+    return None
+
+
 def _gap():
     path = Path(__file__).resolve().parent / "two_subflow_gap.py"
     spec = importlib.util.spec_from_file_location("two_subflow_gap", path)
@@ -71,9 +114,11 @@ def scan(args: argparse.Namespace) -> None:
         for sid, g in bad.groupby("id"):
             s = cw[cw.id == sid].sort_values("time_s")
             before = s[s.time_s < g.time_s.min()].value.tail(3).astype(int).tolist()
+            first = int(g.sort_values("time_s").value.iloc[0])
             print(f"{f.parent.name} {g.experiment.iloc[0]} {g.run_algorithm.iloc[0]} "
                   f"seed {int(g.seed.iloc[0])} {sid} t={g.time_s.min():.1f}s "
-                  f"samples={len(g)} max={int(g.value.max())} before={before}")
+                  f"samples={len(g)} first={first} before={before} "
+                  f"prr_fit(prior, delivered, in_flight)={prr_fit(first)}")
     print(f"{n} runs scanned", file=sys.stderr)
     raw = Path(args.cache) / "s2gap-raw"
     for f in sorted(raw.glob("*.json")) if raw.is_dir() else []:
