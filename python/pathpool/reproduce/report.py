@@ -381,6 +381,15 @@ KERNEL_JITTER = {
 }
 
 
+def _kernel_reps(k) -> str:
+    """The kernel's repetitions per cell in words: one count, or the first stage's and the range."""
+    if not len(k.per_run):
+        return "0"
+    per_cell = k.per_run.groupby(["experiment", "algorithm", "x"], dropna=False)["seed"].nunique()
+    lo, hi = int(per_cell.min()), int(per_cell.max())
+    return str(lo) if lo == hi else f"{lo}-{hi}"
+
+
 def kernel_sections(outcome) -> list[tuple[str, str, str, str]]:
     """The kernel's sections: the agreement table, the rows where the engines disagree by more
     than :data:`pathpool.reproduce.compare.DISAGREE`, and what the test bed could not run."""
@@ -392,7 +401,7 @@ def kernel_sections(outcome) -> list[tuple[str, str, str, str]]:
         return out
     method = KERNEL_METHOD.format(reading=outcome.options.ack_reading, jitter=KERNEL_JITTER[k.start_jitter],
                                   ack=KERNEL_ACKS[outcome.options.ack_reading], jobs=k.jobs, wall=k.wall_s / 60,
-                                  n=len(set(k.per_run["seed"])) if len(k.per_run) else 0)
+                                  n=_kernel_reps(k))
     out.append(("Method: the kernel backend", "", method, _md_to_html(method)))
     a = k.agreement
     if len(a):
@@ -479,6 +488,12 @@ def write_report(outcome) -> None:
 
         kinfo = (f" Kernel: Linux {platform.release()}, {outcome.kernel.jobs} runs in real time, "
                  f"{outcome.kernel.wall_s:.0f} s wall time (cached runs included at ~0).")
+        k = outcome.kernel
+        if k.more_seeds:
+            kinfo += (f" Kernel repetitions: {k.first_seeds}, and more where a published quantity's 95% CI was "
+                      "wider than the target over those (second stage, "
+                      + ", ".join(f"`{c}` {n}" for c, n in sorted(k.more_seeds.items()))
+                      + "; each table's kernel n column).")
     sim_time = f"simulation wall time {outcome.timing['simulate_s']:.0f} s. " if backend != "linux" else ""
     more = ""
     if outcome.more_seeds:
