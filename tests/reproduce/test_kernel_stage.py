@@ -138,8 +138,12 @@ def test_the_stage_is_limited_to_the_named_experiments(tmp_path):
     # scenario 0's LIA is as wide as scenario 5's, but only scenario 5 may grow (nothing of
     # scenario 0 beyond seed 3 is cached, so cache-only would stop if the stage asked for it)
     out = runner.reproduce(["rsf"], seeds=10, kernel_seeds=3, out=tmp_path, backend="linux", beds=1,
-                           only=["table2_s0", "table2_s5"], ci_target=0.05, kernel_max_seeds=5, report=False,
+                           only=["table2_s0", "table2_s5"], ci_target=0.05, kernel_max_seeds=5, report=True,
                            kernel_cache_only=True, kernel_stage_only=["table2_s5"])
     assert out.kernel.more_seeds == {"rsf/table2_s5 lia": 5}
     n = out.kernel.summary.groupby(["experiment", "algorithm"])["n"].max()
     assert n[("rsf/table2_s0", "lia")] == 3 and n[("rsf/table2_s5", "lia")] == 5
+    # the report's head names the grown cell, the method its range of repetitions
+    md = (tmp_path / "README.md").read_text()
+    assert "Kernel repetitions: 3, and more where" in md and "`rsf/table2_s5 lia` 5" in md
+    assert "(3-5 repetitions each;" in md
