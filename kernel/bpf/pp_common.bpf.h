@@ -60,8 +60,8 @@ __u64 pp_g_lia_ratio(struct pp_vset *s, int i);
 #endif
 #include "pp_cc_math.h"
 #include "pp_tunables.h"
+#include "pp_conn_state.h"
 
-#define PP_MAX_CONNS 4096
 #define PP_LIFE_N PP_MAX_CONNS
 struct pp_life;
 static __always_inline struct pp_life *pp_life_at(__u32 idx);
@@ -98,30 +98,6 @@ volatile struct pp_tunables pp_tun = PP_TUNABLES_DEFAULT;
 #define TCP_CA_Open_ 0
 #define TCP_CA_Recovery_ 3
 #define TCP_CA_Loss_ 4
-
-/*
- * One cache line per slot: each subflow writes its own slot on every ACK, and subflows run on
- * different CPUs; sharing a line would make every ACK a cache-line transfer. The array below is
- * BPF_F_MMAPABLE, so its values start on a page and, with a size that is a multiple of 64, every
- * slot and the header really sit on lines of their own (a hash map's value follows the element's
- * header at an 8-byte alignment only: there neighbouring slots shared lines).
- */
-struct pp_slot {
-	__u64 sk;        /* owner socket pointer; 0 = free */
-	__u64 w;         /* q16 window (ssthresh while in recovery) */
-	__u32 rtt_us;    /* srtt */
-	__u32 active;
-	__u64 lr;        /* OLIA l_r, bytes */
-} __attribute__((aligned(64)));
-
-struct pp_conn_state {
-	struct pp_slot s[PP_MAX_SF];
-	/* The header, read on every ACK (LIA) and written only at init/release and LIA's
-	 * recomputations. */
-	struct pp_life life;     /* generation | references, owner (pp_conn_life.h) */
-	struct pp_lia_state lia; /* LIA: alpha / w_total at the last recomputation, forced flag */
-	__u32 mask;      /* bit k: slot k taken and active (pp_participates' "active") */
-} __attribute__((aligned(64)));
 
 /*
  * Connection state by index: an array lookup is inlined by the verifier (a bounds check and an

@@ -30,6 +30,10 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include "pp_minreno.h"
+/* For PP_MAX_SF and struct pp_lia_state only: none of its global functions into the probes. */
+#define PP_SUBPROG static __always_inline
+#include "pp_cc_math.h"
+#include "pp_conn_state.h"   /* pp_conns' entry layout, so the probes touch its lines */
 
 char _license[] SEC("license") = "GPL";
 
@@ -37,7 +41,7 @@ char _license[] SEC("license") = "GPL";
 #define PQ_STR(x) PQ_STR_(x)
 
 #ifndef PQ_N
-#define PQ_N 4096   /* pp_conns' entries (PP_MAX_CONNS) */
+#define PQ_N PP_MAX_CONNS
 #endif
 
 #ifndef PQ_NAME
@@ -58,33 +62,14 @@ struct pq_ca {
 #endif
 
 #if defined(PQ_MAP)
-/* The layout of pp_conn_state (pp_common.bpf.h): 8 slots of a line each, then the header. */
-struct pq_slot {
-	__u64 sk;
-	__u64 w;
-	__u32 rtt_us;
-	__u32 active;
-	__u64 lr;
-} __attribute__((aligned(64)));
-
-struct pq_state {
-	struct pq_slot s[8];
-	__u64 life_word;
-	__u64 life_owner;
-	__u64 ratio_q32;
-	__u32 forced;
-	__u32 recomputations;
-	__u32 mask;
-} __attribute__((aligned(64)));
-
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-#if PQ_N == 4096
+#if PQ_N == PP_MAX_CONNS
 	__uint(map_flags, BPF_F_MMAPABLE);   /* as pp_conns: vmalloc'd, page aligned */
 #endif
 	__uint(max_entries, PQ_N);
 	__type(key, __u32);
-	__type(value, struct pq_state);
+	__type(value, struct pp_conn_state);
 } pq_conns SEC(".maps");
 #endif
 
@@ -122,13 +107,13 @@ void BPF_PROG(mr_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
 #if defined(PQ_MAP)
 	if (ca->conn) {
 		__u32 idx = ca->idx;
-		struct pq_state *st = bpf_map_lookup_elem(&pq_conns, &idx);
-		__u32 k __attribute__((unused)) = ca->slot & 7;
+		struct pp_conn_state *st = bpf_map_lookup_elem(&pq_conns, &idx);
+		__u32 k __attribute__((unused)) = ca->slot & (PP_MAX_SF - 1);
 
 		if (st) {
 			/* pp_lia's per-ACK reads of the header, then pp_publish's stores. */
 #if !defined(PQ_SLOT)
-			sink += st->mask + st->forced + st->ratio_q32;
+			sink += st->mask + st->lia.forced + st->lia.ratio_q32;
 #endif
 #if !defined(PQ_HDR)
 			st->s[k].w = (__u64)tp->snd_cwnd << 16;

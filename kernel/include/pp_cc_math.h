@@ -50,8 +50,11 @@
 #ifndef PP_SLOT_LOOP
 #define PP_SLOT_LOOP PP_UNROLL
 #endif
-/* A global BPF function: verified once on its own, which keeps the callers' state space small. */
+/* A global BPF function: verified once on its own, which keeps the callers' state space small
+ * (an includer that calls none, pp_probe.bpf.c, makes them static so that none is emitted). */
+#ifndef PP_SUBPROG
 #define PP_SUBPROG __attribute__((noinline))
+#endif
 /* pp_lia_term's kind: a global function unless the object says otherwise (pp_max.bpf.c). */
 #ifndef PP_LIA_TERM
 #define PP_LIA_TERM PP_SUBPROG

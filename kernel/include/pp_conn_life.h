@@ -71,10 +71,7 @@
 #define PP_LIFE_CAS_TRIES 16
 #define PP_LIFE_REFS 0xffffffffULL
 
-struct pp_life {
-	__u64 word;      /* generation << 32 | references; free while references == 0 */
-	__u64 owner;     /* mptcp_sock pointer of the connection; meaningful only while referenced */
-};
+#include "pp_life.h"
 
 #define PP_LIFE_HINT(gen, idx) (((__u64)(gen) << 32) | (idx))
 
