@@ -275,11 +275,12 @@ KERNEL_ACKS = {
 #: A paper's paragraph is shown when one of its experiments is among the disagreeing rows.
 KERNEL_EXPLAINED = {
     "rsf": (
-        "**RSF Table 2** (Linux 6.18, quickack reading, 3 repetitions; simulator 30 seeds with Linux recovery, "
+        "**RSF Table 2** (Linux 6.18, quickack reading, 3 repetitions, 6-10 for the cells of scenarios 0, 2 and 5 "
+        "the second stage grew; simulator 30 seeds with Linux recovery, "
         "RACK-TLP + PRR; numbers in `python/pathpool/reproduce/README.md`): with **one subflow** (scenario 0) "
         "every algorithm agrees within 10% (kernel/simulator 1.03-1.08), single-path TCP on the kernel's reno "
-        "within 5%. With **two subflows** the kernel is slower for every algorithm, coupled or not (RSF-DB is "
-        "Reno per subflow): 0.86-0.90 without loss (scenario 1), 0.71-0.82 at 2% loss (scenario 2 and Fig. 2 at "
+        "within 6%. With **two subflows** the kernel is slower for every algorithm, coupled or not (RSF-DB is "
+        "Reno per subflow): 0.86-0.90 without loss (scenario 1), 0.72-0.83 at 2% loss (scenario 2 and Fig. 2 at "
         "4 MB, the same runs), 0.82-0.91 at 10% (scenario 3), 0.77-0.88 (scenario 4), 0.59-0.77 with 20 + 60 ms "
         "paths (scenario 5), 0.72-0.84 (scenario 6). So the gap comes with MPTCP's second subflow, not with the "
         "congestion-control arithmetic, which the single-subflow runs and the BPF test vectors check. It is not "
@@ -303,13 +304,14 @@ KERNEL_EXPLAINED = {
         "keep more (LIA: 8.64 against 7.55 Mbit/s)."
     ),
     "balia": (
-        "**Balia Tables III-V and Fig. 3** (Linux 6.18, quickack reading, 3 repetitions, every algorithm; "
+        "**Balia Tables III-V and Fig. 3** (Linux 6.18, quickack reading, 3 repetitions, 8-10 in Table III, every "
+        "algorithm; "
         "numbers in `python/pathpool/reproduce/README.md`): without single-path users (Table IV) the engines "
         "agree within 4%. Where a multipath flow shares link 2 with single-path TCP (Tables III and V) the "
         "kernel's multipath flow takes less and the single-path user more. Table III (the multipath flow at "
-        "0.70-0.86 of the simulator's for every algorithm but EWTCP, 0.93): its subflow on its own link "
-        "under-fills that link on the kernel (1.53-1.86 against 1.93 Mbit/s, EWTCP too) and its subflow on "
-        "the shared link gets 0.23-0.54 against 0.64-0.70 Mbit/s. Table V, over 40-80 s: the kernel's "
+        "0.71-0.89 of the simulator's for every algorithm but EWTCP, 0.93): its subflow on its own link "
+        "under-fills that link on the kernel (1.38-1.86 against 1.93 Mbit/s, EWTCP too) and its subflow on "
+        "the shared link gets 0.19-0.54 against 0.64-0.70 Mbit/s. Table V, over 40-80 s: the kernel's "
         "link-2 subflow (the connection's MP_JOIN subflow) holds a mean window of 15.3 (Max), 15.8 (Balia), "
         "18.4 (LIA), 19.2 (OLIA) and 3.2 (Coupled) packets against the simulator's 38.4, 30.5, 28.0, 34.9 and "
         "8.7 at link-2 RTTs within 6%, while with EWTCP (23.5 vs 27.7) and Semicoupled (28.3 vs 25.4) they "
