@@ -15,17 +15,14 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$here")
+# shellcheck source=bench/lib.sh
+. "$here/lib.sh"
 old=${1:?usage: bench/ab.sh OLD_RUNSCN NEW_RUNSCN [N_FLOWS RATE_GBPS SECONDS [REPEATS]]}
 new=${2:?usage: bench/ab.sh OLD_RUNSCN NEW_RUNSCN [N_FLOWS RATE_GBPS SECONDS [REPEATS]]}
 n=${3:-120}; gbps=${4:-1}; secs=${5:-30}; reps=${6:-5}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-per=$((n / 3))
-sed -e "s/^count = 40$/count = $per/" -e "s/^rate = \"1Gbps\"$/rate = \"${gbps}Gbps\"/" \
-    -e "s/^duration = \"30s\"$/duration = \"${secs}s\"/" "$root/scenarios/bench/bench.toml" >"$tmp/bench.toml"
-for want in "count = $per" "rate = \"${gbps}Gbps\"" "duration = \"${secs}s\""; do
-    grep -qxF "$want" "$tmp/bench.toml" || { echo "scenarios/bench/bench.toml changed shape: no '$want'" >&2; exit 2; }
-done
+bench_toml "$root" "$n" "$gbps" "$secs" 1000 "$tmp/bench.toml"
 
 # One run: prints "packets cpu_s maxrss_kb".
 run() {

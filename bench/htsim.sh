@@ -14,26 +14,19 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$here")
+# shellcheck source=bench/lib.sh
+. "$here/lib.sh"
 htsim=${1:?usage: bench/htsim.sh HTSIM_CHECKOUT [N_FLOWS RATE_GBPS SECONDS BUFFER_PKTS [REPEATS]]}
 n=${2:-120}; gbps=${3:-1}; secs=${4:-30}; buf=${5:-1000}; reps=${6:-3}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-if [[ ! -f $htsim/sim/libhtsim.a ]]; then
-    make -s -C "$htsim/sim" -j2 libhtsim.a CFLAGS="-Wall -std=c++11 -O2 -fPIE" >/dev/null
-fi
-g++ -O2 -std=c++11 -I"$htsim/sim" "$here/htsim_bench.cpp" "$htsim/sim/libhtsim.a" -o "$tmp/htsim_bench"
+build_htsim "$htsim" "$here" "$tmp/htsim_bench"
 (cd "$root" && cargo build -q --release -p pathpool-sim --example runscn)
 runscn=$root/target/release/examples/runscn
 
-per=$((n / 3))
 # bench.toml itself, with the flow count, rate, duration and buffer of this comparison.
-sed -e "s/^count = 40$/count = $per/" -e "s/^rate = \"1Gbps\"$/rate = \"${gbps}Gbps\"/" \
-    -e "s/^duration = \"30s\"$/duration = \"${secs}s\"/" -e "s/^buffer = \"1000pkt\"$/buffer = \"${buf}pkt\"/" \
-    "$root/scenarios/bench/bench.toml" >"$tmp/bench.toml"
-for want in "count = $per" "rate = \"${gbps}Gbps\"" "duration = \"${secs}s\"" "buffer = \"${buf}pkt\""; do
-    grep -qxF "$want" "$tmp/bench.toml" || { echo "scenarios/bench/bench.toml changed shape: no '$want'" >&2; exit 2; }
-done
+bench_toml "$root" "$n" "$gbps" "$secs" "$buf" "$tmp/bench.toml"
 
 # One run: prints "packets cpu_s maxrss_kb".
 run() {

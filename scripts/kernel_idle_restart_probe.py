@@ -66,7 +66,6 @@ def jobs(algorithms: list[str], seeds: list[int]):
 
 
 def run(args: argparse.Namespace) -> None:
-    import pathpool.kernel.run as krun
     from pathpool.reproduce.kernel import cache_root, run_kernel_jobs
 
     kjobs = jobs(args.algorithms, args.seeds)
@@ -80,6 +79,18 @@ def run(args: argparse.Namespace) -> None:
             raise SystemExit(f"{alg}: seed 1 not in the report's cache {report_cache}: plan differs")
         if any(kj.plan.describe() != ref.plan.describe() for kj in kjobs if kj.job.tags["run_algorithm"] == alg):
             raise SystemExit(f"{alg}: a requested seed's plan differs from the report's")
+    with_sysctls(args.sysctl)
+    out = Path(args.out) / folder(args.sysctl)
+    keep_raw(kjobs, out / "raw")
+    run_kernel_jobs(kjobs, cache_root(out), beds=args.beds,
+                    progress=lambda d, n: print(f"runs {d}/{n}", file=sys.stderr, flush=True))
+
+
+def with_sysctls(sysctls: list[str]) -> None:
+    """Make every test bed set ``sysctls`` in its three namespaces right after they come up,
+    before any flow starts (patches ``pathpool.kernel.run.testbed_for``)."""
+    import pathpool.kernel.run as krun
+
     make = krun.testbed_for
 
     def testbed_for(plan, prefix="pp-"):
@@ -89,28 +100,30 @@ def run(args: argparse.Namespace) -> None:
         def up_then_sysctl() -> None:
             up()
             for ns in (tb.ns_c, tb.ns_r, tb.ns_s):
-                for kv in args.sysctl:
+                for kv in sysctls:
                     tb.ns(ns, "sysctl", "-qw", kv)
 
         tb.up = up_then_sysctl
         return tb
 
     krun.testbed_for = testbed_for
-    out = Path(args.out) / folder(args.sysctl)
+
+
+def keep_raw(kjobs, raw: Path) -> None:
+    """Keep each run's record, raw per-tick tcp_info included, as ``raw/<cache key>.json``
+    beside the cache (patches ``pathpool.kernel.run.run_once``; the record itself unchanged)."""
+    import pathpool.kernel.run as krun
+
+    raw.mkdir(parents=True, exist_ok=True)
     once = krun.run_once
 
     def run_once_kept(tb, plan, seed):
-        """The run record as the report's, its raw per-tick tcp_info kept beside the cache."""
         rec = once(tb, plan, seed)
-        raw = out / "raw"
-        raw.mkdir(parents=True, exist_ok=True)
         key = next(kj.key() for kj in kjobs if kj.plan is plan and kj.job.seed == seed)
         (raw / f"{key}.json").write_text(json.dumps(rec, default=str))
         return rec
 
     krun.run_once = run_once_kept
-    run_kernel_jobs(kjobs, cache_root(out), beds=args.beds,
-                    progress=lambda d, n: print(f"runs {d}/{n}", file=sys.stderr, flush=True))
 
 
 def folder(sysctls: list[str]) -> str:

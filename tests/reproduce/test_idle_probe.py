@@ -4,22 +4,14 @@ the probe's plans are the report's (Fig. 3 under the quickack reading, 50 ms sam
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
 import pytest
 
-SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "kernel_idle_restart_probe.py"
-
 
 @pytest.fixture(scope="module")
-def probe():
-    spec = importlib.util.spec_from_file_location("kernel_idle_restart_probe", SCRIPT)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+def probe(script_module):
+    return script_module("kernel_idle_restart_probe")
 
 
 def test_reductions_by_hand(probe):
