@@ -59,6 +59,7 @@ def _named(need: dict) -> dict[str, int]:
     (["--kernel-seeds", "3", "--kernel-max-seeds", "2"], "--kernel-max-seeds 2: must be at least --kernel-seeds (3)"),
     (["--kernel-max-seeds", "2"], "--kernel-max-seeds 2: must be at least --kernel-seeds (10)"),
     (["--kernel-max-seeds", "5", "--ci-target", "0"], "needs --backend linux or both and --ci-target F > 0"),
+    (["--kernel-stage-only", "table3"], "--kernel-stage-only needs --kernel-max-seeds"),
 ])
 def test_cli_refuses_a_bad_kernel_cap_in_one_line(tmp_path, capsys, args, says):
     from pathpool.cli import main
