@@ -172,6 +172,8 @@ def progress(label: str, *, enabled: bool = True, every_s: float = 10.0) -> Iter
         sys.stderr.flush()
 
     def update(done: float, total: float) -> None:
+        if state["final"] and total != state["total"]:
+            state["final"] = False      # a second stage raised the total: report it too
         state["done"], state["total"] = done, total
         now = time.monotonic()
         final = bool(total) and done >= total

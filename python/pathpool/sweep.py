@@ -61,8 +61,11 @@ class Job:
         """Content hash of the run: same scenario + seed + pathpool version -> same key."""
         from pathpool import __version__
 
-        # A validated scenario is the text it runs, byte for byte (Rust renders overrides).
-        scenario = self.scenario.text if isinstance(self.scenario, Scenario) else self.scenario
+        # A validated scenario is the text it runs, byte for byte (Rust renders overrides). Its
+        # first line only names where it was loaded from (an absolute path when it comes from
+        # the installed package): left out, so a cache still answers after the checkout or the
+        # virtual environment moved; the rendering below it carries every override.
+        scenario = _without_origin(self.scenario) if isinstance(self.scenario, Scenario) else self.scenario
         text = json.dumps(
             {"scenario": scenario, "seed": self.seed, "version": __version__},
             sort_keys=True,
@@ -70,6 +73,15 @@ class Job:
             default=str,
         )
         return hashlib.sha256(text.encode()).hexdigest()[:24]
+
+
+def _without_origin(scenario: Scenario) -> str:
+    """The scenario's text without the ``# ORIGIN [--set ...]`` line Rust's rendering starts with
+    (a file read as is has no such line and keeps every byte)."""
+    text = scenario.text
+    head = "# " + scenario.origin.replace("\n", " ")
+    first, _, rest = text.partition("\n")
+    return rest if first == head or first.startswith(head + " --set ") else text
 
 
 def run_job(job: Job) -> dict[str, pd.DataFrame]:

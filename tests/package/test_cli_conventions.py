@@ -226,6 +226,21 @@ def test_progress_lines_are_periodic(monkeypatch, capsys):
     assert [e.split(",")[0] for e in err] == ["x: 2/4 (50%)", "x: 3/4 (75%)", "x: 4/4 (100%)"]
 
 
+def test_progress_lines_go_on_when_a_second_stage_raises_the_total(monkeypatch, capsys):
+    from pathpool import cliutil
+
+    clock = iter([0.0, 1.0, 2.0, 3.0, 30.0, 31.0, 40.0, 41.0])
+    monkeypatch.setattr(cliutil.time, "monotonic", lambda: next(clock))
+    monkeypatch.setattr(cliutil.sys.stderr, "isatty", lambda: False)
+    with cliutil.progress("x", every_s=10) as tick:  # t0 = 0
+        tick(2, 2)  # t=1: the first stage's final line
+        tick(2, 5)  # t=3: the second stage planned: too early
+        tick(4, 5)  # t=30: a line (was silent after the first "final")
+        tick(5, 5)  # t=40: the final line
+    err = capsys.readouterr().err.splitlines()
+    assert [e.split(",")[0] for e in err] == ["x: 2/2 (100%)", "x: 4/5 (80%)", "x: 5/5 (100%)"]
+
+
 def test_run_json_is_the_summary(tmp_path, cli):
     r = cli("run", "examples/two_paths", "--seeds", "2", "--out", str(tmp_path / "r"), "--json")
     assert r.code == 0, r.err

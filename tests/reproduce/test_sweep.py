@@ -66,3 +66,26 @@ def test_local_processes_and_dask_give_identical_bytes(jobs, tmp_path):
         a = local[name].to_parquet(index=False)
         b = dask[name].to_parquet(index=False)
         assert a == b, name
+
+
+def test_cache_key_does_not_depend_on_where_the_scenario_was_loaded_from(repo_root, tmp_path):
+    # The key once hashed the rendering's first line, the absolute path it was loaded from, so
+    # a moved checkout (or a worktree) missed every cached run of the same scenario.
+    import shutil
+
+    import pathpool
+
+    src = repo_root / "scenarios/examples/two_paths.toml"
+    moved = tmp_path / "elsewhere" / "two_paths.toml"
+    moved.parent.mkdir()
+    shutil.copy(src, moved)
+    # Overrides make Rust render the document anew, under a "# ORIGIN --set ..." line.
+    here, there = (pathpool.load_scenario(p, ["duration=2s"]) for p in (src, moved))
+    assert here.text.startswith(f"# {src} --set duration=2s\n")
+    assert here.text != there.text  # the origin line differs ...
+    assert Job(here, 1).key() == Job(there, 1).key()  # ... the run does not
+    assert Job(here, 1).key() != Job(here, 2).key()
+    assert Job(pathpool.load_scenario(src, ["duration=3s"]), 1).key() != Job(here, 1).key()
+    # A file read as is keeps every byte in its key (its comments are its own).
+    plain = pathpool.load_scenario(src)
+    assert sweep._without_origin(plain) == plain.text == src.read_text()

@@ -30,7 +30,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--seeds", type=at_least(1), default=10, metavar="N",
                    help="seeds per configuration, 1..N (default 10)")
     p.add_argument("--ci-target", type=float, default=0.0, metavar="F",
-                   help="simulator: give an experiment more seeds when a published quantity's 95%% CI "
+                   help="simulator (and the kernel with --kernel-max-seeds): give an experiment more seeds when a published quantity's 95%% CI "
                    "half-width is above F times its mean over --seeds (two-stage, Stein; e.g. 0.05), up to "
                    "--max-seeds; 0 (default) runs exactly --seeds")
     p.add_argument("--max-seeds", type=at_least(1), default=200, metavar="N",
@@ -63,6 +63,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="linux: test beds side by side (default: three per two cores)")
     p.add_argument("--kernel-seeds", type=at_least(1), default=None, metavar="N",
                    help="linux/both: the kernel runs only the first N seeds (repetitions; default: all of --seeds)")
+    p.add_argument("--kernel-max-seeds", type=at_least(1), default=None, metavar="N",
+                   help="linux/both with --ci-target F: the kernel's second stage; after the --kernel-seeds "
+                   "repetitions, each kernel cell (experiment x algorithm) whose published quantity's 95%% CI "
+                   "half-width is above F times its mean gets more repetitions by the simulator's rule (Stein), "
+                   "at most N in all (at least --kernel-seeds); cached and resumable like the first "
+                   "(default: no kernel stage)")
+    p.add_argument("--kernel-stage-only", action="append", default=None, metavar="PATTERN",
+                   help="linux/both: the kernel's second stage only for these experiments (shell pattern as "
+                   "--only; repeatable; default every selected experiment)")
+    p.add_argument("--kernel-cache-only", action="store_true",
+                   help="linux/both: run no kernel job, take every one from the cache; if one is missing, stop "
+                   "with one line before any run (assembling a report from cached runs)")
     p.add_argument("--kernel-x", type=float, action="append", default=None, metavar="X",
                    help="linux/both: the kernel runs only this value of a swept experiment (repeatable; e.g. "
                    "--only fig2 --kernel-x 4 for Fig. 2 at 4 MB); the simulator runs every value")
@@ -105,6 +117,15 @@ def _main(args: argparse.Namespace) -> int:
         return fail(f"pathpool reproduce: --ci-target {args.ci_target}: must be in [0, 1) (0 = off)")
     if args.ci_target > 0 and args.max_seeds < args.seeds:
         return fail(f"pathpool reproduce: --max-seeds {args.max_seeds}: must be at least --seeds ({args.seeds})")
+    if args.kernel_max_seeds is not None:
+        first = min(args.kernel_seeds or args.seeds, args.seeds)
+        if args.backend == "sim" or args.ci_target <= 0:
+            return fail("pathpool reproduce: --kernel-max-seeds needs --backend linux or both and --ci-target F > 0")
+        if args.kernel_max_seeds < first:
+            return fail(f"pathpool reproduce: --kernel-max-seeds {args.kernel_max_seeds}: must be at least "
+                        f"--kernel-seeds ({first})")
+    if args.kernel_stage_only and args.kernel_max_seeds is None:
+        return fail("pathpool reproduce: --kernel-stage-only needs --kernel-max-seeds")
     papers = list(PAPERS) if args.paper == "all" else [args.paper]
     try:
         found = load_experiments(papers)
@@ -124,7 +145,9 @@ def _main(args: argparse.Namespace) -> int:
                                 beds=args.beds, kernel_max_s=args.kernel_max_duration, only=args.only,
                                 kernel_seeds=args.kernel_seeds, kernel_xs=args.kernel_x,
                                 kernel_start_jitter=args.kernel_start_jitter,
-                                ci_target=args.ci_target, max_seeds=args.max_seeds)
+                                ci_target=args.ci_target, max_seeds=args.max_seeds,
+                                kernel_max_seeds=args.kernel_max_seeds, kernel_stage_only=args.kernel_stage_only,
+                                kernel_cache_only=args.kernel_cache_only)
     except ValueError as e:
         return fail(f"pathpool reproduce: {e}")
     except KernelError as e:
@@ -144,6 +167,9 @@ def _main(args: argparse.Namespace) -> int:
         k = outcome.kernel
         out.print(f"kernel: {k.jobs} runs in {k.wall_s:.0f} s; not expressible on the test bed: "
                   f"{k.skipped['experiment'].nunique() if len(k.skipped) else 0} experiment(s) (listed in the report)")
+        if k.more_seeds:
+            out.print(f"kernel second stage: {len(k.more_seeds)} cell(s) beyond {k.first_seeds} repetitions: "
+                      + ", ".join(f"{c} {n}" for c, n in sorted(k.more_seeds.items())))
     out.print(f"report: {outcome.out / 'index.html'}  and  {outcome.out / 'README.md'}")
     return 0
 

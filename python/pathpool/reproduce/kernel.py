@@ -243,6 +243,7 @@ def run_kernel_jobs(
     force: bool = False,
     beds: int = 1,
     progress: Callable[[int, int], Any] | None = None,
+    cache_only: bool = False,
 ) -> dict[str, pd.DataFrame]:
     """Run (or take from the cache) every kernel job and merge their tables in job order.
 
@@ -258,6 +259,8 @@ def run_kernel_jobs(
         Test beds side by side (at least 1).
     progress : callable, optional
         ``progress(done, total)`` after each job.
+    cache_only : bool
+        Run nothing: every job must be cached (else the error below, before any run).
 
     Returns
     -------
@@ -267,7 +270,8 @@ def run_kernel_jobs(
     Raises
     ------
     pathpool.kernel.loader.KernelError
-        Loading the controls, building a test bed or a transfer failed (one line).
+        Loading the controls, building a test bed or a transfer failed (one line); with
+        ``cache_only``, a job is not in the cache.
     """
     from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 
@@ -293,6 +297,12 @@ def run_kernel_jobs(
                 break
         else:
             batches.append((dict(tun), [i]))
+    missing = [kjobs[i] for _, idx in batches for i in idx]
+    if cache_only and missing:
+        t = missing[0].job.tags
+        raise loader.KernelError(f"{len(missing)} of {len(kjobs)} kernel runs are not in the cache {cache_dir} "
+                                 f"(first: {t['experiment']} {t['run_algorithm']} seed {missing[0].job.seed}); "
+                                 "cache-only runs none")
     done = sum(r is not None for r in results)
     if progress:
         progress(done, len(kjobs))

@@ -28,7 +28,7 @@ from pathpool.reproduce.verdict import summarise
 from pathpool.sim.scenario import override
 from pathpool.sweep import Job, run_sweep
 
-__all__ = ["TRACE", "Outcome", "reproduce", "trace_jobs"]
+__all__ = ["TRACE", "Outcome", "kernel_repetitions_needed", "reproduce", "seeds_needed", "trace_jobs"]
 
 #: Tag of the time-series runs that explain the findings (not a published experiment).
 TRACE = "rsf/trace"
@@ -57,9 +57,13 @@ class KernelSide:
     wall_s : float
         Wall time of the kernel runs (cached ones included at ~0).
     jobs : int
-        Kernel jobs (runs) planned.
+        Kernel jobs (runs) planned, both stages.
     start_jitter : str
         ``--kernel-start-jitter``: ``off`` or ``scenario``.
+    first_seeds : int
+        Repetitions of the first stage (``kernel_seeds``).
+    more_seeds : dict
+        Cells the second stage grew (:func:`cell_name` -> repetitions in all).
     """
 
     tables: dict[str, pd.DataFrame]
@@ -72,6 +76,8 @@ class KernelSide:
     wall_s: float
     jobs: int
     start_jitter: str = "off"
+    first_seeds: int = 0
+    more_seeds: dict[str, int] = dataclasses.field(default_factory=dict)
 
 
 @dataclasses.dataclass
@@ -160,6 +166,9 @@ def reproduce(
     kernel_start_jitter: str = "off",
     ci_target: float = 0.0,
     max_seeds: int = 200,
+    kernel_max_seeds: int | None = None,
+    kernel_stage_only: Sequence[str] | None = None,
+    kernel_cache_only: bool = False,
 ) -> Outcome:
     """Run the published experiments of ``papers`` and write results and report under ``out``.
 
@@ -200,9 +209,23 @@ def reproduce(
         quantity (:data:`pathpool.reproduce.compare.AGREEMENT_METRICS`) has a half-width above
         ``ci_target`` times its mean gets more seeds, as many as that width says it needs
         (:func:`seeds_needed`, Stein's two-stage rule), at most ``max_seeds`` in all; 0 (default)
-        runs exactly ``seeds``. The kernel is not affected (``kernel_seeds``).
+        runs exactly ``seeds``. The kernel only with ``kernel_max_seeds``.
     max_seeds : int
         Cap of the second stage (default 200).
+    kernel_max_seeds : int, optional
+        With ``ci_target > 0``: the kernel's second stage. After the first ``kernel_seeds``
+        repetitions, each kernel cell (experiment, algorithm, swept value: one kernel run is one
+        algorithm's) whose widest published quantity has a 95% CI half-width above ``ci_target``
+        times its mean gets more repetitions by the same rule
+        (:func:`kernel_repetitions_needed`), at most ``kernel_max_seeds`` in all; they continue
+        the seed numbering, run in the same beds and are cached like the first. None (default):
+        no kernel stage. Must be at least the kernel's first-stage count.
+    kernel_stage_only : sequence of str, optional
+        Patterns as ``only``: the kernel's second stage for these experiments only (the others
+        keep their first-stage repetitions); default every selected experiment.
+    kernel_cache_only : bool
+        Take every kernel run from the cache and run none: if one is missing, raise before any
+        run (assembling a report from the cache under the shared kernel lock).
     only : sequence of str, optional
         Shell patterns (``fnmatch``) on the experiment keys (``rsf/table2_s1``) or names
         (``table2_s*``): run just those experiments (e.g. a kernel run split into pieces).
@@ -226,7 +249,8 @@ def reproduce(
     if use_linux:
         from pathpool.reproduce import kernel as kb
 
-        kb.check_kernel()
+        if not kernel_cache_only:
+            kb.check_kernel()
         beds = kb.default_beds() if beds is None else beds
         if beds < 1:
             raise ValueError(f"beds = {beds}: must be at least 1")
@@ -240,13 +264,19 @@ def reproduce(
     # One reproduce per output folder at a time; the second is refused before simulating.
     with directory_lock(out / "results"):
         experiments = select(load_experiments(papers, scenario_root), only)
+        kseed_list = seed_list[:kernel_seeds] if kernel_seeds else seed_list
+        if kernel_max_seeds is not None and kernel_max_seeds < len(kseed_list):
+            raise ValueError(f"kernel_max_seeds = {kernel_max_seeds}: must be at least the kernel's first "
+                             f"stage ({len(kseed_list)} repetitions)")
+        staged = ({e.key for e in select(experiments, kernel_stage_only)}
+                  if use_linux and ci_target > 0 and kernel_max_seeds is not None else set())
         base_jobs = build_jobs(experiments, seed_list, options)
         jobs = base_jobs + trace_jobs(experiments, seed_list[0], options) if use_sim else []
         planned = None
         if use_linux:
             from pathpool.reproduce import kernel as kb
 
-            kseeds = set(seed_list[:kernel_seeds] if kernel_seeds else seed_list)
+            kseeds = set(kseed_list)
             kx = None if kernel_xs is None else {float(x) for x in kernel_xs}
             planned = kb.plan_jobs([j for j in base_jobs if j.seed in kseeds and (
                 kx is None or math.isnan(j.tags["x"]) or j.tags["x"] in kx)], options.ack_reading,
@@ -286,8 +316,13 @@ def reproduce(
         t_sim = time.perf_counter() - t0
         ks = None
         if planned is not None:
+            stage = None
+            if staged:
+                assert kernel_max_seeds is not None
+                stage = KernelStage(staged, kseed_list, ci_target, kernel_max_seeds,
+                                    kb.DEFAULT_MAX_DURATION_S if kernel_max_s is None else kernel_max_s)
             ks = _run_kernel(experiments, *planned, out, options, force=force, beds=beds, progress=k_progress,
-                             start_jitter=kernel_start_jitter)
+                             start_jitter=kernel_start_jitter, stage=stage, cache_only=kernel_cache_only)
         if use_sim:
             summary = summarise(per_run)
             comparison = cmp.compare(experiments, summary)
@@ -344,6 +379,23 @@ def _merge_tables(a: dict[str, pd.DataFrame], b: dict[str, pd.DataFrame]) -> dic
     return out
 
 
+def _widest(per_run: pd.DataFrame, by: list[str]) -> pd.Series:
+    """Widest relative 95% CI half-width of a published quantity per group of ``by``: over the
+    metrics of :data:`pathpool.reproduce.compare.AGREEMENT_METRICS` with a non-zero mean and
+    n >= 2 (a zero mean has no relative width; bookkeeping such as ``incomplete`` is no result)."""
+    summary = summarise(per_run)
+    cells = summary[summary["metric"].isin(cmp.AGREEMENT_METRICS) & (summary["mean"] != 0) & (summary["n"] >= 2)]
+    rel = (cells["hi"] - cells["lo"]) / 2 / cells["mean"].abs()
+    return rel.groupby([cells[k] for k in by], dropna=False).max()
+
+
+def _stein(n0: int, h: float, target: float, cap: int) -> int:
+    """Stein's two-stage count: ``ceil(n0 * (h / target)**2)`` at most ``cap``, never below n0."""
+    if math.isnan(h) or h <= target:
+        return n0
+    return max(n0, min(cap, math.ceil(n0 * (h / target) ** 2)))
+
+
 def seeds_needed(per_run: pd.DataFrame, experiments: Sequence[Experiment],
                  n0: int, target: float, cap: int) -> list[tuple[Experiment, int]]:
     """The experiments whose published quantities need more than ``n0`` seeds for a 95% CI
@@ -361,17 +413,42 @@ def seeds_needed(per_run: pd.DataFrame, experiments: Sequence[Experiment],
     An experiment whose widest cell has a half-width of 10% of its mean over 30 seeds needs
     30 * (0.10 / 0.05)**2 = 120 seeds for 5%.
     """
-    summary = summarise(per_run)
-    cells = summary[summary["metric"].isin(cmp.AGREEMENT_METRICS) & (summary["mean"] != 0) & (summary["n"] >= 2)]
-    rel = ((cells["hi"] - cells["lo"]) / 2 / cells["mean"].abs()).groupby(cells["experiment"]).max()
+    rel = _widest(per_run, ["experiment"])
     out = []
     for e in experiments:
-        h = rel.get(e.key, math.nan)
-        if not math.isnan(h) and h > target:
-            n = min(cap, math.ceil(n0 * (h / target) ** 2))
-            if n > n0:
-                out.append((e, n))
+        n = _stein(n0, rel.get(e.key, math.nan), target, cap)
+        if n > n0:
+            out.append((e, n))
     return out
+
+
+def kernel_repetitions_needed(per_run: pd.DataFrame, n0: int, target: float,
+                              cap: int) -> dict[tuple[str, str, float], int]:
+    """The kernel cells that need more than ``n0`` repetitions, with the count each needs.
+
+    A kernel run is one algorithm's, so the cell is (experiment, algorithm, x) rather than the
+    simulator's experiment (:func:`seeds_needed`): a cell whose widest published quantity has a
+    95% CI half-width h above ``target`` times its mean over ``n0`` repetitions needs
+    ``ceil(n0 * (h / target)**2)`` (Stein's rule, as the simulator's stage), at most ``cap``.
+
+    Examples
+    --------
+    Three runs of 9, 10 and 11 Mbit/s: mean 10, half-width t(0.975, 2) * 1 / sqrt(3) = 2.484
+    (24.8%); for 5%, ceil(3 * (0.2484 / 0.05)**2) = 75 repetitions, or the cap.
+    """
+    rel = _widest(per_run, ["experiment", "algorithm", "x"])
+    out = {}
+    for (exp, alg, x), h in rel.items():
+        n = _stein(n0, h, target, cap)
+        if n > n0:
+            out[(str(exp), str(alg), float(x))] = n
+    return out
+
+
+def cell_name(cell: tuple[str, str, float]) -> str:
+    """``experiment algorithm`` (and ``x=X`` for a swept experiment's point)."""
+    exp, alg, x = cell
+    return f"{exp} {alg}" + ("" if math.isnan(x) else f" x={x:g}")
 
 
 def select(experiments: Sequence[Experiment], only: Sequence[str] | None) -> list[Experiment]:
@@ -392,19 +469,64 @@ def select(experiments: Sequence[Experiment], only: Sequence[str] | None) -> lis
     return [e for e in experiments if any(fnmatchcase(e.key, p) or fnmatchcase(e.name, p) for p in only)]
 
 
+@dataclasses.dataclass(frozen=True)
+class KernelStage:
+    """The kernel's second stage (:func:`reproduce`'s ``kernel_max_seeds``)."""
+
+    experiments: set[str]       # experiment keys it may grow
+    first: list[int]            # the first stage's seeds
+    target: float               # ci_target
+    cap: int                    # kernel_max_seeds
+    max_s: float                # kernel_max_s
+
+
+def _stage_jobs(experiments: Sequence[Experiment], stage: KernelStage, per_run: pd.DataFrame,
+                options: Options) -> tuple[list[Job], dict[str, int]]:
+    """The extra kernel jobs the stage asks for, and the cells it grows (name -> repetitions).
+
+    The extra seeds continue the first stage's numbering (4, 5, ... after 1..3), so runs made
+    earlier with a larger ``--kernel-seeds`` are found in the cache."""
+    n0 = len(stage.first)
+    rows = per_run[per_run["experiment"].isin(stage.experiments)]
+    need = kernel_repetitions_needed(rows, n0, stage.target, stage.cap)
+    by_key = {e.key: e for e in experiments}
+    jobs: list[Job] = []
+    for (exp, alg, x), n in need.items():
+        seeds = list(range(max(stage.first) + 1, max(stage.first) + 1 + n - n0))
+        jobs += [j for j in by_key[exp].jobs(seeds, options) if j.tags["run_algorithm"] == alg
+                 and (j.tags["x"] == x or (math.isnan(j.tags["x"]) and math.isnan(x)))]
+    return jobs, {cell_name(c): n for c, n in need.items()}
+
+
 def _run_kernel(experiments: Sequence[Experiment], kjobs: Sequence[Any], skipped: Sequence[Any], out: Path,
                 options: Options, *, force: bool, beds: int, progress: Callable[[int, int], Any] | None,
-                start_jitter: str = "off") -> KernelSide:
-    """Run (or read from the cache) and summarise the planned kernel jobs."""
+                start_jitter: str = "off", stage: KernelStage | None = None,
+                cache_only: bool = False) -> KernelSide:
+    """Run (or read from the cache) and summarise the planned kernel jobs, then the second
+    stage's (``stage``) if any."""
     from pathpool.reproduce import kernel as kb
 
     t0 = time.perf_counter()
-    ktables = kb.run_kernel_jobs(kjobs, kb.cache_root(out), force=force, beds=beds, progress=progress)
+    ktables = kb.run_kernel_jobs(kjobs, kb.cache_root(out), force=force, beds=beds, progress=progress,
+                                 cache_only=cache_only)
     ran = {kj.job.tags["experiment"] for kj in kjobs}
     kexps = [e for e in experiments if e.key in ran]
     per_run = metrics.compute(ktables, kexps, options) if kexps else metrics.compute({}, [], options)
+    more: dict[str, int] = {}
+    n_jobs = len(kjobs)
+    if stage is not None and len(per_run):
+        jobs2, more = _stage_jobs(kexps, stage, per_run, options)
+        kjobs2, _ = kb.plan_jobs(jobs2, options.ack_reading, stage.max_s, start_jitter)
+        if kjobs2:
+            n1 = len(kjobs)
+            t2 = kb.run_kernel_jobs(kjobs2, kb.cache_root(out), force=force, beds=beds, cache_only=cache_only,
+                                    progress=(lambda d, t: progress(n1 + d, n1 + t)) if progress else None)
+            per_run = pd.concat([per_run, metrics.compute(t2, kexps, options)], ignore_index=True)
+            ktables = _merge_tables(ktables, t2)
+            n_jobs += len(kjobs2)
     summary = summarise(per_run)
     skipped_df = pd.DataFrame([dataclasses.asdict(s) for s in skipped], columns=["experiment", "algorithm", "reason"])
     return KernelSide(tables=ktables, per_run=per_run, summary=summary, comparison=cmp.compare(kexps, summary),
                       claims=cmp.claims(summary, kexps), skipped=skipped_df, agreement=pd.DataFrame(),
-                      wall_s=time.perf_counter() - t0, jobs=len(kjobs), start_jitter=start_jitter)
+                      wall_s=time.perf_counter() - t0, jobs=n_jobs, start_jitter=start_jitter,
+                      first_seeds=len({kj.job.seed for kj in kjobs}), more_seeds=more)

@@ -1,0 +1,150 @@
+"""The kernel's second stage (``--ci-target F --kernel-max-seeds N``): which kernel cells get more
+repetitions and how many (Stein's rule per experiment x algorithm, by hand), the CLI's refusals,
+and a whole ``reproduce --backend linux`` that takes both stages from the kernel cache (no
+kernel needed: every run is stored by hand under its real cache key)."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import pytest
+from pathpool.kernel.loader import KernelError
+from pathpool.reproduce import kernel as kb
+from pathpool.reproduce import runner
+from pathpool.reproduce.experiments import Options, build_jobs, load_experiments
+from pathpool.sweep import Cache
+
+NAN = math.nan
+
+
+def _per_run(cells: dict[tuple[str, str, float, str], list[float]]) -> pd.DataFrame:
+    rows = []
+    for (exp, alg, x, metric), values in cells.items():
+        for seed, v in enumerate(values, 1):
+            rows.append({"experiment": exp, "algorithm": alg, "x": x, "seed": seed, "metric": metric, "value": v})
+    return pd.DataFrame(rows)
+
+
+def test_cells_grow_by_steins_rule_by_hand():
+    per_run = _per_run({
+        # mean 10, sd 1, t(0.975, 2) = 4.30265: half-width 2.48414 = 24.84% of the mean; for 5%:
+        # ceil(3 * (0.248414 / 0.05)^2) = ceil(74.05) = 75; for 20%: ceil(3 * 1.54268) = ceil(4.628) = 5
+        ("p/t3", "lia", NAN, "mptcp_mbps"): [9.0, 10.0, 11.0],
+        # the same algorithm's other published quantity is narrow: the widest one decides
+        ("p/t3", "lia", NAN, "sptcp_mbps"): [5.0, 5.01, 4.99],
+        # narrow everywhere (2.48%): stays at 3
+        ("p/t3", "olia", NAN, "mptcp_mbps"): [10.0, 10.1, 9.9],
+        # bookkeeping, not a published quantity: as wide as it gets, asks for nothing
+        ("p/t3", "olia", NAN, "incomplete"): [0.0, 1.0, 0.0],
+        # a zero mean has no relative width
+        ("p/t3", "balia", NAN, "mptcp_mbps"): [-1.0, 0.0, 1.0],
+        # one point of a swept experiment is its own cell: mean 5, half-width 49.7%: 3 * 9.9366^2 = 296.2
+        ("p/fig", "lia", 4.0, "throughput_mbps"): [4.0, 5.0, 6.0],
+        ("p/fig", "lia", 8.0, "throughput_mbps"): [8.0, 8.01, 7.99],
+    })
+    assert _named(runner.kernel_repetitions_needed(per_run, 3, 0.05, 200)) == {"p/t3 lia": 75, "p/fig lia x=4": 200}
+    got = _named(runner.kernel_repetitions_needed(per_run, 3, 0.05, 10))
+    assert got == {"p/t3 lia": 10, "p/fig lia x=4": 10}
+    assert _named(runner.kernel_repetitions_needed(per_run, 3, 0.2, 10)) == {"p/t3 lia": 5, "p/fig lia x=4": 10}
+    # a cap at the first stage's count grows nothing
+    assert runner.kernel_repetitions_needed(per_run, 3, 0.05, 3) == {}
+
+
+def _named(need: dict) -> dict[str, int]:
+    return {runner.cell_name(c): n for c, n in need.items()}
+
+
+@pytest.mark.parametrize("args, says", [
+    (["--kernel-seeds", "3", "--kernel-max-seeds", "2"], "--kernel-max-seeds 2: must be at least --kernel-seeds (3)"),
+    (["--kernel-max-seeds", "2"], "--kernel-max-seeds 2: must be at least --kernel-seeds (10)"),
+    (["--kernel-max-seeds", "5", "--ci-target", "0"], "needs --backend linux or both and --ci-target F > 0"),
+    (["--kernel-stage-only", "table3"], "--kernel-stage-only needs --kernel-max-seeds"),
+])
+def test_cli_refuses_a_bad_kernel_cap_in_one_line(tmp_path, capsys, args, says):
+    from pathpool.cli import main
+
+    base = ["reproduce", "rsf", "--backend", "linux", "--ci-target", "0.05", "-o", str(tmp_path / "r")]
+    code = main(base + args)
+    lines = [x for x in capsys.readouterr().err.splitlines() if x.strip()]
+    assert code == 2 and len(lines) == 1 and says in lines[0], lines
+    assert not (tmp_path / "r").exists()          # refused before anything
+
+
+def test_cli_refuses_the_stage_on_the_simulator_alone(tmp_path, capsys):
+    from pathpool.cli import main
+
+    code = main(["reproduce", "rsf", "--ci-target", "0.05", "--kernel-max-seeds", "5", "-o", str(tmp_path / "r")])
+    err = capsys.readouterr().err
+    assert code == 2 and "needs --backend linux or both" in err
+
+
+# --- a whole reproduce from the kernel cache ----------------------------------------------------
+
+#: RSF Table 2 scenario 0, per-connection throughput (Mbps) per algorithm and seed; LIA's three
+#: first runs are wide (mean 2.2, sd 0.3: half-width 0.745 = 33.9%), the others' narrow.
+VALUES = {alg: [2.2, 2.21, 2.19, 2.2, 2.2] for alg in ("tcp", "olia", "balia", "rsf-db", "rsf-lb")}
+VALUES["lia"] = [1.9, 2.2, 2.5, 2.3, 2.1]
+
+
+def _store(cache_dir, exp, seeds, algs=None):
+    """Fake kernel runs of ``exp`` in the kernel cache under their real keys (every flow of a run
+    with the throughput of VALUES)."""
+    o = Options()
+    jobs = [j for j in build_jobs([exp], seeds, o) if algs is None or j.tags["run_algorithm"] in algs]
+    runnable, _ = kb.plan_jobs(jobs, o.ack_reading)
+    cache = Cache(cache_dir)
+    for kj in runnable:
+        v = VALUES[kj.job.tags["run_algorithm"]][kj.job.seed - 1]
+        flows = pd.DataFrame({**{k: [t] * len(exp.spec["flows"]) for k, t in kj.job.tags.items()},
+                              "seed": kj.job.seed, "flow": exp.spec["flows"], "goodput_bps": v * 1e6,
+                              "completion_time_s": 10.0})
+        cache.store(kj, {t: flows if t == "flows" else pd.DataFrame() for t in kb.TABLES})
+    return runnable
+
+
+def test_the_stage_takes_its_runs_from_the_cache_and_resumes(tmp_path, monkeypatch):
+    exp = next(e for e in load_experiments(["rsf"]) if e.key == "rsf/table2_s0")
+    croot = kb.cache_root(tmp_path)
+    _store(croot, exp, [1, 2, 3])
+
+    def run(**kw):
+        return runner.reproduce(["rsf"], seeds=10, kernel_seeds=3, out=tmp_path, backend="linux", beds=1,
+                                only=["table2_s0"], ci_target=0.05, kernel_max_seeds=5, report=False,
+                                kernel_cache_only=True, **kw)
+
+    # The stage asks for LIA seeds 4 and 5 (Stein: 3 * (0.339 / 0.05)^2 = 138, capped at 5) and
+    # nothing else; with seed 5 missing, cache-only stops before any run, naming it.
+    _store(croot, exp, [4], {"lia"})
+    with pytest.raises(KernelError, match=r"1 of 2 kernel runs are not in the cache .*lia seed 5"):
+        run()
+    _store(croot, exp, [5], {"lia"})
+    out = run()
+    k = out.kernel
+    assert k.more_seeds == {"rsf/table2_s0 lia": 5} and k.first_seeds == 3 and k.jobs == 6 * 3 + 2
+    th = k.summary[k.summary["metric"] == "throughput_mbps"].set_index("algorithm")
+    assert th["n"].to_dict() == {"tcp": 3, "lia": 5, "olia": 3, "balia": 3, "rsf-db": 3, "rsf-lb": 3}
+    assert th.loc["lia", "mean"] == pytest.approx(sum(VALUES["lia"]) / 5)
+    # the comparison shows the kernel's n per cell
+    c = out.comparison.set_index("algorithm")
+    assert c.loc["lia", "n"] == 5 and c.loc["tcp", "n"] == 3
+
+
+def test_the_stage_is_limited_to_the_named_experiments(tmp_path):
+    exps = {e.key: e for e in load_experiments(["rsf"])}
+    croot = kb.cache_root(tmp_path)
+    for key in ("rsf/table2_s0", "rsf/table2_s5"):
+        _store(croot, exps[key], [1, 2, 3])
+    _store(croot, exps["rsf/table2_s5"], [4, 5], {"lia"})
+    # scenario 0's LIA is as wide as scenario 5's, but only scenario 5 may grow (nothing of
+    # scenario 0 beyond seed 3 is cached, so cache-only would stop if the stage asked for it)
+    out = runner.reproduce(["rsf"], seeds=10, kernel_seeds=3, out=tmp_path, backend="linux", beds=1,
+                           only=["table2_s0", "table2_s5"], ci_target=0.05, kernel_max_seeds=5, report=True,
+                           kernel_cache_only=True, kernel_stage_only=["table2_s5"])
+    assert out.kernel.more_seeds == {"rsf/table2_s5 lia": 5}
+    n = out.kernel.summary.groupby(["experiment", "algorithm"])["n"].max()
+    assert n[("rsf/table2_s0", "lia")] == 3 and n[("rsf/table2_s5", "lia")] == 5
+    # the report's head names the grown cell, the method its range of repetitions
+    md = (tmp_path / "README.md").read_text()
+    assert "Kernel repetitions: 3, and more where" in md and "`rsf/table2_s5 lia` 5" in md
+    assert "(3-5 repetitions each;" in md
