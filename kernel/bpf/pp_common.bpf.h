@@ -610,7 +610,8 @@ void BPF_PROG(pp_set_state, struct sock *sk, __u8 new_state)
 	struct pp_conn_state *st = pp_state(ca);
 
 #ifdef PP_DEBUG_SSTHRESH
-	/* Debug build (kernel/README, make PP_DEBUG=1): an ssthresh no op of ours can return. */
+	/* Debug build (make -C kernel PP_DEBUG=1; python/pathpool/kernel/README.md): a value no
+	 * ssthresh op of ours can return (at most 2^20), logged with its socket. */
 	if (pp_tp(sk)->snd_ssthresh > PP_CWND_MAX_SEGS && pp_tp(sk)->snd_ssthresh != 0x7fffffff)
 		bpf_printk("pp_huge %llx ss=%u new=%u", (__u64)sk, pp_tp(sk)->snd_ssthresh,
 			   new_state);
