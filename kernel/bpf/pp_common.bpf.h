@@ -96,6 +96,7 @@ volatile struct pp_tunables pp_tun = PP_TUNABLES_DEFAULT;
 #define pp_semicoupled_a_q32 (pp_tun.semicoupled_a_q32)
 
 #define TCP_CA_Open_ 0
+#define TCP_CA_CWR_ 2
 #define TCP_CA_Recovery_ 3
 #define TCP_CA_Loss_ 4
 
@@ -131,6 +132,7 @@ struct pp_ca {
 	__u32 last_rtt_us;
 	__u32 idx;       /* index of the connection's entry in pp_conns (valid while conn != 0) */
 	struct pp_loss_est lest; /* RSF-LB's loss-probability estimate */
+	__u32 ss_last;   /* what pp_ssthresh last returned (0: never), for pp_ssthresh_repair */
 };
 
 _Static_assert(sizeof(struct pp_ca) <= 104, "pp_ca must fit in icsk_ca_priv");
@@ -505,6 +507,7 @@ void BPF_PROG(pp_init, struct sock *sk)
 	ca->slot = PP_MAX_SF;
 	ca->state = TCP_CA_Open_;
 	ca->last_rtt_us = 0;
+	ca->ss_last = 0;
 	ca->conn = 0;
 	ca->idx = 0;
 	pp_loss_est_init(&ca->lest, pp_tp(sk)->delivered, pp_tp(sk)->lost);
@@ -592,16 +595,16 @@ __u32 BPF_PROG(pp_ssthresh, struct sock *sk)
 
 	/* The kernel keeps whole segments; the model's fraction of ssthresh is dropped here. */
 	ca->frac = 0;
+	ca->ss_last = pp_ssthresh_segs(s, pp_tp(sk)->snd_cwnd_clamp);
 #ifdef PP_DEBUG_SSTHRESH
-	{
-		__u32 r = pp_ssthresh_segs(s, pp_tp(sk)->snd_cwnd_clamp);
-
-		bpf_printk("pp_ss %llx r=%u cwnd=%u", (__u64)sk, r, pp_tp(sk)->snd_cwnd);
-		return r;
-	}
+	bpf_printk("pp_ss %llx r=%u cwnd=%u", (__u64)sk, ca->ss_last, pp_tp(sk)->snd_cwnd);
 #endif
-	return pp_ssthresh_segs(s, pp_tp(sk)->snd_cwnd_clamp);
+	return ca->ss_last;
 }
+
+/* Kernel faults pp_set_state repaired (pp_ssthresh_repair), over every socket of this object;
+ * nonzero means the fault happened (`bpftool map dump` of the object's .bss). */
+__u64 pp_ssthresh_repairs;
 
 SEC("struct_ops/pp_set_state")
 void BPF_PROG(pp_set_state, struct sock *sk, __u8 new_state)
@@ -618,6 +621,16 @@ void BPF_PROG(pp_set_state, struct sock *sk, __u8 new_state)
 	if (new_state != ca->state)
 		bpf_printk("pp_st %llx %u->%u", (__u64)sk, ca->state, new_state);
 #endif
+	if (new_state == TCP_CA_CWR_ || new_state == TCP_CA_Recovery_ || new_state == TCP_CA_Loss_) {
+		struct tcp_sock *tp = pp_tp(sk);
+		__u32 fix = pp_ssthresh_repair(tp->snd_ssthresh, ca->ss_last, tp->prior_cwnd,
+					       tp->snd_cwnd_clamp);
+
+		if (fix) {
+			tp->snd_ssthresh = fix;
+			__sync_fetch_and_add(&pp_ssthresh_repairs, 1);
+		}
+	}
 	if ((new_state == TCP_CA_Recovery_ || new_state == TCP_CA_Loss_) &&
 	    ca->state != TCP_CA_Recovery_ && ca->state != TCP_CA_Loss_) {
 		/* OLIA's loss marks advance on entry to recovery/loss (v0.95 mptcp_olia), to the

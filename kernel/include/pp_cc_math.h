@@ -1172,6 +1172,30 @@ PP_INLINE pp_u32 pp_undo_cwnd_segs(pp_u32 cwnd, pp_u32 prior_cwnd, pp_u32 clamp)
 }
 
 /*
+ * Repair of a kernel fault (python/pathpool/kernel/README.md, "A subflow's ssthresh of
+ * 0x81104110"): on Linux 6.18 with these struct_ops, a few recovery entries left a stale kernel
+ * stack word (~2^31) in snd_ssthresh instead of what the ssthresh op returns, which is always
+ * in [1, pp_cwnd_bound(clamp)]; PRR then set cwnd to ~2^30. set_state runs right after the
+ * kernel stores ssthresh (tcp_enter_recovery / tcp_enter_loss / tcp_enter_cwr, then
+ * tcp_set_ca_state), so it can put back the value the op computed (`ours`, 0 if the op never
+ * ran: then Reno's max(prior_cwnd / 2, 2)). Returns the value to write, or 0 when snd_ssthresh
+ * is one the op or the kernel can legitimately hold: within the bound, or
+ * TCP_INFINITE_SSTHRESH (no loss yet). Changes no algorithm: no op of ours returns more.
+ */
+#define PP_INFINITE_SSTHRESH 0x7fffffffU
+
+PP_INLINE pp_u32 pp_ssthresh_repair(pp_u32 snd_ssthresh, pp_u32 ours, pp_u32 prior_cwnd, pp_u32 clamp)
+{
+	pp_u32 bound = pp_cwnd_bound(clamp);
+
+	if (snd_ssthresh <= bound || snd_ssthresh == PP_INFINITE_SSTHRESH)
+		return 0;
+	if (!ours)
+		ours = prior_cwnd >> 1 > 2 ? prior_cwnd >> 1 : 2;
+	return ours < bound ? ours : bound;
+}
+
+/*
  * Linux tcp_is_cwnd_limited: the window may grow only while it limits the sender (or, in slow
  * start, while it is below twice the most packets in flight of the last window). Every Linux
  * cong_avoid (tcp_reno_cong_avoid, cubic, v0.95's coupled ones) returns early otherwise; the

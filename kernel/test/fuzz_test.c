@@ -12,7 +12,8 @@
  *   1. the window glue (pp_cwnd_step, pp_apply_inc, pp_slow_start_cwnd, pp_ssthresh_segs,
  *      pp_undo_cwnd_segs) equals a 128-bit reference exactly, never wraps, writes a window in
  *      [1, min(clamp, 2^20)], moves it up by at most PP_INC_CAP per CA ACK and by at most
- *      `acked` (never past ssthresh) per slow-start ACK;
+ *      `acked` (never past ssthresh) per slow-start ACK; pp_ssthresh_repair leaves every
+ *      value the kernel or our op can hold and puts any other back into [1, bound];
  *   2. every algorithm's increment is finite and bounded for any view: reno, lia, balia,
  *      rsf-db, rsf-lb in [0, 1] segment (rsf: [-1, 1]), olia in [-1, 1.5] segments; ewtcp and
  *      semicoupled in [0, 2] for any weight (semicoupled <= ewtcp's a/w_r), coupled in
@@ -203,6 +204,40 @@ static void fuzz_glue(long iters)
 			if (pp_undo_cwnd_segs(cwnd, prior, clamp) != (pp_u32)want)
 				FAIL("undo %u %u clamp %u", cwnd, prior, clamp);
 		}
+	}
+}
+
+/*
+ * pp_ssthresh_repair: the cached fault (s2 OLIA seed 10: snd_ssthresh 0x81104110 at a recovery
+ * entry from cwnd 2, the op having returned 2) is put back to 2; the op never ran -> Reno of
+ * prior_cwnd; legitimate values (within the bound, TCP_INFINITE_SSTHRESH) are left alone; and
+ * on random input the result is 0 exactly when nothing needs repair, else within [1, bound].
+ */
+static void fuzz_ssthresh_repair(long iters)
+{
+	checks += 6;
+	if (pp_ssthresh_repair(0x81104110U, 2, 2, 0xffffffffU) != 2)
+		FAIL("repair of the cached fault");
+	if (pp_ssthresh_repair(0x81104110U, 0, 40, 0xffffffffU) != 20)
+		FAIL("repair without an op value: Reno of prior_cwnd");
+	if (pp_ssthresh_repair(0x81104110U, 0, 3, 0xffffffffU) != 2)
+		FAIL("repair without an op value: at least 2");
+	if (pp_ssthresh_repair(0x7fffffffU, 5, 10, 0xffffffffU) != 0)
+		FAIL("TCP_INFINITE_SSTHRESH repaired");
+	if (pp_ssthresh_repair(1U << 20, 5, 10, 0xffffffffU) != 0)
+		FAIL("ssthresh at the bound repaired");
+	if (pp_ssthresh_repair((1U << 20) + 1, 5, 10, 0xffffffffU) != 5)
+		FAIL("ssthresh just above the bound not repaired");
+	for (long it = 0; it < iters; it++) {
+		pp_u32 ss = (pp_u32)edgy(0xffffffffULL), ours = (pp_u32)edgy(0xffffffffULL);
+		pp_u32 prior = (pp_u32)edgy(0xffffffffULL), clamp = (pp_u32)edgy(0xffffffffULL);
+		pp_u32 bound = ref_bound(clamp), got = pp_ssthresh_repair(ss, ours, prior, clamp);
+		int needed = ss > bound && ss != 0x7fffffffU;
+
+		checks++;
+		if (!needed != !got || (got && (got < 1 || got > bound)) ||
+		    (got && ours && got != (ours < bound ? ours : bound)))
+			FAIL("repair ss %u ours %u prior %u clamp %u: got %u", ss, ours, prior, clamp, got);
 	}
 }
 
@@ -869,6 +904,7 @@ int main(int argc, char **argv)
 		ratio_cap = atof(argv[2]);
 
 	fuzz_glue(iters);
+	fuzz_ssthresh_repair(iters / 4);
 	fuzz_algorithms(iters / 2);
 	fuzz_olia_cmp(iters);
 	fuzz_pow(iters / 4);
