@@ -22,6 +22,8 @@ on every subflow and TCP, so no BPF is loaded; delays as the report's default re
 - ``s2``: the same with 2% Bernoulli loss on data (scenario 2).
 - ``pair-bulk``: one MPTCP connection (both paths) and one TCP (path 1), bulk for 30 s.
 - ``pair-file``: the same two, each a 4 MB download.
+- ``pair-file-rmem`` / ``pair-file-wmem``: ``pair-file`` with the receiver's ``tcp_rmem`` /
+  the sender's ``tcp_wmem`` starting at 4 MB (which buffer bounds the MPTCP chunks).
 
 ``summarize`` (pure, tested) turns the captured segments into the numbers the README quotes.
 """
@@ -30,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import itertools
 import json
 import re
 import socket
@@ -205,17 +208,19 @@ def sniff(seconds: float, out: Path) -> None:
     out.write_text(json.dumps({"segments": segs, "socket_packets": packets, "socket_drops": drops}))
 
 
+_FIVE = [(f"conn-{i}", "mptcp", 4_000_000) for i in range(5)]
+_PAIR_FILE = [("mp", "mptcp", 4_000_000), ("tcp", "tcp", 4_000_000)]
 CASES = {
-    "s1": dict(loss=0.0, flows=[("conn-%d" % i, "mptcp", 4_000_000) for i in range(5)], duration=120.0),
-    "s2": dict(loss=0.02, flows=[("conn-%d" % i, "mptcp", 4_000_000) for i in range(5)], duration=120.0),
-    "pair-bulk": dict(loss=0.0, flows=[("mp", "mptcp", 0), ("tcp", "tcp", 0)], duration=30.0),
-    "pair-file": dict(loss=0.0, flows=[("mp", "mptcp", 4_000_000), ("tcp", "tcp", 4_000_000)], duration=60.0),
+    "s1": {"loss": 0.0, "flows": _FIVE, "duration": 120.0},
+    "s2": {"loss": 0.02, "flows": _FIVE, "duration": 120.0},
+    "pair-bulk": {"loss": 0.0, "flows": [("mp", "mptcp", 0), ("tcp", "tcp", 0)], "duration": 30.0},
+    "pair-file": {"loss": 0.0, "flows": _PAIR_FILE, "duration": 60.0},
     # Counterfactuals of pair-file: the sender's send buffer, or the receiver's receive
     # buffer, starting at 4 MB (Linux default: 16 kB / 128 kB, autotuned up to 4 MB / 6 MB).
-    "pair-file-wmem": dict(loss=0.0, flows=[("mp", "mptcp", 4_000_000), ("tcp", "tcp", 4_000_000)],
-                           duration=60.0, sysctl=[("c", "net.ipv4.tcp_wmem=4096 4194304 33554432")]),
-    "pair-file-rmem": dict(loss=0.0, flows=[("mp", "mptcp", 4_000_000), ("tcp", "tcp", 4_000_000)],
-                           duration=60.0, sysctl=[("s", "net.ipv4.tcp_rmem=4096 4194304 33554432")]),
+    "pair-file-wmem": {"loss": 0.0, "flows": _PAIR_FILE, "duration": 60.0,
+                       "sysctl": [("c", "net.ipv4.tcp_wmem=4096 4194304 33554432")]},
+    "pair-file-rmem": {"loss": 0.0, "flows": _PAIR_FILE, "duration": 60.0,
+                       "sysctl": [("s", "net.ipv4.tcp_rmem=4096 4194304 33554432")]},
 }
 
 _SS_MSS = re.compile(r"\bmss:(\d+)")
@@ -226,7 +231,7 @@ def _ss_poll(tb, stop: threading.Event, seen: dict) -> None:
     while not stop.wait(1.0):
         out = tb.ns(tb.ns_c, "ss", "-tniH", check=False).stdout
         lines = out.splitlines()
-        for a, b in zip(lines, lines[1:]):
+        for a, b in itertools.pairwise(lines):
             f = a.split()
             m = _SS_MSS.search(b)
             if len(f) >= 5 and m and f[4].endswith(":" + str(SERVER_PORT_MIN)):
