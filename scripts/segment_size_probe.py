@@ -23,7 +23,8 @@ on every subflow and TCP, so no BPF is loaded; delays as the report's default re
 - ``pair-bulk``: one MPTCP connection (both paths) and one TCP (path 1), bulk for 30 s.
 - ``pair-file``: the same two, each a 4 MB download.
 - ``pair-file-rmem`` / ``pair-file-wmem``: ``pair-file`` with the receiver's ``tcp_rmem`` /
-  the sender's ``tcp_wmem`` starting at 4 MB (which buffer bounds the MPTCP chunks).
+  the sender's ``tcp_wmem`` starting at 4 MB (which buffer bounds the MPTCP chunks);
+  ``s1-rmem``: ``s1`` with the receiver's.
 
 ``summarize`` (pure, tested) turns the captured segments into the numbers the README quotes.
 """
@@ -221,6 +222,8 @@ CASES = {
                        "sysctl": [("c", "net.ipv4.tcp_wmem=4096 4194304 33554432")]},
     "pair-file-rmem": {"loss": 0.0, "flows": _PAIR_FILE, "duration": 60.0,
                        "sysctl": [("s", "net.ipv4.tcp_rmem=4096 4194304 33554432")]},
+    "s1-rmem": {"loss": 0.0, "flows": _FIVE, "duration": 120.0,
+                "sysctl": [("s", "net.ipv4.tcp_rmem=4096 4194304 33554432")]},
 }
 
 _SS_MSS = re.compile(r"\bmss:(\d+)")
