@@ -592,6 +592,14 @@ __u32 BPF_PROG(pp_ssthresh, struct sock *sk)
 
 	/* The kernel keeps whole segments; the model's fraction of ssthresh is dropped here. */
 	ca->frac = 0;
+#ifdef PP_DEBUG_SSTHRESH
+	{
+		__u32 r = pp_ssthresh_segs(s, pp_tp(sk)->snd_cwnd_clamp);
+
+		bpf_printk("pp_ss %llx r=%u cwnd=%u", (__u64)sk, r, pp_tp(sk)->snd_cwnd);
+		return r;
+	}
+#endif
 	return pp_ssthresh_segs(s, pp_tp(sk)->snd_cwnd_clamp);
 }
 
@@ -601,6 +609,15 @@ void BPF_PROG(pp_set_state, struct sock *sk, __u8 new_state)
 	struct pp_ca *ca = pp_ca(sk);
 	struct pp_conn_state *st = pp_state(ca);
 
+#ifdef PP_DEBUG_SSTHRESH
+	/* Debug build (make -C kernel PP_DEBUG=1; python/pathpool/kernel/README.md): a value no
+	 * ssthresh op of ours can return (at most 2^20), logged with its socket. */
+	if (pp_tp(sk)->snd_ssthresh > PP_CWND_MAX_SEGS && pp_tp(sk)->snd_ssthresh != 0x7fffffff)
+		bpf_printk("pp_huge %llx ss=%u new=%u", (__u64)sk, pp_tp(sk)->snd_ssthresh,
+			   new_state);
+	if (new_state != ca->state)
+		bpf_printk("pp_st %llx %u->%u", (__u64)sk, ca->state, new_state);
+#endif
 	if ((new_state == TCP_CA_Recovery_ || new_state == TCP_CA_Loss_) &&
 	    ca->state != TCP_CA_Recovery_ && ca->state != TCP_CA_Loss_) {
 		/* OLIA's loss marks advance on entry to recovery/loss (v0.95 mptcp_olia), to the
