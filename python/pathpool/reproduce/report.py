@@ -281,7 +281,7 @@ KERNEL_EXPLAINED = {
         "every algorithm agrees within 10% (kernel/simulator 1.03-1.08), single-path TCP on the kernel's reno "
         "within 6%. With **two subflows** the kernel is slower for every algorithm, coupled or not (RSF-DB is "
         "Reno per subflow): 0.86-0.90 without loss (scenario 1), 0.72-0.83 at 2% loss (scenario 2 and Fig. 2 at "
-        "4 MB, the same runs), 0.82-0.91 at 10% (scenario 3), 0.77-0.88 (scenario 4), 0.59-0.77 with 20 + 60 ms "
+        "4 MB, the same runs), 0.77-0.91 at 10% (scenario 3), 0.77-0.88 (scenario 4), 0.59-0.77 with 20 + 60 ms "
         "paths (scenario 5), 0.72-0.84 (scenario 6). So the gap comes with MPTCP's second subflow, not with the "
         "congestion-control arithmetic, which the single-subflow runs and the BPF test vectors check. It is not "
         "the simulator's loss recovery either: switching it from RFC 6675 to Linux's RACK-TLP + PRR moved its "
