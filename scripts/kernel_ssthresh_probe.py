@@ -22,7 +22,7 @@ matches each ``pp_huge`` with the socket's last ``pp_ss`` before it.
 from __future__ import annotations
 
 import argparse
-import importlib.util
+import importlib
 import json
 import re
 import subprocess
@@ -91,11 +91,11 @@ def prr_fit(cwnd: int, ssthresh: int = 0x81104110, max_prior: int = 8,
 
 
 def _gap():
-    path = Path(__file__).resolve().parent / "two_subflow_gap.py"
-    spec = importlib.util.spec_from_file_location("two_subflow_gap", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    """``two_subflow_gap``, imported from beside this file (also when this file was loaded by path)."""
+    here = str(Path(__file__).resolve().parent)
+    if here not in sys.path:
+        sys.path.insert(0, here)
+    return importlib.import_module("two_subflow_gap")
 
 
 def scan(args: argparse.Namespace) -> None:

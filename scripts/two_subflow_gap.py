@@ -55,7 +55,7 @@ sysctls set in the bed's namespaces, into ``--probe-out/<sysctls>/``, never the 
 from __future__ import annotations
 
 import argparse
-import importlib.util
+import importlib
 import json
 import math
 import sys
@@ -76,11 +76,10 @@ PHASES = ((0.0, 5.0), (5.0, 20.0), (20.0, math.inf))
 
 def _probe():
     """``kernel_idle_restart_probe`` (its reduction detector), imported from beside this file."""
-    path = Path(__file__).resolve().parent / "kernel_idle_restart_probe.py"
-    spec = importlib.util.spec_from_file_location("kernel_idle_restart_probe", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    here = str(Path(__file__).resolve().parent)
+    if here not in sys.path:
+        sys.path.insert(0, here)
+    return importlib.import_module("kernel_idle_restart_probe")
 
 
 def reductions(c: np.ndarray) -> list[tuple[int, float, float]]:
