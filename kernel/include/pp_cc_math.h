@@ -1173,7 +1173,7 @@ PP_INLINE pp_u32 pp_undo_cwnd_segs(pp_u32 cwnd, pp_u32 prior_cwnd, pp_u32 clamp)
 
 /*
  * Repair of a kernel fault (python/pathpool/kernel/README.md, "A subflow's ssthresh of
- * 0x81104110"): on Linux 6.18 with these struct_ops, a few recovery entries left a stale kernel
+ * ~2^31"): on Linux 6.18 with these struct_ops, a few recovery entries left a stale kernel
  * stack word (~2^31) in snd_ssthresh instead of what the ssthresh op returns, which is always
  * in [1, pp_cwnd_bound(clamp)]; PRR then set cwnd to ~2^30. set_state runs right after the
  * kernel stores ssthresh (tcp_enter_recovery / tcp_enter_loss / tcp_enter_cwr, then
