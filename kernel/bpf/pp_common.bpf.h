@@ -602,9 +602,22 @@ __u32 BPF_PROG(pp_ssthresh, struct sock *sk)
 	return ca->ss_last;
 }
 
-/* Kernel faults pp_set_state repaired (pp_ssthresh_repair), over every socket of this object;
+/* Kernel faults repaired (pp_ssthresh_repair, pp_cwnd_repair), over every socket of this object;
  * nonzero means the fault happened (`bpftool map dump` of the object's .bss). */
 __u64 pp_ssthresh_repairs;
+
+/* A window above the bound left by the fault (undo_cwnd's stale return): put back before the
+ * kernel sends with it. Called in set_state (tcp_try_undo_recovery / tcp_try_undo_loss end in
+ * tcp_set_ca_state(Open)) and on every cong_avoid (the undo paths without a state change). */
+static __always_inline void pp_repair_cwnd(struct tcp_sock *tp)
+{
+	__u32 fix = pp_cwnd_repair(tp->snd_cwnd, tp->prior_cwnd, tp->snd_cwnd_clamp);
+
+	if (fix) {
+		tp->snd_cwnd = fix;
+		__sync_fetch_and_add(&pp_ssthresh_repairs, 1);
+	}
+}
 
 SEC("struct_ops/pp_set_state")
 void BPF_PROG(pp_set_state, struct sock *sk, __u8 new_state)
@@ -621,6 +634,7 @@ void BPF_PROG(pp_set_state, struct sock *sk, __u8 new_state)
 	if (new_state != ca->state)
 		bpf_printk("pp_st %llx %u->%u", (__u64)sk, ca->state, new_state);
 #endif
+	pp_repair_cwnd(pp_tp(sk));
 	if (new_state == TCP_CA_CWR_ || new_state == TCP_CA_Recovery_ || new_state == TCP_CA_Loss_) {
 		struct tcp_sock *tp = pp_tp(sk);
 		__u32 fix = pp_ssthresh_repair(tp->snd_ssthresh, ca->ss_last, tp->prior_cwnd,
@@ -790,6 +804,7 @@ void BPF_PROG(pp_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
 
 	if (!acked)
 		return;
+	pp_repair_cwnd(tp);
 	pp_rsflb_observe(sk, ca);
 	/* OLIA's loss3 follows every ACK cong_avoid sees (v0.95), cwnd-limited or not (only OLIA
 	 * reads the marks). */

@@ -1196,6 +1196,21 @@ PP_INLINE pp_u32 pp_ssthresh_repair(pp_u32 snd_ssthresh, pp_u32 ours, pp_u32 pri
 }
 
 /*
+ * The same fault through undo_cwnd: this VM's log holds `WARNING ... tcp_undo_cwnd_reduction`
+ * (tcp_snd_cwnd_set's check of a negative window) with RAX = 0xffffffff81104110, i.e. the
+ * undo_cwnd call returned the stale word, not pp_undo_cwnd's value (at most the bound). A window
+ * above the bound is one no op of ours writes and the kernel does not make from ours: put back
+ * what pp_undo_cwnd would have returned without the lost window, max(prior_cwnd, 1) within the
+ * bound. Returns the value to write, or 0 when snd_cwnd is within the bound.
+ */
+PP_INLINE pp_u32 pp_cwnd_repair(pp_u32 snd_cwnd, pp_u32 prior_cwnd, pp_u32 clamp)
+{
+	if (snd_cwnd <= pp_cwnd_bound(clamp))
+		return 0;
+	return pp_undo_cwnd_segs(1, prior_cwnd, clamp);
+}
+
+/*
  * Linux tcp_is_cwnd_limited: the window may grow only while it limits the sender (or, in slow
  * start, while it is below twice the most packets in flight of the last window). Every Linux
  * cong_avoid (tcp_reno_cong_avoid, cubic, v0.95's coupled ones) returns early otherwise; the

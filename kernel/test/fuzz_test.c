@@ -228,13 +228,27 @@ static void fuzz_ssthresh_repair(long iters)
 		FAIL("ssthresh at the bound repaired");
 	if (pp_ssthresh_repair((1U << 20) + 1, 5, 10, 0xffffffffU) != 5)
 		FAIL("ssthresh just above the bound not repaired");
+	/* The window through undo_cwnd (dmesg: RAX 0xffffffff81104110): back to prior_cwnd. */
+	checks += 4;
+	if (pp_cwnd_repair(0x81104110U, 37, 0xffffffffU) != 37)
+		FAIL("cwnd repair of the fault");
+	if (pp_cwnd_repair(0x81104110U, 0, 0xffffffffU) != 1)
+		FAIL("cwnd repair without a prior window");
+	if (pp_cwnd_repair(1U << 20, 37, 0xffffffffU) != 0 || pp_cwnd_repair(10, 37, 0xffffffffU) != 0)
+		FAIL("legitimate window repaired");
+	if (pp_cwnd_repair(50, 37, 20) != 20)
+		FAIL("cwnd repair beyond the clamp");
 	for (long it = 0; it < iters; it++) {
 		pp_u32 ss = (pp_u32)edgy(0xffffffffULL), ours = (pp_u32)edgy(0xffffffffULL);
 		pp_u32 prior = (pp_u32)edgy(0xffffffffULL), clamp = (pp_u32)edgy(0xffffffffULL);
 		pp_u32 bound = ref_bound(clamp), got = pp_ssthresh_repair(ss, ours, prior, clamp);
 		int needed = ss > bound && ss != 0x7fffffffU;
 
-		checks++;
+		pp_u32 cgot = pp_cwnd_repair(ss, prior, clamp);
+
+		checks += 2;
+		if (!(ss > bound) != !cgot || (cgot && cgot != (prior > bound ? bound : (prior ? prior : 1))))
+			FAIL("cwnd repair cwnd %u prior %u clamp %u: got %u", ss, prior, clamp, cgot);
 		if (!needed != !got || (got && (got < 1 || got > bound)) ||
 		    (got && ours && got != (ours < bound ? ours : bound)))
 			FAIL("repair ss %u ours %u prior %u clamp %u: got %u", ss, ours, prior, clamp, got);
