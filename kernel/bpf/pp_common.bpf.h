@@ -619,6 +619,19 @@ static __always_inline void pp_repair_cwnd(struct tcp_sock *tp)
 	}
 }
 
+/* An ssthresh the fault left at a CWR/Recovery/Loss entry: our op's value put back before PRR's
+ * first step uses it (set_state follows the kernel's store of ssthresh). */
+static __always_inline void pp_repair_ssthresh(struct tcp_sock *tp, struct pp_ca *ca)
+{
+	__u32 fix = pp_ssthresh_repair(tp->snd_ssthresh, ca->ss_last, tp->prior_cwnd,
+				       tp->snd_cwnd_clamp);
+
+	if (fix) {
+		tp->snd_ssthresh = fix;
+		__sync_fetch_and_add(&pp_ssthresh_repairs, 1);
+	}
+}
+
 SEC("struct_ops/pp_set_state")
 void BPF_PROG(pp_set_state, struct sock *sk, __u8 new_state)
 {
@@ -628,23 +641,16 @@ void BPF_PROG(pp_set_state, struct sock *sk, __u8 new_state)
 #ifdef PP_DEBUG_SSTHRESH
 	/* Debug build (make -C kernel PP_DEBUG=1; python/pathpool/kernel/README.md): a value no
 	 * ssthresh op of ours can return (at most 2^20), logged with its socket. */
-	if (pp_tp(sk)->snd_ssthresh > PP_CWND_MAX_SEGS && pp_tp(sk)->snd_ssthresh != 0x7fffffff)
+	if (pp_tp(sk)->snd_ssthresh > PP_CWND_MAX_SEGS &&
+	    pp_tp(sk)->snd_ssthresh != PP_INFINITE_SSTHRESH)
 		bpf_printk("pp_huge %llx ss=%u new=%u", (__u64)sk, pp_tp(sk)->snd_ssthresh,
 			   new_state);
 	if (new_state != ca->state)
 		bpf_printk("pp_st %llx %u->%u", (__u64)sk, ca->state, new_state);
 #endif
 	pp_repair_cwnd(pp_tp(sk));
-	if (new_state == TCP_CA_CWR_ || new_state == TCP_CA_Recovery_ || new_state == TCP_CA_Loss_) {
-		struct tcp_sock *tp = pp_tp(sk);
-		__u32 fix = pp_ssthresh_repair(tp->snd_ssthresh, ca->ss_last, tp->prior_cwnd,
-					       tp->snd_cwnd_clamp);
-
-		if (fix) {
-			tp->snd_ssthresh = fix;
-			__sync_fetch_and_add(&pp_ssthresh_repairs, 1);
-		}
-	}
+	if (new_state == TCP_CA_CWR_ || new_state == TCP_CA_Recovery_ || new_state == TCP_CA_Loss_)
+		pp_repair_ssthresh(pp_tp(sk), ca);
 	if ((new_state == TCP_CA_Recovery_ || new_state == TCP_CA_Loss_) &&
 	    ca->state != TCP_CA_Recovery_ && ca->state != TCP_CA_Loss_) {
 		/* OLIA's loss marks advance on entry to recovery/loss (v0.95 mptcp_olia), to the
