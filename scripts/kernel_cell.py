@@ -1,0 +1,195 @@
+#!/usr/bin/env python3
+"""One kernel cell of ``pathpool reproduce`` to many repetitions: where its 95% CI sits against
+the tolerance (issue 12, "a verdict never depends on a CI made wide by few seeds").
+
+The report's kernel second stage (``--ci-target F --kernel-max-seeds N``) grows every wide cell of
+the staged experiments up to one cap; a single cell whose CI still contains a tolerance boundary
+at that cap (Balia Table III's OLIA MP-TCP row: 10 repetitions, 2.07 [1.91, 2.24] Mbit/s
+against the boundary 0.85 x 2.61 = 2.22) would need the cap raised for all of them, hours of
+real time. This script runs just that cell, the report's own plans (the simulator jobs
+``pathpool reproduce`` builds, planned for the test bed by the same
+:func:`pathpool.reproduce.kernel.plan_jobs`, so the same cache keys), and places each published
+quantity of it with the report's verdict code:
+
+    flock /run/pathpool-kernel.lock python scripts/kernel_cell.py run balia/table3 olia \\
+        --seeds 1-30 --beds 3 -o OUT
+    python scripts/kernel_cell.py table balia/table3 olia --seeds 1-30 -o OUT
+
+``table`` reads the runs from ``OUT``'s kernel cache only (it refuses if one is missing) and
+prints, per published quantity: paper value, mean [95% CI], n, half-width / mean, the tolerance
+boundaries, where the CI lies (``inside``, ``below``, ``above`` the band, or ``across`` a
+boundary), Stein's count for a half-width of 5%, and the verdict the report's
+:func:`pathpool.reproduce.verdict.cell_verdict` gives. A verdict outside the band needs the
+ordering of the whole group, which one algorithm cannot give: it is read from a report's
+``linux_comparison.csv`` (``--ordering-from``, default the committed report/kernel's).
+Readings are the report's: ``--recovery-reading linux``, the quickack ACK reading and the
+other defaults of :class:`pathpool.reproduce.experiments.Options`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+REPO = Path(__file__).resolve().parents[1]
+DEFAULT_ORDERING = REPO / "report" / "kernel" / "results" / "linux_comparison.csv"
+
+
+def seed_range(text: str) -> list[int]:
+    """``"1-30"`` -> 1..30; ``"4,7,9"`` -> those; each at least 1.
+
+    >>> seed_range("2-4"), seed_range("5,1")
+    ([2, 3, 4], [5, 1])
+    """
+    out: list[int] = []
+    for part in text.split(","):
+        lo, _, hi = part.partition("-")
+        a, b = int(lo), int(hi or lo)
+        if a < 1 or b < a:
+            raise argparse.ArgumentTypeError(f"--seeds {text!r}: ranges A-B with 1 <= A <= B, or a list")
+        out += range(a, b + 1)
+    return out
+
+
+def options():
+    from pathpool.reproduce.experiments import Options
+
+    return Options(recovery_reading="linux")
+
+
+def experiment(key: str):
+    """The shipped experiment ``key`` (``paper/name``)."""
+    from pathpool.reproduce.experiments import load_experiments
+
+    paper = key.split("/", 1)[0]
+    found = [e for e in load_experiments([paper]) if e.key == key] if "/" in key else []
+    if not found:
+        raise SystemExit(f"kernel_cell.py: experiment {key!r} not found (use paper/name, e.g. balia/table3)")
+    return found[0]
+
+
+def cell_jobs(exp, algorithm: str, seeds: list[int], opts=None):
+    """The kernel jobs of one cell: the experiment's simulator jobs for ``algorithm`` and
+    ``seeds``, planned for the test bed exactly as ``pathpool reproduce`` plans them."""
+    from pathpool.reproduce.experiments import build_jobs
+    from pathpool.reproduce.kernel import DEFAULT_MAX_DURATION_S, plan_jobs
+
+    opts = opts or options()
+    if algorithm not in exp.algorithms:
+        raise SystemExit(f"kernel_cell.py: {exp.key} has no algorithm {algorithm!r} "
+                         f"(allowed: {', '.join(exp.algorithms)})")
+    jobs = [j for j in build_jobs([exp], seeds, opts) if j.tags["run_algorithm"] == algorithm]
+    runnable, skipped = plan_jobs(jobs, opts.ack_reading, DEFAULT_MAX_DURATION_S)
+    if skipped:
+        raise SystemExit(f"kernel_cell.py: not expressible on the test bed: {skipped}")
+    return runnable
+
+
+def position(paper: float, lo: float, hi: float, rel: float) -> str:
+    """Where the CI [lo, hi] lies against the band paper x (1 -+ rel).
+
+    >>> position(2.61, 1.91, 2.24, 0.15), position(2.61, 2.3, 2.9, 0.15), position(2.61, 1.5, 2.0, 0.15)
+    ('across', 'inside', 'below')
+    """
+    low, high = paper * (1 - rel), paper * (1 + rel)
+    if hi < low:
+        return "below"
+    if lo > high:
+        return "above"
+    if low <= lo and hi <= high:
+        return "inside"
+    return "across"
+
+
+def placed(exp_key: str, algorithm: str, summary: pd.DataFrame, published: list[dict],
+           ordering: dict[str, bool | None]) -> pd.DataFrame:
+    """One row per published quantity of ``algorithm``: the cell's mean and CI against the paper.
+
+    ``summary`` is :func:`pathpool.reproduce.verdict.summarise` of the cell's runs;
+    ``published`` :func:`pathpool.reproduce.compare.published_rows` of the experiment;
+    ``ordering`` the group's ``ordering_agrees`` (from a report) by metric.
+    """
+    from pathpool.reproduce.runner import _stein
+    from pathpool.reproduce.verdict import TOLERANCE, cell_verdict
+
+    rel = TOLERANCE["rel"]
+    rows = []
+    for p in published:
+        if p["algorithm"] != algorithm:
+            continue
+        s = summary[(summary["experiment"] == exp_key) & (summary["algorithm"] == algorithm)
+                    & (summary["metric"] == p["metric"])]
+        if not len(s):
+            continue
+        m, lo, hi, n = (float(s.iloc[0][c]) for c in ("mean", "lo", "hi", "n"))
+        h = (hi - lo) / 2 / abs(m) if m else math.nan
+        rows.append({"metric": p["metric"], "paper": p["paper"], "mean": m, "lo": lo, "hi": hi, "n": int(n),
+                     "halfwidth": h, "band_lo": p["paper"] * (1 - rel), "band_hi": p["paper"] * (1 + rel),
+                     "position": position(p["paper"], lo, hi, rel),
+                     "stein_5pct": _stein(int(n), h, TOLERANCE["max_halfwidth"], 10**6),
+                     "verdict": cell_verdict(p["paper"], p["paper_ci"], m, lo, hi, ordering.get(p["metric"]))})
+    return pd.DataFrame(rows)
+
+
+def report_ordering(csv: Path, exp_key: str, algorithm: str) -> dict[str, bool | None]:
+    """``ordering_agrees`` per metric of the cell's rows in a report's comparison CSV."""
+    if not csv.exists():
+        return {}
+    df = pd.read_csv(csv)
+    df = df[(df["table"] == exp_key) & (df["algorithm"] == algorithm)]
+    return {r["metric"]: (None if pd.isna(r["ordering_agrees"]) else bool(r["ordering_agrees"]))
+            for _, r in df.iterrows()}
+
+
+def run(args: argparse.Namespace) -> None:
+    from pathpool.reproduce.kernel import cache_root, run_kernel_jobs
+
+    kjobs = cell_jobs(experiment(args.experiment), args.algorithm, args.seeds)
+    run_kernel_jobs(kjobs, cache_root(Path(args.out)), beds=args.beds,
+                    progress=lambda d, n: print(f"runs {d}/{n}", file=sys.stderr, flush=True))
+
+
+def table(args: argparse.Namespace) -> None:
+    from pathpool.kernel.loader import KernelError
+    from pathpool.reproduce import metrics
+    from pathpool.reproduce.compare import published_rows
+    from pathpool.reproduce.kernel import cache_root, run_kernel_jobs
+    from pathpool.reproduce.verdict import summarise
+
+    exp = experiment(args.experiment)
+    try:
+        tables = run_kernel_jobs(cell_jobs(exp, args.algorithm, args.seeds), cache_root(Path(args.out)),
+                                 cache_only=True)
+    except KernelError as e:
+        raise SystemExit(f"kernel_cell.py table: {e}") from None
+    per_run = metrics.compute(tables, [exp], options())
+    summary = summarise(per_run)
+    out = placed(exp.key, args.algorithm, summary, published_rows(exp),
+                 report_ordering(Path(args.ordering_from), exp.key, args.algorithm))
+    with pd.option_context("display.width", 200, "display.max_columns", 20):
+        print(out.round(4).to_string(index=False))
+    if args.csv:
+        per_run.to_csv(args.csv, index=False)
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("command", choices=["run", "table"])
+    p.add_argument("experiment", help="paper/name, e.g. balia/table3")
+    p.add_argument("algorithm", help="one of the experiment's algorithms, e.g. olia")
+    p.add_argument("--seeds", type=seed_range, default=seed_range("1-30"), help="e.g. 1-30 (default) or 4,7")
+    p.add_argument("--beds", type=int, default=3, help="run: test beds side by side (default 3)")
+    p.add_argument("-o", "--out", required=True, help="folder whose cache-linux/ holds the runs")
+    p.add_argument("--ordering-from", default=str(DEFAULT_ORDERING),
+                   help="table: a report's linux_comparison.csv, for the group's ordering")
+    p.add_argument("--csv", default=None, help="table: also write the cell's per-run metrics here")
+    args = p.parse_args()
+    {"run": run, "table": table}[args.command](args)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,98 @@
+"""scripts/kernel_cell.py: one kernel cell to many repetitions, placed against the tolerance.
+
+No kernel needed: the plans are compared with the runner's, and the placement is checked on
+hand-made runs against hand computation.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import pytest
+from pathpool.reproduce.compare import published_rows
+from pathpool.reproduce.verdict import summarise
+
+T975_2 = 4.302652729911275  # Student's t, 97.5% quantile, 2 degrees of freedom
+
+
+@pytest.fixture(scope="module")
+def kc(script_module):
+    return script_module("kernel_cell")
+
+
+@pytest.fixture(scope="module")
+def table3(kc):
+    return kc.experiment("balia/table3")
+
+
+def test_seed_ranges(kc):
+    assert kc.seed_range("1-30") == list(range(1, 31))
+    assert kc.seed_range("4,7-8") == [4, 7, 8]
+    for bad in ("0-3", "5-2"):
+        with pytest.raises(Exception, match="ranges A-B"):
+            kc.seed_range(bad)
+
+
+def test_plans_are_the_reports(kc, table3):
+    """The cell's jobs are exactly the runner's jobs of that algorithm: same cache keys."""
+    from pathpool.reproduce import kernel as kb
+    from pathpool.reproduce.experiments import build_jobs
+
+    mine = kc.cell_jobs(table3, "olia", [1, 2, 3])
+    everything, _ = kb.plan_jobs(build_jobs([table3], [1, 2, 3], kc.options()), "quickack", kb.DEFAULT_MAX_DURATION_S)
+    theirs = [k for k in everything if k.job.tags["run_algorithm"] == "olia"]
+    assert len(mine) == 3 and len(everything) == 3 * len(table3.algorithms)
+    assert sorted(k.key() for k in mine) == sorted(k.key() for k in theirs)
+    assert {k.job.seed for k in mine} == {1, 2, 3}
+    with pytest.raises(SystemExit, match="no algorithm 'nope'"):
+        kc.cell_jobs(table3, "nope", [1])
+
+
+def test_position_against_the_band(kc):
+    # band for 2.0: [1.7, 2.3]
+    assert kc.position(2.0, 1.8, 2.2, 0.15) == "inside"
+    assert kc.position(2.0, 1.5, 1.69, 0.15) == "below"
+    assert kc.position(2.0, 2.31, 2.5, 0.15) == "above"
+    assert kc.position(2.0, 1.6, 1.8, 0.15) == "across"
+    assert kc.position(2.0, 1.5, 2.5, 0.15) == "across"
+
+
+def _runs(values: dict[str, list[float]]) -> pd.DataFrame:
+    return pd.DataFrame([{"experiment": "balia/table3", "algorithm": "olia", "x": math.nan, "seed": i + 1,
+                          "metric": m, "value": v} for m, vs in values.items() for i, v in enumerate(vs)])
+
+
+def test_placed_by_hand(kc, table3):
+    """Three runs 2.0, 2.1, 2.2 (sd 0.1): half-width t * 0.1 / sqrt(3) = 0.2484, CI [1.8516,
+    2.3484] across 0.85 x 2.61 = 2.2185: undecided; Stein for 5%: ceil(3 * (0.11829/0.05)^2) = 17.
+    SP-TCP 2.00, 2.01, 2.02 against 1.12: narrow (1.2%), above the band, the group's ordering
+    decides between 'same ordering only' and 'not reproduced'."""
+    summary = summarise(_runs({"mptcp_mbps": [2.0, 2.1, 2.2], "sptcp_mbps": [2.00, 2.01, 2.02]}))
+    pub = published_rows(table3)
+    out = kc.placed("balia/table3", "olia", summary, pub, {"mptcp_mbps": True, "sptcp_mbps": True})
+    mp = out.set_index("metric").loc["mptcp_mbps"]
+    hw = T975_2 * 0.1 / math.sqrt(3)
+    assert mp["paper"] == 2.61 and mp["n"] == 3
+    assert mp["lo"] == pytest.approx(2.1 - hw) and mp["hi"] == pytest.approx(2.1 + hw)
+    assert mp["halfwidth"] == pytest.approx(hw / 2.1)
+    assert mp["band_lo"] == pytest.approx(0.85 * 2.61)
+    assert mp["position"] == "across" and mp["verdict"] == "undecided"
+    assert mp["stein_5pct"] == math.ceil(3 * (hw / 2.1 / 0.05) ** 2) == 17
+    sp = out.set_index("metric").loc["sptcp_mbps"]
+    assert sp["paper"] == 1.12 and sp["position"] == "above" and sp["stein_5pct"] == 3
+    assert sp["verdict"] == "same ordering only"
+    other = kc.placed("balia/table3", "olia", summary, pub, {"sptcp_mbps": False}).set_index("metric")
+    assert other.loc["sptcp_mbps", "verdict"] == "not reproduced"
+    # only the cell's algorithm: the paper's other rows are not placed
+    assert list(out["metric"]) == ["mptcp_mbps", "sptcp_mbps"]
+
+
+def test_ordering_read_from_a_report(kc, tmp_path):
+    csv = tmp_path / "linux_comparison.csv"
+    pd.DataFrame([{"table": "balia/table3", "algorithm": "olia", "metric": "mptcp_mbps", "ordering_agrees": True},
+                  {"table": "balia/table3", "algorithm": "olia", "metric": "sptcp_mbps", "ordering_agrees": False},
+                  {"table": "balia/table4", "algorithm": "olia", "metric": "mptcp_mbps", "ordering_agrees": False}]
+                 ).to_csv(csv, index=False)
+    assert kc.report_ordering(csv, "balia/table3", "olia") == {"mptcp_mbps": True, "sptcp_mbps": False}
+    assert kc.report_ordering(tmp_path / "absent.csv", "balia/table3", "olia") == {}
