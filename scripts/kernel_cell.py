@@ -141,8 +141,14 @@ def report_ordering(csv: Path, exp_key: str, algorithm: str) -> dict[str, bool |
         return {}
     df = pd.read_csv(csv)
     df = df[(df["table"] == exp_key) & (df["algorithm"] == algorithm)]
-    return {r["metric"]: (None if pd.isna(r["ordering_agrees"]) else bool(r["ordering_agrees"]))
-            for _, r in df.iterrows()}
+    from pathpool.reproduce.verdict import ORDER_OPEN
+
+    def read(v) -> bool | str | None:
+        if pd.isna(v):
+            return None
+        return ORDER_OPEN if str(v) == ORDER_OPEN else str(v) == "True"
+
+    return {r["metric"]: read(r["ordering_agrees"]) for _, r in df.iterrows()}
 
 
 def run(args: argparse.Namespace) -> None:

@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 from pathpool.reproduce.verdict import (
     NOT,
+    ORDER_OPEN,
     ORDERING,
     REPRODUCED,
     TOLERANCE,
@@ -72,6 +73,55 @@ def test_ordering_ignores_ties():
     assert ordering_agrees(paper, {"a": 5.0, "b": 1.0, "c": 9.0}) is True  # a,b tie in the paper
     assert ordering_agrees(paper, {"a": 5.0, "b": 1.0, "c": 3.0}) is False
     assert ordering_agrees({"a": 1.0, "b": 1.01}, {"a": 1.0, "b": 0.5}) is None
+
+
+def test_ordering_counts_only_pairs_our_intervals_separate():
+    paper = {"tcp": 1.58, "lia": 2.52, "olia": 2.58}  # lia/olia 2.3% apart: the paper separates them
+    means = {"tcp": 2.27, "lia": 3.79, "olia": 3.65}
+    # Without intervals the means decide: olia below lia, against the paper.
+    assert ordering_agrees(paper, means) is False
+    # The kernel's RSF s1 at n = 3 (report/kernel): lia and olia overlap and are wide, so their
+    # order is open; tcp is separated from both, in the paper's order.
+    wide = {"tcp": (2.10, 2.44), "lia": (3.07, 4.51), "olia": (3.27, 4.04)}
+    assert ordering_agrees(paper, means, wide) == ORDER_OPEN
+    # The simulator's at n = 30: lia and olia overlap but both are narrow: a tie in ours, not
+    # checked; tcp's pairs agree.
+    narrow = {"tcp": (2.19, 2.21), "lia": (4.18, 4.20), "olia": (4.18, 4.20)}
+    assert ordering_agrees(paper, {"tcp": 2.2, "lia": 4.19, "olia": 4.19}, narrow) is True
+    # A separated pair in the other order decides, whatever is open.
+    reversed_tcp = {"tcp": (4.60, 4.70), "lia": (3.07, 4.51), "olia": (3.27, 4.04)}
+    assert ordering_agrees(paper, {"tcp": 4.65, "lia": 3.79, "olia": 3.65}, reversed_tcp) is False
+    # Every separated pair tied in ours: nothing ordered.
+    ties = {"tcp": (2.18, 2.22), "lia": (2.18, 2.22), "olia": (2.18, 2.22)}
+    assert ordering_agrees(paper, {"tcp": 2.2, "lia": 2.2, "olia": 2.2}, ties) is None
+    # One run (no interval) counts as exact.
+    assert ordering_agrees(paper, means, {"lia": (3.07, 4.51)}) is False
+
+
+def test_an_open_ordering_makes_a_number_outside_the_band_undecided():
+    assert cell_verdict(2.52, math.nan, 3.79, 3.07, 4.51, ORDER_OPEN) == UNDECIDED
+    # inside the band it is reproduced whatever the ordering
+    assert cell_verdict(2.52, math.nan, 2.60, 2.55, 2.65, ORDER_OPEN) == REPRODUCED
+
+
+def test_compare_marks_the_kernels_rsf_s1_undecided():
+    """report/kernel's RSF Table 2 scenario 1 (n = 3): every number outside the band; only the
+    lia/olia pair (2.52 against 2.58 in the paper) is reversed in the means, and its intervals
+    overlap: the six verdicts were 'not reproduced' by that pair alone."""
+    from pathpool.reproduce.compare import compare
+    from pathpool.reproduce.experiments import load_experiments
+
+    exp = [e for e in load_experiments(["rsf"]) if e.key == "rsf/table2_s1"]
+    kernel = {"tcp": (2.27, 2.10, 2.44), "lia": (3.79, 3.07, 4.51), "olia": (3.65, 3.27, 4.04),
+              "balia": (3.66, 3.08, 4.23), "rsf-db": (3.59, 3.32, 3.85), "rsf-lb": (3.61, 3.49, 3.73)}
+    summary = pd.DataFrame([{"experiment": "rsf/table2_s1", "algorithm": a, "x": math.nan,
+                             "metric": "throughput_mbps", "mean": m, "lo": lo, "hi": hi, "n": 3}
+                            for a, (m, lo, hi) in kernel.items()])
+    out = compare(exp, summary)
+    assert len(out) == 6 and set(out["verdict"]) == {UNDECIDED} and set(out["ordering_agrees"]) == {ORDER_OPEN}
+    # lia's mean below olia's (the paper's order): the pair is still open, the verdicts too
+    summary.loc[summary["algorithm"] == "lia", ["mean", "lo", "hi"]] = [3.60, 3.00, 4.20]
+    assert set(compare(exp, summary)["verdict"]) == {UNDECIDED}
 
 
 def _summary(rows):

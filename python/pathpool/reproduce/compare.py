@@ -87,7 +87,8 @@ def compare(experiments: list[Experiment], summary: pd.DataFrame) -> pd.DataFram
             ours = s[s["metric"] == metric].set_index("algorithm")
             paper_map = {r["algorithm"]: r["paper"] for r in rs}
             ours_map = {a: float(ours.loc[a, "mean"]) for a in ours.index}
-            agree = ordering_agrees(paper_map, ours_map)
+            agree = ordering_agrees(paper_map, ours_map,
+                                    {a: (float(ours.loc[a, "lo"]), float(ours.loc[a, "hi"])) for a in ours.index})
             tau = kendall_tau(paper_map, ours_map)
             seen = set()
             for r in rs:
@@ -107,7 +108,11 @@ def compare(experiments: list[Experiment], summary: pd.DataFrame) -> pd.DataFram
                                 "lo": float(row["lo"]), "hi": float(row["hi"]), "n": int(row["n"]),
                                 "verdict": "— (not in the paper)", "ordering_agrees": agree, "kendall_tau": tau,
                                 "source": ""})
-    return pd.DataFrame(out, columns=COMPARE_COLUMNS)
+    df = pd.DataFrame(out, columns=COMPARE_COLUMNS)
+    # True, False, None or "open" (verdict.ORDER_OPEN): as text, one column type for Parquet;
+    # the CSV reads as before ("True", "False", empty).
+    df["ordering_agrees"] = df["ordering_agrees"].map(lambda v: None if v is None else str(v)).astype(object)
+    return df
 
 
 def claims(summary: pd.DataFrame, experiments: list[Experiment]) -> pd.DataFrame:

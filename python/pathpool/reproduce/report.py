@@ -68,13 +68,17 @@ def tolerance_text() -> str:
         f"overlaps the paper's (its value ± its published margin, when it gives one) while its half-width is at most "
         f"{TOLERANCE['max_halfwidth']:.0%} of our mean (a wide interval decides nothing; n is the number of seeds). "
         f"Otherwise it is "
-        f"*same ordering only* when the algorithms of its row are ordered as in the paper (every pair the paper "
-        f"separates by more than {TOLERANCE['tie']:.0%}), else *not reproduced*. A claim of the text is *reproduced* "
+        f"*same ordering only* when the algorithms of its row are ordered as in the paper (of the pairs the paper "
+        f"separates by more than {TOLERANCE['tie']:.0%}, every pair whose intervals do not overlap is in the paper's "
+        f"order, and at least one is; overlapping intervals are no order), else *not reproduced*. A claim of the text "
+        f"is *reproduced* "
         f"when it holds as stated (sizes within {TOLERANCE['rel']:.0%}), *same ordering only* when its direction "
         f"holds but not its size or not for every algorithm, *not reproduced* otherwise. A number is *undecided* "
         f"when our interval is wider than that and contains {1 - TOLERANCE['rel']:.2f} or "
         f"{1 + TOLERANCE['rel']:.2f} times the paper's value: which side of the boundary the mean falls on is then "
-        f"the luck of few runs (the kernel's repetitions; the simulator's seeds are raised until no interval is wide)."
+        f"the luck of few runs (the kernel's repetitions; the simulator's seeds are raised until no interval is wide); "
+        f"so is a number outside the band whose row has a pair the paper separates with overlapping intervals, one "
+        f"of them wide (its order open) and no pair against the paper's order."
     )
 
 

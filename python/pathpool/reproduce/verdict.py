@@ -10,15 +10,21 @@ over seeds):
   ``max_halfwidth`` of ``|m|``. A wide interval (few seeds, a noisy metric) overlaps almost
   anything, so it never makes a number "reproduced" on its own;
 - **same ordering only**: not reproduced, but the algorithms of the same row are ordered as in
-  the paper: every pair whose published values differ by more than ``tie`` (relative) has its
-  means in the same order (pairs the paper ties are not checked);
-- **not reproduced**: otherwise;
+  the paper: of the pairs whose published values differ by more than ``tie`` (relative; pairs
+  the paper ties are not checked), every pair our intervals separate (disjoint 95% CIs) is in
+  the paper's order, and at least one is. Two means inside each other's interval are not an
+  order: a pair whose intervals overlap while both are narrow is a tie in ours and is not
+  checked either, as the paper's ties; one whose intervals overlap while one is wide leaves the
+  ordering *open* (:data:`ORDER_OPEN`);
+- **not reproduced**: otherwise (a separated pair in the other order, or no pair to check);
 - **undecided** (replaces any of the three): our interval is wide (half-width above
   ``max_halfwidth`` of ``|m|``) and contains a boundary of the tolerance band,
   ``P * (1 - rel)`` or ``P * (1 + rel)``: the mean sits on one side of it only by the luck of
   few seeds, and more seeds could flip the verdict. The simulator's seed counts are raised until
   every published quantity's interval is narrow (``--ci-target``), so this marks the kernel's
-  few repetitions; a narrow interval across a boundary is decided.
+  few repetitions; a narrow interval across a boundary is decided. Likewise a number outside the
+  band whose row's ordering is open (and has no separated pair against the paper): whether it
+  is *same ordering only* or *not reproduced* would be the luck of few seeds.
 
 Claims (statements in the text, checked in code against thresholds that come from
 ``published/claims_checks.csv``) use the same three words: *reproduced* when the claim holds as
@@ -41,6 +47,7 @@ from pathpool.stats import t_interval
 __all__ = [
     "NOT",
     "ORDERING",
+    "ORDER_OPEN",
     "REPRODUCED",
     "TOLERANCE",
     "UNDECIDED",
@@ -65,6 +72,10 @@ ORDERING = "same ordering only"
 NOT = "not reproduced"
 UNDECIDED = "undecided"
 
+#: :func:`ordering_agrees` when no separated pair is reversed but a pair the paper separates has
+#: overlapping intervals of which one is wide: more seeds could order it either way.
+ORDER_OPEN = "open"
+
 
 def ci95(values: Sequence[float], confidence: float = TOLERANCE["confidence"]) -> tuple[float, float, float, int]:
     """Mean, lower and upper bound of the t-based confidence interval, and n (NaNs dropped);
@@ -81,7 +92,8 @@ def summarise(per_run: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["experiment", "algorithm", "x", "metric", "mean", "lo", "hi", "n"])
 
 
-def cell_verdict(paper: float, paper_ci: float, mean: float, lo: float, hi: float, ordering_ok: bool | None) -> str:
+def cell_verdict(paper: float, paper_ci: float, mean: float, lo: float, hi: float,
+                 ordering_ok: bool | str | None) -> str:
     """Verdict for one published number (see the module docstring).
 
     Examples
@@ -92,11 +104,13 @@ def cell_verdict(paper: float, paper_ci: float, mean: float, lo: float, hi: floa
     'undecided'
     >>> cell_verdict(2.0, float("nan"), 1.72, 1.69, 1.75, None)  # across 1.7, yet narrow: decided
     'reproduced'
+    >>> cell_verdict(2.0, float("nan"), 3.0, 2.9, 3.1, ORDER_OPEN)  # outside, the row's order open
+    'undecided'
     """
     if math.isnan(paper) or math.isnan(mean):
         return "—"
     known = not (math.isnan(lo) or math.isnan(hi))
-    narrow = known and (hi - lo) / 2 <= TOLERANCE["max_halfwidth"] * abs(mean)
+    narrow = known and not _wide(mean, lo, hi)
     if known and not narrow and any(lo <= paper * (1 + s * TOLERANCE["rel"]) <= hi for s in (-1, 1)):
         return UNDECIDED
     if abs(mean - paper) <= TOLERANCE["rel"] * abs(paper):
@@ -104,24 +118,58 @@ def cell_verdict(paper: float, paper_ci: float, mean: float, lo: float, hi: floa
     pc = 0.0 if paper_ci is None or math.isnan(paper_ci) else paper_ci
     if narrow and lo <= paper + pc and hi >= paper - pc:
         return REPRODUCED
+    if ordering_ok == ORDER_OPEN:
+        return UNDECIDED
     return ORDERING if ordering_ok else NOT
 
 
-def ordering_agrees(paper: dict[str, float], ours: dict[str, float]) -> bool | None:
-    """True if every pair the paper separates (by more than ``tie``) is ordered alike by ours.
+def _wide(m: float, lo: float, hi: float) -> bool:
+    return (hi - lo) / 2 > TOLERANCE["max_halfwidth"] * abs(m)
 
-    None when there is no such pair (nothing to compare).
+
+def ordering_agrees(paper: dict[str, float], ours: dict[str, float],
+                    intervals: dict[str, tuple[float, float]] | None = None) -> bool | str | None:
+    """Whether our values order the pairs the paper separates (by more than ``tie``) as it does.
+
+    Without ``intervals`` our values are exact: True if every such pair is in the paper's order,
+    False if one is not, None when the paper separates no pair. With ``intervals`` (our 95% CI
+    per key) only the pairs our intervals separate are an order (see the module docstring):
+    False if one of them is reversed; else :data:`ORDER_OPEN` if a pair's intervals overlap
+    while one of them is wide; else True if at least one separated pair is in the paper's order;
+    else None. A key without a finite interval (one run) counts as exact.
+
+    Examples
+    --------
+    >>> paper = {"a": 1.0, "b": 2.0}
+    >>> ordering_agrees(paper, {"a": 1.5, "b": 1.6})
+    True
+    >>> ordering_agrees(paper, {"a": 1.5, "b": 1.6}, {"a": (1.48, 1.52), "b": (1.58, 1.62)})
+    True
+    >>> ordering_agrees(paper, {"a": 1.5, "b": 1.6}, {"a": (1.0, 2.0), "b": (1.58, 1.62)})
+    'open'
+    >>> ordering_agrees(paper, {"a": 1.6, "b": 1.5}, {"a": (1.57, 1.63), "b": (1.47, 1.53)})
+    False
+    >>> ordering_agrees(paper, {"a": 1.5, "b": 1.52}, {"a": (1.47, 1.53), "b": (1.49, 1.55)}) is None
+    True
     """
     keys = [k for k in paper if k in ours and not math.isnan(paper[k]) and not math.isnan(ours[k])]
-    checked = False
+    agree = is_open = False
     for a, b in itertools.combinations(keys, 2):
         pa, pb = paper[a], paper[b]
         if abs(pa - pb) <= TOLERANCE["tie"] * max(abs(pa), abs(pb)):
             continue
-        checked = True
+        ia = (intervals or {}).get(a, (math.nan, math.nan))
+        ib = (intervals or {}).get(b, (math.nan, math.nan))
+        if all(math.isfinite(v) for v in (*ia, *ib)) and ia[0] <= ib[1] and ib[0] <= ia[1]:
+            # Overlapping intervals: no order in ours; open if more seeds could still give one.
+            is_open = is_open or _wide(ours[a], *ia) or _wide(ours[b], *ib)
+            continue
         if (pa - pb) * (ours[a] - ours[b]) <= 0:
             return False
-    return True if checked else None
+        agree = True
+    if is_open:
+        return ORDER_OPEN
+    return True if agree else None
 
 
 def kendall_tau(paper: dict[str, float], ours: dict[str, float]) -> float:
