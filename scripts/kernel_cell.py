@@ -18,10 +18,11 @@ quantity of it with the report's verdict code:
 ``table`` reads the runs from ``OUT``'s kernel cache only (it refuses if one is missing) and
 prints, per published quantity: paper value, mean [95% CI], n, half-width / mean, the tolerance
 boundaries, where the CI lies (``inside``, ``below``, ``above`` the band, or ``across`` a
-boundary), Stein's count for a half-width of 5%, and the verdict the report's
-:func:`pathpool.reproduce.verdict.cell_verdict` gives. A verdict outside the band needs the
-ordering of the whole group, which one algorithm cannot give: it is read from a report's
-``linux_comparison.csv`` (``--ordering-from``, default the committed report/kernel's).
+boundary), Stein's count for a half-width of 5%, and the verdict the report's code
+(:func:`pathpool.reproduce.compare.compare`) gives. A verdict outside the band needs the
+ordering of the whole row, which one algorithm cannot give: the row's other algorithms are a
+report's summaries (``--others``, default the committed report/kernel's ``linux_summary.csv``)
+with this cell's replaced by the new runs.
 Readings are the report's: ``--recovery-reading linux``, the quickack ACK reading and the
 other defaults of :class:`pathpool.reproduce.experiments.Options`.
 """
@@ -29,14 +30,13 @@ other defaults of :class:`pathpool.reproduce.experiments.Options`.
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 from pathlib import Path
 
 import pandas as pd
 
 REPO = Path(__file__).resolve().parents[1]
-DEFAULT_ORDERING = REPO / "report" / "kernel" / "results" / "linux_comparison.csv"
+DEFAULT_OTHERS = REPO / "report" / "kernel" / "results" / "linux_summary.csv"
 
 
 def seed_range(text: str) -> list[int]:
@@ -105,50 +105,30 @@ def position(paper: float, lo: float, hi: float, rel: float) -> str:
     return "across"
 
 
-def placed(exp_key: str, algorithm: str, summary: pd.DataFrame, published: list[dict],
-           ordering: dict[str, bool | None]) -> pd.DataFrame:
+def placed(exp, algorithm: str, cell: pd.DataFrame, others: pd.DataFrame) -> pd.DataFrame:
     """One row per published quantity of ``algorithm``: the cell's mean and CI against the paper.
 
-    ``summary`` is :func:`pathpool.reproduce.verdict.summarise` of the cell's runs;
-    ``published`` :func:`pathpool.reproduce.compare.published_rows` of the experiment;
-    ``ordering`` the group's ``ordering_agrees`` (from a report) by metric.
+    ``cell`` is :func:`pathpool.reproduce.verdict.summarise` of the cell's runs; ``others`` a
+    report's summary (its ``linux_summary.csv``) for the row's other algorithms, whose intervals
+    the ordering needs: the verdict is :func:`pathpool.reproduce.compare.compare`'s on ``others``
+    with this cell's rows replaced by ``cell``'s.
     """
+    from pathpool.reproduce.compare import compare
     from pathpool.reproduce.runner import _stein
-    from pathpool.reproduce.verdict import TOLERANCE, cell_verdict
+    from pathpool.reproduce.verdict import TOLERANCE
 
     rel = TOLERANCE["rel"]
-    rows = []
-    for p in published:
-        if p["algorithm"] != algorithm:
-            continue
-        s = summary[(summary["experiment"] == exp_key) & (summary["algorithm"] == algorithm)
-                    & (summary["metric"] == p["metric"])]
-        if not len(s):
-            continue
-        m, lo, hi, n = (float(s.iloc[0][c]) for c in ("mean", "lo", "hi", "n"))
-        h = (hi - lo) / 2 / abs(m) if m else math.nan
-        rows.append({"metric": p["metric"], "paper": p["paper"], "mean": m, "lo": lo, "hi": hi, "n": int(n),
-                     "halfwidth": h, "band_lo": p["paper"] * (1 - rel), "band_hi": p["paper"] * (1 + rel),
-                     "position": position(p["paper"], lo, hi, rel),
-                     "stein_5pct": _stein(int(n), h, TOLERANCE["max_halfwidth"], 10**6),
-                     "verdict": cell_verdict(p["paper"], p["paper_ci"], m, lo, hi, ordering.get(p["metric"]))})
-    return pd.DataFrame(rows)
-
-
-def report_ordering(csv: Path, exp_key: str, algorithm: str) -> dict[str, bool | None]:
-    """``ordering_agrees`` per metric of the cell's rows in a report's comparison CSV."""
-    if not csv.exists():
-        return {}
-    df = pd.read_csv(csv)
-    df = df[(df["table"] == exp_key) & (df["algorithm"] == algorithm)]
-    from pathpool.reproduce.verdict import ORDER_OPEN
-
-    def read(v) -> bool | str | None:
-        if pd.isna(v):
-            return None
-        return ORDER_OPEN if str(v) == ORDER_OPEN else str(v) == "True"
-
-    return {r["metric"]: read(r["ordering_agrees"]) for _, r in df.iterrows()}
+    mine = (others["experiment"] == exp.key) & (others["algorithm"] == algorithm)
+    rows = compare([exp], pd.concat([others[~mine], cell], ignore_index=True))
+    rows = rows[(rows["algorithm"] == algorithm) & rows["paper"].notna()].copy()
+    rows["halfwidth"] = (rows["hi"] - rows["lo"]) / 2 / rows["mean"].abs()
+    rows["band_lo"], rows["band_hi"] = rows["paper"] * (1 - rel), rows["paper"] * (1 + rel)
+    rows["position"] = [position(p, lo, hi, rel) for p, lo, hi in zip(rows["paper"], rows["lo"], rows["hi"],
+                                                                         strict=True)]
+    rows["stein_5pct"] = [_stein(int(n), h, TOLERANCE["max_halfwidth"], 10**6)
+                          for n, h in zip(rows["n"], rows["halfwidth"], strict=True)]
+    return rows[["metric", "paper", "mean", "lo", "hi", "n", "halfwidth", "band_lo", "band_hi", "position",
+                 "stein_5pct", "ordering_agrees", "verdict"]].reset_index(drop=True)
 
 
 def run(args: argparse.Namespace) -> None:
@@ -162,11 +142,12 @@ def run(args: argparse.Namespace) -> None:
 def table(args: argparse.Namespace) -> None:
     from pathpool.kernel.loader import KernelError
     from pathpool.reproduce import metrics
-    from pathpool.reproduce.compare import published_rows
     from pathpool.reproduce.kernel import cache_root, run_kernel_jobs
     from pathpool.reproduce.verdict import summarise
 
     exp = experiment(args.experiment)
+    others = pd.read_csv(args.others) if Path(args.others).exists() else summarise(pd.DataFrame(
+        columns=["experiment", "algorithm", "x", "metric", "value"]))
     try:
         tables = run_kernel_jobs(cell_jobs(exp, args.algorithm, args.seeds), cache_root(Path(args.out)),
                                  cache_only=True)
@@ -174,8 +155,7 @@ def table(args: argparse.Namespace) -> None:
         raise SystemExit(f"kernel_cell.py table: {e}") from None
     per_run = metrics.compute(tables, [exp], options())
     summary = summarise(per_run)
-    out = placed(exp.key, args.algorithm, summary, published_rows(exp),
-                 report_ordering(Path(args.ordering_from), exp.key, args.algorithm))
+    out = placed(exp, args.algorithm, summary, others)
     with pd.option_context("display.width", 200, "display.max_columns", 20):
         print(out.round(4).to_string(index=False))
     if args.csv:
@@ -190,8 +170,9 @@ def main() -> None:
     p.add_argument("--seeds", type=seed_range, default=seed_range("1-30"), help="e.g. 1-30 (default) or 4,7")
     p.add_argument("--beds", type=int, default=3, help="run: test beds side by side (default 3)")
     p.add_argument("-o", "--out", required=True, help="folder whose cache-linux/ holds the runs")
-    p.add_argument("--ordering-from", default=str(DEFAULT_ORDERING),
-                   help="table: a report's linux_comparison.csv, for the group's ordering")
+    p.add_argument("--others", default=str(DEFAULT_OTHERS),
+                   help="table: a report's linux_summary.csv, the row's other algorithms for the ordering "
+                   "(default the committed report/kernel's)")
     p.add_argument("--csv", default=None, help="table: also write the cell's per-run metrics here")
     args = p.parse_args()
     {"run": run, "table": table}[args.command](args)

@@ -10,7 +10,6 @@ import math
 
 import pandas as pd
 import pytest
-from pathpool.reproduce.compare import published_rows
 from pathpool.reproduce.verdict import summarise
 
 T975_2 = 4.302652729911275  # Student's t, 97.5% quantile, 2 degrees of freedom
@@ -63,14 +62,21 @@ def _runs(values: dict[str, list[float]]) -> pd.DataFrame:
                           "metric": m, "value": v} for m, vs in values.items() for i, v in enumerate(vs)])
 
 
+def _others(mptcp: dict[str, tuple[float, float, float]]) -> pd.DataFrame:
+    """A report's summary of Table III's MP-TCP row: algorithm -> (mean, lo, hi)."""
+    return pd.DataFrame([{"experiment": "balia/table3", "algorithm": a, "x": math.nan, "metric": "mptcp_mbps",
+                          "mean": m, "lo": lo, "hi": hi, "n": 10} for a, (m, lo, hi) in mptcp.items()])
+
+
 def test_placed_by_hand(kc, table3):
     """Three runs 2.0, 2.1, 2.2 (sd 0.1): half-width t * 0.1 / sqrt(3) = 0.2484, CI [1.8516,
     2.3484] across 0.85 x 2.61 = 2.2185: undecided; Stein for 5%: ceil(3 * (0.11829/0.05)^2) = 17.
-    SP-TCP 2.00, 2.01, 2.02 against 1.12: narrow (1.2%), above the band, the group's ordering
-    decides between 'same ordering only' and 'not reproduced'."""
-    summary = summarise(_runs({"mptcp_mbps": [2.0, 2.1, 2.2], "sptcp_mbps": [2.00, 2.01, 2.02]}))
-    pub = published_rows(table3)
-    out = kc.placed("balia/table3", "olia", summary, pub, {"mptcp_mbps": True, "sptcp_mbps": True})
+    SP-TCP 2.00, 2.01, 2.02 against 1.12: narrow (1.2%), above the band."""
+    cell = summarise(_runs({"mptcp_mbps": [2.0, 2.1, 2.2], "sptcp_mbps": [2.00, 2.01, 2.02]}))
+    # the report's own olia row must be replaced, not used
+    others = _others({"ewtcp": (2.39, 2.34, 2.43), "olia": (9.0, 8.9, 9.1)})
+    out = kc.placed(table3, "olia", cell, others)
+    assert list(out["metric"]) == ["mptcp_mbps", "sptcp_mbps"]  # only the cell's algorithm
     mp = out.set_index("metric").loc["mptcp_mbps"]
     hw = T975_2 * 0.1 / math.sqrt(3)
     assert mp["paper"] == 2.61 and mp["n"] == 3
@@ -81,18 +87,19 @@ def test_placed_by_hand(kc, table3):
     assert mp["stein_5pct"] == math.ceil(3 * (hw / 2.1 / 0.05) ** 2) == 17
     sp = out.set_index("metric").loc["sptcp_mbps"]
     assert sp["paper"] == 1.12 and sp["position"] == "above" and sp["stein_5pct"] == 3
-    assert sp["verdict"] == "same ordering only"
-    other = kc.placed("balia/table3", "olia", summary, pub, {"sptcp_mbps": False}).set_index("metric")
-    assert other.loc["sptcp_mbps", "verdict"] == "not reproduced"
-    # only the cell's algorithm: the paper's other rows are not placed
-    assert list(out["metric"]) == ["mptcp_mbps", "sptcp_mbps"]
+    # no other algorithm in the SP-TCP row: nothing ordered, so not reproduced
+    assert sp["verdict"] == "not reproduced"
 
 
-def test_ordering_read_from_a_report(kc, tmp_path):
-    csv = tmp_path / "linux_comparison.csv"
-    pd.DataFrame([{"table": "balia/table3", "algorithm": "olia", "metric": "mptcp_mbps", "ordering_agrees": True},
-                  {"table": "balia/table3", "algorithm": "olia", "metric": "sptcp_mbps", "ordering_agrees": False},
-                  {"table": "balia/table4", "algorithm": "olia", "metric": "mptcp_mbps", "ordering_agrees": False}]
-                 ).to_csv(csv, index=False)
-    assert kc.report_ordering(csv, "balia/table3", "olia") == {"mptcp_mbps": True, "sptcp_mbps": False}
-    assert kc.report_ordering(tmp_path / "absent.csv", "balia/table3", "olia") == {}
+def test_placed_uses_the_rows_order(kc, table3):
+    """Narrow olia runs below the band (2.00-2.02 against 2.61): the verdict is the row's order.
+    ewtcp (paper 2.75 > olia's 2.61) separated above: same ordering only; separated below:
+    not reproduced; overlapping and wide: open, so undecided."""
+    cell = summarise(_runs({"mptcp_mbps": [2.00, 2.01, 2.02]}))
+    verdict = {}
+    for name, ewtcp in (("above", (2.39, 2.34, 2.43)), ("below", (1.80, 1.78, 1.82)), ("open", (2.0, 1.5, 2.5))):
+        out = kc.placed(table3, "olia", cell, _others({"ewtcp": ewtcp}))
+        verdict[name] = (out.loc[0, "position"], out.loc[0, "ordering_agrees"], out.loc[0, "verdict"])
+    assert verdict == {"above": ("below", "True", "same ordering only"),
+                       "below": ("below", "False", "not reproduced"),
+                       "open": ("below", "open", "undecided")}
