@@ -164,3 +164,54 @@ def test_order_and_extremes():
     assert check_claim(_claim("largest", "a", "b c"), s)[0] == REPRODUCED
     assert check_claim(_claim("below", "b c", "a"), s)[0] == REPRODUCED
     assert check_claim(_claim("all_equal", "a b"), s)[0] == NOT
+
+
+def _ci_summary(rows):
+    """(algorithm, mean, lo, hi) rows of experiment e, metric m."""
+    return pd.DataFrame([{"experiment": "e", "algorithm": a, "x": math.nan, "metric": "m", "mean": v, "lo": lo,
+                          "hi": hi, "n": 10} for a, v, lo, hi in rows])
+
+
+def test_a_ratio_claim_within_wide_intervals_is_undecided():
+    """report/kernel's RSF s2 claim (RSF-DB 2x LIA): 1.221 [1.147, 1.296] over 0.700 [0.675,
+    0.725] = 1.745 >= 1.7 on the means, but RSF-DB's interval is 6.1% wide: at its low end over
+    LIA's high end the ratio is 1.147 / 0.725 = 1.58, 'same ordering only'."""
+    claim = _claim("ratio_at_least", "rsf-db", "lia", 2.0)
+    s = _ci_summary([("rsf-db", 1.2212, 1.1465, 1.2960), ("lia", 0.6999, 0.6751, 0.7246)])
+    verdict, text = check_claim(claim, s)
+    assert verdict == UNDECIDED and "same ordering only within the intervals" in text
+    # the same means with narrow intervals: decided on the means
+    narrow = _ci_summary([("rsf-db", 1.2212, 1.20, 1.24), ("lia", 0.6999, 0.69, 0.71)])
+    assert check_claim(claim, narrow)[0] == REPRODUCED
+    # far from the threshold, wide intervals change nothing
+    far = _ci_summary([("rsf-db", 2.0, 1.8, 2.2), ("lia", 0.70, 0.60, 0.80)])
+    assert check_claim(claim, far)[0] == REPRODUCED
+
+
+def test_all_equal_smallest_and_below_within_wide_intervals():
+    # Balia Table V on the kernel, n = 3: balia 39.0 [29.9, 48.2], max 41.1 [29.0, 53.2] s,
+    # spread 5.4% on the means; at the ends 29.0 and 48.2 are 66% apart.
+    equal = _claim("all_equal", "balia max")
+    s = _ci_summary([("balia", 39.03, 29.90, 48.17), ("max", 41.14, 29.04, 53.24)])
+    assert check_claim(equal, s)[0] == UNDECIDED
+    assert check_claim(equal, _ci_summary([("balia", 39.03, 38.5, 39.5), ("max", 41.14, 40.5, 41.7)]))[0] == REPRODUCED
+    # smallest: 1.0 below 1.1 on the means; a's interval reaches 1.3
+    smallest = _claim("smallest", "a", "b")
+    assert check_claim(smallest, _ci_summary([("a", 1.0, 0.7, 1.3), ("b", 1.1, 1.09, 1.11)]))[0] == UNDECIDED
+    assert check_claim(smallest, _ci_summary([("a", 1.0, 0.99, 1.01), ("b", 1.1, 1.09, 1.11)]))[0] == REPRODUCED
+    below = _claim("below", "a", "ref")
+    assert check_claim(below, _ci_summary([("a", 1.0, 0.7, 1.3), ("ref", 1.1, 1.09, 1.11)]))[0] == UNDECIDED
+    assert check_claim(below, _ci_summary([("a", 0.5, 0.4, 0.6), ("ref", 1.1, 1.09, 1.11)]))[0] == REPRODUCED
+
+
+def test_an_order_claim_counts_neighbours_as_a_rows_pairs():
+    claim = _claim("order_desc", "a b c")
+    separated = _ci_summary([("a", 3.0, 2.95, 3.05), ("b", 2.0, 1.95, 2.05), ("c", 1.0, 0.98, 1.02)])
+    assert check_claim(claim, separated)[0] == REPRODUCED
+    # b and c inside each other's narrow intervals: decreasing means, but no order between them
+    tied = _ci_summary([("a", 3.0, 2.95, 3.05), ("b", 1.02, 1.0, 1.04), ("c", 1.0, 0.98, 1.02)])
+    verdict, text = check_claim(claim, tied)
+    assert verdict == ORDERING and "b and c inside" in text
+    # ... and one of them wide: open
+    wide = _ci_summary([("a", 3.0, 2.95, 3.05), ("b", 1.2, 0.8, 1.6), ("c", 1.0, 0.98, 1.02)])
+    assert check_claim(claim, wide)[0] == UNDECIDED

@@ -78,7 +78,8 @@ def tolerance_text() -> str:
         f"{1 + TOLERANCE['rel']:.2f} times the paper's value: which side of the boundary the mean falls on is then "
         f"the luck of few runs (the kernel's repetitions; the simulator's seeds are raised until no interval is wide); "
         f"so is a number outside the band whose row has a pair the paper separates with overlapping intervals, one "
-        f"of them wide (its order open) and no pair against the paper's order."
+        f"of them wide (its order open) and no pair against the paper's order, and a claim whose verdict changes "
+        f"when its wide intervals' values move to their ends."
     )
 
 

@@ -30,6 +30,7 @@ Claims (statements in the text, checked in code against thresholds that come fro
 ``published/claims_checks.csv``) use the same three words: *reproduced* when the claim holds as
 stated (quantities within ``rel``), *same ordering only* when its direction holds but not its
 size or not for every algorithm, *not reproduced* otherwise. Each check's docstring says exactly.
+A claim is *undecided* when a wide interval could change its verdict (:func:`check_claim`).
 """
 
 from __future__ import annotations
@@ -189,19 +190,91 @@ def _means(summary: pd.DataFrame, exp: str, metric: str) -> pd.DataFrame:
     return s
 
 
+#: Which way each check wants an algorithm's value, for its listed ``algorithms`` and its
+#: ``others``: +1 the claim holds better when the value is larger, -1 when smaller.
+_ROLES: dict[str, tuple[int, int]] = {"ratio_at_least": (1, -1), "at_least": (1, -1), "largest": (1, -1),
+                                      "smallest": (-1, 1), "below": (-1, 1)}
+
+
 def check_claim(row: pd.Series, summary: pd.DataFrame) -> tuple[str, str]:
-    """Evaluate one row of ``claims_checks.csv``; returns (verdict, what we measured, in words)."""
+    """Evaluate one row of ``claims_checks.csv``; returns (verdict, what we measured, in words).
+
+    The verdict is the check's on our means, *undecided* when an interval made wide by few runs
+    (half-width above ``max_halfwidth`` of the mean) could change it: for the checks of
+    :data:`_ROLES`, when the check gives another verdict with every wide interval's value moved
+    to the end that works against the claim, or to the end that works for it (narrow intervals
+    stay at their means, as for numbers); for ``all_equal`` the same with the values above the
+    middle of the means moved up and those below it down (against), or the reverse. For
+    ``order_desc`` neighbours of the claimed order count as a row's pairs do
+    (:func:`ordering_agrees`): overlapping intervals of which one is wide make it undecided;
+    overlapping narrow ones are no order, so the claim is at most *same ordering only*. The
+    sweep checks are judged on the means (only the simulator sweeps, with narrow intervals).
+
+    Examples
+    --------
+    RSF-DB 1.8 against LIA 1.0 for a claimed 2x (1.7 with the tolerance): reproduced on the
+    means, undecided once RSF-DB's interval is [1.5, 2.1]:
+
+    >>> row = pd.Series({"claim_id": "c", "experiment": "e", "metric": "m", "check": "ratio_at_least",
+    ...                  "algorithms": "rsf", "others": "lia", "x": float("nan"), "threshold": 2.0})
+    >>> s = pd.DataFrame({"experiment": "e", "algorithm": ["rsf", "lia"], "x": float("nan"), "metric": "m",
+    ...                   "mean": [1.8, 1.0], "lo": [1.79, 0.99], "hi": [1.81, 1.01], "n": 30})
+    >>> check_claim(row, s)[0]
+    'reproduced'
+    >>> check_claim(row, s.assign(lo=[1.5, 0.99], hi=[2.1, 1.01]))[0]
+    'undecided'
+    """
     s = _means(summary, row["experiment"], row["metric"])
     if s.empty:
         return "—", "not run"
+    if s["x"].notna().any() and not pd.isna(row["x"]):
+        s = s[np.isclose(s["x"], float(row["x"]))]
+    verdict, text = _claim_at(row, s)
+    check = row["check"]
+    wide = s.apply(lambda r: bool(math.isfinite(r["lo"]) and math.isfinite(r["hi"]) and _wide(r["mean"], r["lo"],
+                                                                                              r["hi"])), axis=1)
+    algs = str(row["algorithms"]).split()
+    others = str(row["others"]).split() if isinstance(row["others"], str) else []
+    if check == "order_desc" and verdict != "—":
+        # As a row's ordering: neighbours inside each other's intervals are no order.
+        ci = {r.algorithm: (r.lo, r.hi, w) for r, w in zip(s.itertuples(), wide, strict=True)}
+        tied = [f"{a} and {b}" for a, b in itertools.pairwise(algs)
+                if a in ci and b in ci and ci[a][0] <= ci[b][1] and ci[b][0] <= ci[a][1]]
+        if any(ci[a][2] or ci[b][2] for a, b in itertools.pairwise(algs) if f"{a} and {b}" in tied):
+            return UNDECIDED, f"{text}; {', '.join(tied)} inside each other's intervals"
+        if tied and verdict == REPRODUCED:
+            return ORDERING, f"{text}; {', '.join(tied)} inside each other's (narrow) intervals"
+        return verdict, text
+    if not wide.any() or verdict == "—":
+        return verdict, text
+    if check in _ROLES:
+        ra, ro = _ROLES[check]
+        role = {**{o: ro for o in others}, **{a: ra for a in algs}}
+    elif check == "all_equal":
+        mid = float(np.median(s.loc[s["algorithm"].isin(algs), "mean"]))
+        role = {a: -1 if float(s.loc[s["algorithm"] == a, "mean"].mean()) >= mid else 1 for a in algs}
+    else:
+        return verdict, text
+    ends = set()
+    for end in (-1, 1):
+        # end -1: every wide value at the end that works against the claim; +1: for it.
+        moved = s.copy()
+        for i in moved.index[wide]:
+            r = role.get(moved.at[i, "algorithm"], 0) * end
+            if r:
+                moved.at[i, "mean"] = moved.at[i, "hi"] if r > 0 else moved.at[i, "lo"]
+        ends.add(_claim_at(row, moved)[0])
+    if ends != {verdict}:
+        return UNDECIDED, f"{text}; {' or '.join(sorted(ends - {verdict}))} within the intervals"
+    return verdict, text
+
+
+def _claim_at(row: pd.Series, s: pd.DataFrame) -> tuple[str, str]:
+    """:func:`check_claim` on the values in ``s['mean']``."""
     algs = str(row["algorithms"]).split()
     others = str(row["others"]).split() if isinstance(row["others"], str) else []
     thr = float(row["threshold"]) if not pd.isna(row["threshold"]) else math.nan
     tol = TOLERANCE["rel"]
-    has_x = s["x"].notna().any()
-    if has_x and not pd.isna(row["x"]):
-        s = s[np.isclose(s["x"], float(row["x"]))]
-        has_x = False
 
     def mean_of(a: str, frame: pd.DataFrame = s) -> float:
         v = frame.loc[frame["algorithm"] == a, "mean"]
