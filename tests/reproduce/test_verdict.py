@@ -96,6 +96,14 @@ def test_ordering_counts_only_pairs_our_intervals_separate():
     assert ordering_agrees(paper, {"tcp": 2.2, "lia": 2.2, "olia": 2.2}, ties) is None
     # One run (no interval) counts as exact.
     assert ordering_agrees(paper, means, {"lia": (3.07, 4.51)}) is False
+    # The simulator's RSF s0 (n = 30): RSF-DB 2.2045 [2.2030, 2.2060] above LIA's 2.2012 [2.2000,
+    # 2.2025], separated, in the paper's direction (1.58 > 1.53), but 0.15% apart: as close as
+    # the paper's ties, so no order (it made all six rows 'same ordering only').
+    s0 = {"lia": (2.2000, 2.2025), "rsf-db": (2.2030, 2.2060)}
+    assert ordering_agrees({"lia": 1.53, "rsf-db": 1.58}, {"lia": 2.2012, "rsf-db": 2.2045}, s0) is None
+    # within the tie but one interval wide: open
+    assert ordering_agrees({"lia": 1.53, "rsf-db": 1.58}, {"lia": 2.20, "rsf-db": 2.22},
+                           {"lia": (2.0, 2.4), "rsf-db": (2.21, 2.23)}) == ORDER_OPEN
 
 
 def test_an_open_ordering_makes_a_number_outside_the_band_undecided():
@@ -212,6 +220,9 @@ def test_an_order_claim_counts_neighbours_as_a_rows_pairs():
     tied = _ci_summary([("a", 3.0, 2.95, 3.05), ("b", 1.02, 1.0, 1.04), ("c", 1.0, 0.98, 1.02)])
     verdict, text = check_claim(claim, tied)
     assert verdict == ORDERING and "b and c inside" in text
+    # b 1.5% above c with disjoint narrow intervals: within the tie, no order either
+    close = _ci_summary([("a", 3.0, 2.95, 3.05), ("b", 1.015, 1.012, 1.018), ("c", 1.0, 0.998, 1.002)])
+    assert check_claim(claim, close)[0] == ORDERING
     # ... and one of them wide: open
     wide = _ci_summary([("a", 3.0, 2.95, 3.05), ("b", 1.2, 0.8, 1.6), ("c", 1.0, 0.98, 1.02)])
     assert check_claim(claim, wide)[0] == UNDECIDED

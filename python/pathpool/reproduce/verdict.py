@@ -13,9 +13,9 @@ over seeds):
   the paper: of the pairs whose published values differ by more than ``tie`` (relative; pairs
   the paper ties are not checked), every pair our intervals separate (disjoint 95% CIs) is in
   the paper's order, and at least one is. Two means inside each other's interval are not an
-  order: a pair whose intervals overlap while both are narrow is a tie in ours and is not
-  checked either, as the paper's ties; one whose intervals overlap while one is wide leaves the
-  ordering *open* (:data:`ORDER_OPEN`);
+  order, nor two within ``tie`` of each other: such a pair whose intervals are both narrow is a
+  tie in ours and is not checked either, as the paper's ties; one whose intervals overlap while
+  one is wide leaves the ordering *open* (:data:`ORDER_OPEN`);
 - **not reproduced**: otherwise (a separated pair in the other order, or no pair to check);
 - **undecided** (replaces any of the three): our interval is wide (half-width above
   ``max_halfwidth`` of ``|m|``) and contains a boundary of the tolerance band,
@@ -124,6 +124,10 @@ def cell_verdict(paper: float, paper_ci: float, mean: float, lo: float, hi: floa
     return ORDERING if ordering_ok else NOT
 
 
+def _tie(x: float, y: float) -> bool:
+    return abs(x - y) <= TOLERANCE["tie"] * max(abs(x), abs(y))
+
+
 def _wide(m: float, lo: float, hi: float) -> bool:
     return (hi - lo) / 2 > TOLERANCE["max_halfwidth"] * abs(m)
 
@@ -132,9 +136,10 @@ def ordering_agrees(paper: dict[str, float], ours: dict[str, float],
                     intervals: dict[str, tuple[float, float]] | None = None) -> bool | str | None:
     """Whether our values order the pairs the paper separates (by more than ``tie``) as it does.
 
-    Without ``intervals`` our values are exact: True if every such pair is in the paper's order,
-    False if one is not, None when the paper separates no pair. With ``intervals`` (our 95% CI
-    per key) only the pairs our intervals separate are an order (see the module docstring):
+    Our values within ``tie`` of each other are a tie, as the paper's, and not checked. Without
+    ``intervals`` our values are otherwise exact: True if every checked pair is in the paper's
+    order, False if one is not, None when there is none. With ``intervals`` (our 95% CI per key)
+    only the pairs our intervals separate are an order (see the module docstring):
     False if one of them is reversed; else :data:`ORDER_OPEN` if a pair's intervals overlap
     while one of them is wide; else True if at least one separated pair is in the paper's order;
     else None. A key without a finite interval (one run) counts as exact.
@@ -156,14 +161,16 @@ def ordering_agrees(paper: dict[str, float], ours: dict[str, float],
     keys = [k for k in paper if k in ours and not math.isnan(paper[k]) and not math.isnan(ours[k])]
     agree = is_open = False
     for a, b in itertools.combinations(keys, 2):
-        pa, pb = paper[a], paper[b]
-        if abs(pa - pb) <= TOLERANCE["tie"] * max(abs(pa), abs(pb)):
+        if _tie(paper[a], paper[b]):
             continue
+        pa, pb = paper[a], paper[b]
         ia = (intervals or {}).get(a, (math.nan, math.nan))
         ib = (intervals or {}).get(b, (math.nan, math.nan))
-        if all(math.isfinite(v) for v in (*ia, *ib)) and ia[0] <= ib[1] and ib[0] <= ia[1]:
-            # Overlapping intervals: no order in ours; open if more seeds could still give one.
-            is_open = is_open or _wide(ours[a], *ia) or _wide(ours[b], *ib)
+        known = all(math.isfinite(v) for v in (*ia, *ib))
+        if _tie(ours[a], ours[b]) or (known and ia[0] <= ib[1] and ib[0] <= ia[1]):
+            # No order in ours (as close as the paper's ties, or inside each other's intervals);
+            # open if more seeds could still give one.
+            is_open = is_open or (known and (_wide(ours[a], *ia) or _wide(ours[b], *ib)))
             continue
         if (pa - pb) * (ours[a] - ours[b]) <= 0:
             return False
@@ -238,8 +245,9 @@ def check_claim(row: pd.Series, summary: pd.DataFrame) -> tuple[str, str]:
     if check == "order_desc" and verdict != "—":
         # As a row's ordering: neighbours inside each other's intervals are no order.
         ci = {r.algorithm: (r.lo, r.hi, w) for r, w in zip(s.itertuples(), wide, strict=True)}
-        tied = [f"{a} and {b}" for a, b in itertools.pairwise(algs)
-                if a in ci and b in ci and ci[a][0] <= ci[b][1] and ci[b][0] <= ci[a][1]]
+        means = dict(zip(s["algorithm"], s["mean"], strict=True))
+        tied = [f"{a} and {b}" for a, b in itertools.pairwise(algs) if a in ci and b in ci and (
+            (ci[a][0] <= ci[b][1] and ci[b][0] <= ci[a][1]) or _tie(means[a], means[b]))]
         if any(ci[a][2] or ci[b][2] for a, b in itertools.pairwise(algs) if f"{a} and {b}" in tied):
             return UNDECIDED, f"{text}; {', '.join(tied)} inside each other's intervals"
         if tied and verdict == REPRODUCED:
