@@ -238,20 +238,21 @@ def check_claim(row: pd.Series, summary: pd.DataFrame) -> tuple[str, str]:
         s = s[np.isclose(s["x"], float(row["x"]))]
     verdict, text = _claim_at(row, s)
     check = row["check"]
-    wide = s.apply(lambda r: bool(math.isfinite(r["lo"]) and math.isfinite(r["hi"]) and _wide(r["mean"], r["lo"],
-                                                                                              r["hi"])), axis=1)
+    wide = (np.isfinite(s["lo"]) & np.isfinite(s["hi"])
+            & ((s["hi"] - s["lo"]) / 2 > TOLERANCE["max_halfwidth"] * s["mean"].abs()))
     algs = str(row["algorithms"]).split()
     others = str(row["others"]).split() if isinstance(row["others"], str) else []
     if check == "order_desc" and verdict != "—":
-        # As a row's ordering: neighbours inside each other's intervals are no order.
+        # As a row's ordering: neighbours inside each other's intervals or within the tie are no order.
         ci = {r.algorithm: (r.lo, r.hi, w) for r, w in zip(s.itertuples(), wide, strict=True)}
         means = dict(zip(s["algorithm"], s["mean"], strict=True))
         tied = [f"{a} and {b}" for a, b in itertools.pairwise(algs) if a in ci and b in ci and (
             (ci[a][0] <= ci[b][1] and ci[b][0] <= ci[a][1]) or _tie(means[a], means[b]))]
+        said = f"{text}; no order between {', '.join(tied)} (overlapping intervals or within {TOLERANCE['tie']:.0%})"
         if any(ci[a][2] or ci[b][2] for a, b in itertools.pairwise(algs) if f"{a} and {b}" in tied):
-            return UNDECIDED, f"{text}; {', '.join(tied)} inside each other's intervals"
+            return UNDECIDED, said
         if tied and verdict == REPRODUCED:
-            return ORDERING, f"{text}; {', '.join(tied)} inside each other's (narrow) intervals"
+            return ORDERING, said
         return verdict, text
     if not wide.any() or verdict == "—":
         return verdict, text
