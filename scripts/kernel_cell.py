@@ -13,9 +13,12 @@ quantity of it with the report's verdict code:
 
     flock /run/pathpool-kernel.lock python scripts/kernel_cell.py run balia/table3 olia \\
         --seeds 1-30 --beds 3 -o OUT
-    python scripts/kernel_cell.py table balia/table3 olia --seeds 1-30 -o OUT
+    python scripts/kernel_cell.py table balia/table3 olia --seeds 1-30 -o OUT --csv PER_RUN.csv
+    python scripts/kernel_cell.py table balia/table3 olia --seeds 1-30 --per-run PER_RUN.csv
 
-``table`` reads the runs from ``OUT``'s kernel cache only (it refuses if one is missing) and
+``table`` reads the runs from ``OUT``'s kernel cache only (it refuses if one is missing), or
+their metrics from a per-run CSV that an earlier ``table --csv`` wrote (the cache stays on the
+machine that ran them; report/kernel/results/cells/ keeps the CSVs of the cells run so far), and
 prints, per published quantity: paper value, mean [95% CI], n, half-width / mean, the tolerance
 boundaries, where the CI lies (``inside``, ``below``, ``above`` the band, or ``across`` a
 boundary), Stein's count for a half-width of 5%, and the verdict the report's code
@@ -148,12 +151,21 @@ def table(args: argparse.Namespace) -> None:
     exp = experiment(args.experiment)
     others = pd.read_csv(args.others) if Path(args.others).exists() else summarise(pd.DataFrame(
         columns=["experiment", "algorithm", "x", "metric", "value"]))
-    try:
-        tables = run_kernel_jobs(cell_jobs(exp, args.algorithm, args.seeds), cache_root(Path(args.out)),
-                                 cache_only=True)
-    except KernelError as e:
-        raise SystemExit(f"kernel_cell.py table: {e}") from None
-    per_run = metrics.compute(tables, [exp], options())
+    if args.per_run:
+        # The runs' metrics as kept (the cache is per machine): the seeds asked for, each present.
+        per_run = pd.read_csv(args.per_run)
+        per_run = per_run[(per_run["experiment"] == exp.key) & (per_run["algorithm"] == args.algorithm)
+                          & per_run["seed"].isin(args.seeds)]
+        missing = sorted(set(args.seeds) - set(per_run["seed"]))
+        if missing:
+            raise SystemExit(f"kernel_cell.py table: {args.per_run}: no run of seed(s) {missing}")
+    else:
+        try:
+            tables = run_kernel_jobs(cell_jobs(exp, args.algorithm, args.seeds), cache_root(Path(args.out)),
+                                     cache_only=True)
+        except KernelError as e:
+            raise SystemExit(f"kernel_cell.py table: {e}") from None
+        per_run = metrics.compute(tables, [exp], options())
     summary = summarise(per_run)
     out = placed(exp, args.algorithm, summary, others)
     with pd.option_context("display.width", 200, "display.max_columns", 20):
@@ -169,12 +181,17 @@ def main() -> None:
     p.add_argument("algorithm", help="one of the experiment's algorithms, e.g. olia")
     p.add_argument("--seeds", type=seed_range, default=seed_range("1-30"), help="e.g. 1-30 (default) or 4,7")
     p.add_argument("--beds", type=int, default=3, help="run: test beds side by side (default 3)")
-    p.add_argument("-o", "--out", required=True, help="folder whose cache-linux/ holds the runs")
+    p.add_argument("-o", "--out", default=None, help="folder whose cache-linux/ holds the runs (run; table "
+                   "without --per-run)")
+    p.add_argument("--per-run", default=None, help="table: the runs' metrics from a per-run CSV (as --csv "
+                   "writes) instead of the cache")
     p.add_argument("--others", default=str(DEFAULT_OTHERS),
                    help="table: a report's linux_summary.csv, the row's other algorithms for the ordering "
                    "(default the committed report/kernel's)")
     p.add_argument("--csv", default=None, help="table: also write the cell's per-run metrics here")
     args = p.parse_args()
+    if args.out is None and (args.command == "run" or not args.per_run):
+        p.error("-o/--out is needed (table: or --per-run)")
     {"run": run, "table": table}[args.command](args)
 
 

@@ -103,3 +103,20 @@ def test_placed_uses_the_rows_order(kc, table3):
     assert verdict == {"above": ("below", "True", "same ordering only"),
                        "below": ("below", "False", "not reproduced"),
                        "open": ("below", "open", "undecided")}
+
+
+def test_table_from_a_per_run_csv(kc, tmp_path, capsys):
+    """`table --per-run`: the kept metrics instead of the cache; a missing seed is refused."""
+    import argparse
+
+    csv = tmp_path / "per_run.csv"
+    _runs({"mptcp_mbps": [2.0, 2.1, 2.2], "sptcp_mbps": [2.00, 2.01, 2.02]}).to_csv(csv, index=False)
+    args = argparse.Namespace(experiment="balia/table3", algorithm="olia", seeds=[1, 2, 3], per_run=str(csv),
+                              others=str(tmp_path / "none.csv"), out=None, csv=None)
+    kc.table(args)
+    lines = capsys.readouterr().out.splitlines()
+    mp = next(line for line in lines if line.startswith("mptcp_mbps"))
+    assert "across" in mp and "undecided" in mp and " 3 " in mp
+    args.seeds = [1, 2, 3, 4]
+    with pytest.raises(SystemExit, match=r"no run of seed\(s\) \[4\]"):
+        kc.table(args)
