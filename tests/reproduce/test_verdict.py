@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -226,3 +227,26 @@ def test_an_order_claim_counts_neighbours_as_a_rows_pairs():
     # ... and one of them wide: open
     wide = _ci_summary([("a", 3.0, 2.95, 3.05), ("b", 1.2, 0.8, 1.6), ("c", 1.0, 0.98, 1.02)])
     assert check_claim(claim, wide)[0] == UNDECIDED
+
+
+def test_current_verdicts_of_the_kernel_report():
+    """report/kernel/current_verdicts.py on the committed summaries: the simulator's moved rows
+    are those report/ (regenerated with the rule) moved, and report/ agrees with the current
+    code; the kernel's are RSF s0's and s1's six and Table III's eight."""
+    import importlib.util
+
+    root = Path(__file__).resolve().parents[2]
+    spec = importlib.util.spec_from_file_location("current_verdicts", root / "report/kernel/current_verdicts.py")
+    cv = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(cv)
+    res = root / "report/kernel/results"
+    sim, _, _ = cv.changes(pd.read_csv(res / "summary.csv"), pd.read_csv(res / "comparison.csv"))
+    assert sorted(zip(sim["table"], sim["algorithm"], strict=True)) == [
+        ("balia/table3", "coupled"), ("balia/table3", "ewtcp"), ("balia/table3", "semicoupled")]
+    main_report, _, _ = cv.changes(pd.read_csv(root / "report/results/summary.csv"),
+                                   pd.read_csv(root / "report/results/comparison.csv"))
+    assert main_report.empty
+    kernel, was, now = cv.changes(pd.read_csv(res / "linux_summary.csv"), pd.read_csv(res / "linux_comparison.csv"))
+    assert set(kernel["verdict_now"]) == {UNDECIDED}
+    assert kernel.groupby("table").size().to_dict() == {"balia/table3": 8, "rsf/table2_s0": 6, "rsf/table2_s1": 6}
+    assert (was.get(UNDECIDED), now[UNDECIDED]) == (1, 21)
