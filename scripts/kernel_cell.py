@@ -117,7 +117,7 @@ def placed(exp, algorithm: str, cell: pd.DataFrame, others: pd.DataFrame) -> pd.
     with this cell's rows replaced by ``cell``'s.
     """
     from pathpool.reproduce.compare import compare
-    from pathpool.reproduce.runner import _stein
+    from pathpool.reproduce.runner import stein_count
     from pathpool.reproduce.verdict import TOLERANCE
 
     rel = TOLERANCE["rel"]
@@ -128,7 +128,7 @@ def placed(exp, algorithm: str, cell: pd.DataFrame, others: pd.DataFrame) -> pd.
     rows["band_lo"], rows["band_hi"] = rows["paper"] * (1 - rel), rows["paper"] * (1 + rel)
     rows["position"] = [position(p, lo, hi, rel) for p, lo, hi in zip(rows["paper"], rows["lo"], rows["hi"],
                                                                          strict=True)]
-    rows["stein_5pct"] = [_stein(int(n), h, TOLERANCE["max_halfwidth"], 10**6)
+    rows["stein_5pct"] = [stein_count(int(n), h, TOLERANCE["max_halfwidth"], 10**6)
                           for n, h in zip(rows["n"], rows["halfwidth"], strict=True)]
     return rows[["metric", "paper", "mean", "lo", "hi", "n", "halfwidth", "band_lo", "band_hi", "position",
                  "stein_5pct", "ordering_agrees", "verdict"]].reset_index(drop=True)

@@ -389,7 +389,7 @@ def _widest(per_run: pd.DataFrame, by: list[str]) -> pd.Series:
     return rel.groupby([cells[k] for k in by], dropna=False).max()
 
 
-def _stein(n0: int, h: float, target: float, cap: int) -> int:
+def stein_count(n0: int, h: float, target: float, cap: int) -> int:
     """Stein's two-stage count: ``ceil(n0 * (h / target)**2)`` at most ``cap``, never below n0."""
     if math.isnan(h) or h <= target:
         return n0
@@ -416,7 +416,7 @@ def seeds_needed(per_run: pd.DataFrame, experiments: Sequence[Experiment],
     rel = _widest(per_run, ["experiment"])
     out = []
     for e in experiments:
-        n = _stein(n0, rel.get(e.key, math.nan), target, cap)
+        n = stein_count(n0, rel.get(e.key, math.nan), target, cap)
         if n > n0:
             out.append((e, n))
     return out
@@ -439,7 +439,7 @@ def kernel_repetitions_needed(per_run: pd.DataFrame, n0: int, target: float,
     rel = _widest(per_run, ["experiment", "algorithm", "x"])
     out = {}
     for (exp, alg, x), h in rel.items():
-        n = _stein(n0, h, target, cap)
+        n = stein_count(n0, h, target, cap)
         if n > n0:
             out[(str(exp), str(alg), float(x))] = n
     return out

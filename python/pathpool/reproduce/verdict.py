@@ -128,8 +128,9 @@ def _tie(x: float, y: float) -> bool:
     return abs(x - y) <= TOLERANCE["tie"] * max(abs(x), abs(y))
 
 
-def _wide(m: float, lo: float, hi: float) -> bool:
-    return (hi - lo) / 2 > TOLERANCE["max_halfwidth"] * abs(m)
+def _wide(m, lo, hi):
+    """Half-width above ``max_halfwidth`` of the mean (floats, or element-wise on Series)."""
+    return (hi - lo) / 2 > TOLERANCE["max_halfwidth"] * np.abs(m)
 
 
 def ordering_agrees(paper: dict[str, float], ours: dict[str, float],
@@ -170,7 +171,7 @@ def ordering_agrees(paper: dict[str, float], ours: dict[str, float],
         if _tie(ours[a], ours[b]) or (known and ia[0] <= ib[1] and ib[0] <= ia[1]):
             # No order in ours (as close as the paper's ties, or inside each other's intervals);
             # open if more seeds could still give one.
-            is_open = is_open or (known and (_wide(ours[a], *ia) or _wide(ours[b], *ib)))
+            is_open = is_open or (known and bool(_wide(ours[a], *ia) or _wide(ours[b], *ib)))
             continue
         if (pa - pb) * (ours[a] - ours[b]) <= 0:
             return False
@@ -238,8 +239,7 @@ def check_claim(row: pd.Series, summary: pd.DataFrame) -> tuple[str, str]:
         s = s[np.isclose(s["x"], float(row["x"]))]
     verdict, text = _claim_at(row, s)
     check = row["check"]
-    wide = (np.isfinite(s["lo"]) & np.isfinite(s["hi"])
-            & ((s["hi"] - s["lo"]) / 2 > TOLERANCE["max_halfwidth"] * s["mean"].abs()))
+    wide = np.isfinite(s["lo"]) & np.isfinite(s["hi"]) & _wide(s["mean"], s["lo"], s["hi"])
     algs = str(row["algorithms"]).split()
     others = str(row["others"]).split() if isinstance(row["others"], str) else []
     if check == "order_desc" and verdict != "—":
