@@ -28,7 +28,7 @@ from pathpool.reproduce.verdict import summarise
 from pathpool.sim.scenario import override
 from pathpool.sweep import Job, run_sweep
 
-__all__ = ["TRACE", "Outcome", "kernel_repetitions_needed", "reproduce", "seeds_needed", "trace_jobs"]
+__all__ = ["TRACE", "Outcome", "kernel_repetitions_needed", "reproduce", "seeds_needed", "stein_count", "trace_jobs"]
 
 #: Tag of the time-series runs that explain the findings (not a published experiment).
 TRACE = "rsf/trace"
