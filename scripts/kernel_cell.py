@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""One kernel cell of ``pathpool reproduce`` to many repetitions: where its 95% CI sits against
+"""Kernel cells of ``pathpool reproduce`` to many repetitions: where its 95% CI sits against
 the tolerance (issue 12, "a verdict never depends on a CI made wide by few seeds").
 
 The report's kernel second stage (``--ci-target F --kernel-max-seeds N``) grows every wide cell of
@@ -23,9 +23,10 @@ prints, per published quantity: paper value, mean [95% CI], n, half-width / mean
 boundaries, where the CI lies (``inside``, ``below``, ``above`` the band, or ``across`` a
 boundary), Stein's count for a half-width of 5%, and the verdict the report's code
 (:func:`pathpool.reproduce.compare.compare`) gives. A verdict outside the band needs the
-ordering of the whole row, which one algorithm cannot give: the row's other algorithms are a
+ordering of the whole row, which a few algorithms cannot give: the row's other algorithms are a
 report's summaries (``--others``, default the committed report/kernel's ``linux_summary.csv``)
-with this cell's replaced by the new runs.
+with the cells run here replaced by the new runs (several algorithms, ``lia,olia``, when the
+row's open pair is theirs).
 Readings are the report's: ``--recovery-reading linux``, the quickack ACK reading and the
 other defaults of :class:`pathpool.reproduce.experiments.Options`.
 """
@@ -75,17 +76,18 @@ def experiment(key: str):
     return found[0]
 
 
-def cell_jobs(exp, algorithm: str, seeds: list[int], opts=None):
-    """The kernel jobs of one cell: the experiment's simulator jobs for ``algorithm`` and
-    ``seeds``, planned for the test bed exactly as ``pathpool reproduce`` plans them."""
+def cell_jobs(exp, algorithms: list[str], seeds: list[int], opts=None):
+    """The kernel jobs of the cells of ``algorithms``: the experiment's simulator jobs for them
+    and ``seeds``, planned for the test bed exactly as ``pathpool reproduce`` plans them."""
     from pathpool.reproduce.experiments import build_jobs
     from pathpool.reproduce.kernel import DEFAULT_MAX_DURATION_S, plan_jobs
 
     opts = opts or options()
-    if algorithm not in exp.algorithms:
-        raise SystemExit(f"kernel_cell.py: {exp.key} has no algorithm {algorithm!r} "
-                         f"(allowed: {', '.join(exp.algorithms)})")
-    jobs = [j for j in build_jobs([exp], seeds, opts) if j.tags["run_algorithm"] == algorithm]
+    for a in algorithms:
+        if a not in exp.algorithms:
+            raise SystemExit(f"kernel_cell.py: {exp.key} has no algorithm {a!r} "
+                             f"(allowed: {', '.join(exp.algorithms)})")
+    jobs = [j for j in build_jobs([exp], seeds, opts) if j.tags["run_algorithm"] in algorithms]
     runnable, skipped = plan_jobs(jobs, opts.ack_reading, DEFAULT_MAX_DURATION_S)
     if skipped:
         raise SystemExit(f"kernel_cell.py: not expressible on the test bed: {skipped}")
@@ -108,8 +110,8 @@ def position(paper: float, lo: float, hi: float, rel: float) -> str:
     return "across"
 
 
-def placed(exp, algorithm: str, cell: pd.DataFrame, others: pd.DataFrame) -> pd.DataFrame:
-    """One row per published quantity of ``algorithm``: the cell's mean and CI against the paper.
+def placed(exp, algorithms: list[str], cell: pd.DataFrame, others: pd.DataFrame) -> pd.DataFrame:
+    """One row per published quantity of ``algorithms``: each cell's mean and CI against the paper.
 
     ``cell`` is :func:`pathpool.reproduce.verdict.summarise` of the cell's runs; ``others`` a
     report's summary (its ``linux_summary.csv``) for the row's other algorithms, whose intervals
@@ -121,23 +123,23 @@ def placed(exp, algorithm: str, cell: pd.DataFrame, others: pd.DataFrame) -> pd.
     from pathpool.reproduce.verdict import TOLERANCE
 
     rel = TOLERANCE["rel"]
-    mine = (others["experiment"] == exp.key) & (others["algorithm"] == algorithm)
+    mine = (others["experiment"] == exp.key) & others["algorithm"].isin(algorithms)
     rows = compare([exp], pd.concat([others[~mine], cell], ignore_index=True))
-    rows = rows[(rows["algorithm"] == algorithm) & rows["paper"].notna()].copy()
+    rows = rows[rows["algorithm"].isin(algorithms) & rows["paper"].notna()].copy()
     rows["halfwidth"] = (rows["hi"] - rows["lo"]) / 2 / rows["mean"].abs()
     rows["band_lo"], rows["band_hi"] = rows["paper"] * (1 - rel), rows["paper"] * (1 + rel)
     rows["position"] = [position(p, lo, hi, rel) for p, lo, hi in zip(rows["paper"], rows["lo"], rows["hi"],
                                                                          strict=True)]
     rows["stein_5pct"] = [stein_count(int(n), h, TOLERANCE["max_halfwidth"], 10**6)
                           for n, h in zip(rows["n"], rows["halfwidth"], strict=True)]
-    return rows[["metric", "paper", "mean", "lo", "hi", "n", "halfwidth", "band_lo", "band_hi", "position",
+    return rows[["algorithm", "metric", "paper", "mean", "lo", "hi", "n", "halfwidth", "band_lo", "band_hi", "position",
                  "stein_5pct", "ordering_agrees", "verdict"]].reset_index(drop=True)
 
 
 def run(args: argparse.Namespace) -> None:
     from pathpool.reproduce.kernel import cache_root, run_kernel_jobs
 
-    kjobs = cell_jobs(experiment(args.experiment), args.algorithm, args.seeds)
+    kjobs = cell_jobs(experiment(args.experiment), args.algorithms, args.seeds)
     run_kernel_jobs(kjobs, cache_root(Path(args.out)), beds=args.beds,
                     progress=lambda d, n: print(f"runs {d}/{n}", file=sys.stderr, flush=True))
 
@@ -154,20 +156,21 @@ def table(args: argparse.Namespace) -> None:
     if args.per_run:
         # The runs' metrics as kept (the cache is per machine): the seeds asked for, each present.
         per_run = pd.read_csv(args.per_run)
-        per_run = per_run[(per_run["experiment"] == exp.key) & (per_run["algorithm"] == args.algorithm)
+        per_run = per_run[(per_run["experiment"] == exp.key) & per_run["algorithm"].isin(args.algorithms)
                           & per_run["seed"].isin(args.seeds)]
-        missing = sorted(set(args.seeds) - set(per_run["seed"]))
-        if missing:
-            raise SystemExit(f"kernel_cell.py table: {args.per_run}: no run of seed(s) {missing}")
+        for a in args.algorithms:
+            missing = sorted(set(args.seeds) - set(per_run.loc[per_run["algorithm"] == a, "seed"]))
+            if missing:
+                raise SystemExit(f"kernel_cell.py table: {args.per_run}: no {a} run of seed(s) {missing}")
     else:
         try:
-            tables = run_kernel_jobs(cell_jobs(exp, args.algorithm, args.seeds), cache_root(Path(args.out)),
+            tables = run_kernel_jobs(cell_jobs(exp, args.algorithms, args.seeds), cache_root(Path(args.out)),
                                      cache_only=True)
         except KernelError as e:
             raise SystemExit(f"kernel_cell.py table: {e}") from None
         per_run = metrics.compute(tables, [exp], options())
     summary = summarise(per_run)
-    out = placed(exp, args.algorithm, summary, others)
+    out = placed(exp, args.algorithms, summary, others)
     with pd.option_context("display.width", 200, "display.max_columns", 20):
         print(out.round(4).to_string(index=False))
     if args.csv:
@@ -178,7 +181,8 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("command", choices=["run", "table"])
     p.add_argument("experiment", help="paper/name, e.g. balia/table3")
-    p.add_argument("algorithm", help="one of the experiment's algorithms, e.g. olia")
+    p.add_argument("algorithms", type=lambda t: t.split(","),
+                   help="the experiment's algorithms to run, comma-separated, e.g. olia or lia,olia")
     p.add_argument("--seeds", type=seed_range, default=seed_range("1-30"), help="e.g. 1-30 (default) or 4,7")
     p.add_argument("--beds", type=int, default=3, help="run: test beds side by side (default 3)")
     p.add_argument("-o", "--out", default=None, help="folder whose cache-linux/ holds the runs (run; table "

@@ -38,14 +38,14 @@ def test_plans_are_the_reports(kc, table3):
     from pathpool.reproduce import kernel as kb
     from pathpool.reproduce.experiments import build_jobs
 
-    mine = kc.cell_jobs(table3, "olia", [1, 2, 3])
+    mine = kc.cell_jobs(table3, ["olia"], [1, 2, 3])
     everything, _ = kb.plan_jobs(build_jobs([table3], [1, 2, 3], kc.options()), "quickack", kb.DEFAULT_MAX_DURATION_S)
     theirs = [k for k in everything if k.job.tags["run_algorithm"] == "olia"]
     assert len(mine) == 3 and len(everything) == 3 * len(table3.algorithms)
     assert sorted(k.key() for k in mine) == sorted(k.key() for k in theirs)
     assert {k.job.seed for k in mine} == {1, 2, 3}
     with pytest.raises(SystemExit, match="no algorithm 'nope'"):
-        kc.cell_jobs(table3, "nope", [1])
+        kc.cell_jobs(table3, ["olia", "nope"], [1])
 
 
 def test_position_against_the_band(kc):
@@ -75,7 +75,7 @@ def test_placed_by_hand(kc, table3):
     cell = summarise(_runs({"mptcp_mbps": [2.0, 2.1, 2.2], "sptcp_mbps": [2.00, 2.01, 2.02]}))
     # the report's own olia row must be replaced, not used
     others = _others({"ewtcp": (2.39, 2.34, 2.43), "olia": (9.0, 8.9, 9.1)})
-    out = kc.placed(table3, "olia", cell, others)
+    out = kc.placed(table3, ["olia"], cell, others)
     assert list(out["metric"]) == ["mptcp_mbps", "sptcp_mbps"]  # only the cell's algorithm
     mp = out.set_index("metric").loc["mptcp_mbps"]
     hw = T975_2 * 0.1 / math.sqrt(3)
@@ -98,7 +98,7 @@ def test_placed_uses_the_rows_order(kc, table3):
     cell = summarise(_runs({"mptcp_mbps": [2.00, 2.01, 2.02]}))
     verdict = {}
     for name, ewtcp in (("above", (2.39, 2.34, 2.43)), ("below", (1.80, 1.78, 1.82)), ("open", (2.0, 1.5, 2.5))):
-        out = kc.placed(table3, "olia", cell, _others({"ewtcp": ewtcp}))
+        out = kc.placed(table3, ["olia"], cell, _others({"ewtcp": ewtcp}))
         verdict[name] = (out.loc[0, "position"], out.loc[0, "ordering_agrees"], out.loc[0, "verdict"])
     assert verdict == {"above": ("below", "True", "same ordering only"),
                        "below": ("below", "False", "not reproduced"),
@@ -111,12 +111,40 @@ def test_table_from_a_per_run_csv(kc, tmp_path, capsys):
 
     csv = tmp_path / "per_run.csv"
     _runs({"mptcp_mbps": [2.0, 2.1, 2.2], "sptcp_mbps": [2.00, 2.01, 2.02]}).to_csv(csv, index=False)
-    args = argparse.Namespace(experiment="balia/table3", algorithm="olia", seeds=[1, 2, 3], per_run=str(csv),
+    args = argparse.Namespace(experiment="balia/table3", algorithms=["olia"], seeds=[1, 2, 3], per_run=str(csv),
                               others=str(tmp_path / "none.csv"), out=None, csv=None)
     kc.table(args)
     lines = capsys.readouterr().out.splitlines()
-    mp = next(line for line in lines if line.startswith("mptcp_mbps"))
+    mp = next(line for line in lines if "mptcp_mbps" in line)
     assert "across" in mp and "undecided" in mp and " 3 " in mp
     args.seeds = [1, 2, 3, 4]
-    with pytest.raises(SystemExit, match=r"no run of seed\(s\) \[4\]"):
+    with pytest.raises(SystemExit, match=r"no olia run of seed\(s\) \[4\]"):
         kc.table(args)
+
+
+def test_two_cells_decide_their_pair(kc):
+    """RSF s1's open pair is LIA/OLIA (the paper: 2.52 < 2.58); run both, replace both. With the
+    report's TCP (narrow) and Balia (wide, but tied with both in the paper) the row's order is
+    then theirs: separated in the paper's order -> same ordering only (both 19-36% above the
+    band's centre); reversed -> not reproduced."""
+    s1 = kc.experiment("rsf/table2_s1")
+    others = pd.DataFrame([{"experiment": "rsf/table2_s1", "algorithm": a, "x": math.nan, "metric": "throughput_mbps",
+                            "mean": m, "lo": lo, "hi": hi, "n": 3}
+                           for a, (m, lo, hi) in {"tcp": (2.27, 2.25, 2.29), "balia": (3.66, 3.08, 4.23),
+                                                  "lia": (3.79, 3.07, 4.51), "olia": (3.65, 3.27, 4.04)}.items()])
+
+    def runs(lia, olia):
+        return summarise(pd.DataFrame([{"experiment": "rsf/table2_s1", "algorithm": a, "x": math.nan, "seed": i + 1,
+                                        "metric": "throughput_mbps", "value": v}
+                                       for a, vs in (("lia", lia), ("olia", olia)) for i, v in enumerate(vs)]))
+
+    out = kc.placed(s1, ["lia", "olia"], runs([3.00, 3.01, 3.02], [3.50, 3.51, 3.52]), others)
+    assert list(out["algorithm"]) == ["lia", "olia"] and set(out["verdict"]) == {"same ordering only"}
+    assert list(out["n"]) == [3, 3]  # the new runs', not the report's
+    out = kc.placed(s1, ["lia", "olia"], runs([3.50, 3.51, 3.52], [3.00, 3.01, 3.02]), others)
+    assert set(out["verdict"]) == {"not reproduced"}
+    # with the report's own lia/olia rows the order is open, as in report/kernel
+    assert set(kc.placed(s1, ["tcp"], summarise(pd.DataFrame([{"experiment": "rsf/table2_s1", "algorithm": "tcp",
+                                                                 "x": math.nan, "seed": i, "metric": "throughput_mbps",
+                                                                 "value": v} for i, v in enumerate([2.26, 2.27, 2.28])])),
+                             others)["verdict"]) == {"undecided"}
