@@ -305,6 +305,41 @@ fn deleting_what_is_not_there_is_an_error_naming_it() {
 }
 
 #[test]
+fn an_override_may_name_array_elements_in_brackets_as_errors_do() {
+    let dotted = with(
+        TWO,
+        &sets(&["flows.0.option_bytes=24", "links.1.rate=7Mbps"]),
+    )
+    .unwrap();
+    let bracketed = with(
+        TWO,
+        &sets(&["flows[0].option_bytes=24", " links [1] .rate=7Mbps"]),
+    )
+    .unwrap();
+    assert_eq!(dotted.flows[0].option_bytes, 24);
+    assert_eq!(dotted.links[1].rate_bps, 7_000_000);
+    assert_eq!(
+        (&bracketed.flows, &bracketed.links),
+        (&dotted.flows, &dotted.links)
+    );
+    let one = with(TWO, &sets(&["~links[1]", "paths[0].links=[\"a\"]"])).unwrap();
+    assert_eq!(one.links.len(), 1);
+    // An error's field is a path that --set takes.
+    let e = with(TWO, &sets(&["flows[0].option_bytes=29"])).unwrap_err();
+    assert_eq!(e.field, "flows[0].option_bytes");
+    assert!(with(TWO, &sets(&[&format!("{}=24", e.field)])).is_ok());
+    for bad in [
+        "flows[0.mss=1000",
+        "flows[0]x.mss=1000",
+        "flows[].mss=1000",
+        "flows.[0].mss=1",
+    ] {
+        let e = with(TWO, &sets(&[bad])).unwrap_err();
+        assert!(e.message.contains("not a dotted field path"), "{bad}: {e}");
+    }
+}
+
+#[test]
 fn extension_tables_pass_through_untyped_and_others_are_errors() {
     let text = format!("{GOOD}[reproduce]\npaper = \"rsf\"\nalgorithms = [\"lia\"]\n");
     assert!(Scenario::from_toml_str(&text, "x.toml")
