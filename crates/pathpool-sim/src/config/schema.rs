@@ -268,7 +268,7 @@ pub const FIELDS: &[Field] = &[
         "that many identical flows, named NAME-0 .. NAME-(n-1); at most 100000 flows in all",
         // 99999: the test scenario has one other flow, and 100000 flows in all is the limit.
         ["1", "99999"], ["0", "100001"]),
-    field!("flows", "mss", "size", "no", "1448", a::MSS, ALL, "payload bytes per segment",
+    field!("flows", "mss", "size", "no", "1448", a::MSS, ALL, "payload bytes per segment with the timestamp option only (Linux mss_cache); option_bytes come off it",
         ["64", "9000"], ["63", "9001"]),
     field!("flows", "option_bytes", "size", "no", "0", a::OPTION_BYTES, WIN,
         "TCP option bytes each data segment carries beyond the timestamps (Linux MPTCP's DSS: 24): a segment carries mss - option_bytes payload bytes and is mss + 52 bytes on the wire at full size",
