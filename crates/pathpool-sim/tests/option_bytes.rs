@@ -5,7 +5,7 @@
 mod common;
 
 use common::{header, link, metrics, mptcp_flow, path, scenario, tcp_flow};
-use pathpool_sim::{run, ConfigError, FlowRecord, Scenario};
+use pathpool_sim::{run, FlowRecord, Scenario};
 
 const MSS: u64 = 1448;
 /// IPv4 20 + TCP 20 + timestamps 12 (`pathpool_sim::packet::HEADER_BYTES`).
@@ -23,19 +23,21 @@ fn assert_close(got: f64, want: f64, what: &str) {
     );
 }
 
-/// One Reno bulk flow through a 10 Mbit/s, 10 ms link whose 1000-packet queue never fills: the
-/// receive buffer (41-42 segments) caps the window above the path's ~17-segment
-/// bandwidth-delay product, so the link is busy from the first RTT to the end.
-fn bulk(option_bytes: u64) -> String {
-    header("bulk", "\"60s\"")
-        + &link("b", "10Mbps", "10ms", "1000pkt", "")
+/// One Reno bulk flow over one 10 Mbit/s link with a 1000-packet queue, `flow` its extra lines.
+fn reno_over(delay: &str, duration: &str, series: &str, flow: &str) -> String {
+    header("one", duration)
+        + series
+        + &link("b", "10Mbps", delay, "1000pkt", "")
         + &path("p", &["b"], "")
-        + &tcp_flow(
-            "f",
-            "p",
-            "reno",
-            &format!("rcv_buffer = \"60000B\"\noption_bytes = {option_bytes}"),
-        )
+        + &tcp_flow("f", "p", "reno", flow)
+}
+
+/// Through a 10 ms link whose queue never fills: the receive buffer (41-42 segments) caps the
+/// window above the path's ~17-segment bandwidth-delay product, so the link is busy from the
+/// first RTT to the end.
+fn bulk(option_bytes: u64) -> String {
+    let flow = format!("rcv_buffer = \"60000B\"\noption_bytes = {option_bytes}");
+    reno_over("10ms", "\"60s\"", "", &flow)
 }
 
 #[test]
@@ -128,16 +130,8 @@ fn a_download_takes_ceil_size_over_payload_segments_and_conserves_its_bytes() {
 #[test]
 fn the_receive_buffer_counts_payload_bytes() {
     let text = |o: u64| {
-        header("rwnd", "\"20s\"")
-            + &metrics("10ms")
-            + &link("b", "10Mbps", "100ms", "1000pkt", "")
-            + &path("p", &["b"], "")
-            + &tcp_flow(
-                "f",
-                "p",
-                "reno",
-                &format!("rcv_buffer = \"14240B\"\noption_bytes = {o}"),
-            )
+        let flow = format!("rcv_buffer = \"14240B\"\noption_bytes = {o}");
+        reno_over("100ms", "\"20s\"", &metrics("10ms"), &flow)
     };
     for (o, segs) in [(0, 9.0), (24, 10.0)] {
         let out = run(&scenario(&text(o)), 1).unwrap();
@@ -186,71 +180,4 @@ fn zero_option_bytes_written_is_the_default_run_for_run() {
         // The comparison can fail: option bytes do change the run.
         assert_ne!(a, render(&some, seed), "seed {seed}");
     }
-}
-
-const GOOD: &str = r#"name = "ok"
-duration = "2s"
-[[links]]
-name = "l"
-rate = "10Mbps"
-delay = "10ms"
-[[paths]]
-name = "p"
-links = ["l"]
-[[flows]]
-name = "f"
-kind = "mptcp"
-paths = ["p"]
-algorithm = "lia"
-[[flows]]
-name = "r"
-kind = "rate"
-paths = ["p"]
-rates = [100]
-"#;
-
-fn err(text: &str) -> ConfigError {
-    match Scenario::from_toml_str(text, "bad.toml") {
-        Ok(_) => panic!("accepted:\n{text}"),
-        Err(e) => e,
-    }
-}
-
-fn with(field: &str, flow: &str) -> String {
-    GOOD.replace(flow, &format!("{flow}\n{field}"))
-}
-
-#[test]
-fn option_bytes_is_read_in_bytes_and_refused_outside_its_range() {
-    let mp = "algorithm = \"lia\"";
-    for (v, want) in [("0", 0), ("24", 24), ("\"24B\"", 24), ("28", 28)] {
-        let sc = Scenario::from_toml_str(&with(&format!("option_bytes = {v}"), mp), "ok.toml")
-            .unwrap_or_else(|e| panic!("{v}: {e}"));
-        assert_eq!(sc.flows[0].option_bytes, want, "{v}");
-        assert_eq!(sc.flows[0].seg_payload(), 1448 - want, "{v}");
-    }
-    let allowed = "bytes in 0..=28 (TCP option space beyond the timestamps), at most mss - 64";
-    for v in ["29", "-1", "\"24ms\"", "\"1KB\"", "\"x\""] {
-        let e = err(&with(&format!("option_bytes = {v}"), mp));
-        assert_eq!(e.field, "flows[0].option_bytes", "{v}: {e}");
-        assert_eq!(e.allowed.as_deref(), Some(allowed), "{v}: {e}");
-        assert_eq!(e.line, Some(15), "{v}: {e}");
-        assert!(e.to_string().starts_with("bad.toml:15:"), "{e}");
-        assert!(!e.to_string().contains('\n'), "{e}");
-    }
-    // The payload keeps mss's own floor of 64 bytes.
-    let e = err(&with("mss = 80\noption_bytes = 17", mp));
-    assert_eq!(e.field, "flows[0].option_bytes");
-    assert!(e.message.contains("under 64 payload bytes"), "{e}");
-    Scenario::from_toml_str(&with("mss = 80\noption_bytes = 16", mp), "ok.toml").unwrap();
-}
-
-#[test]
-fn option_bytes_is_refused_on_a_rate_flow() {
-    let e = err(&with("option_bytes = 24", "rates = [100]"));
-    assert_eq!(e.field, "flows[1].option_bytes");
-    assert!(
-        e.message.contains("does not apply to kind = \"rate\""),
-        "{e}"
-    );
 }
