@@ -22,7 +22,8 @@ bootstrap interval over seeds, and where the ratio comes from:
   segments cost time beyond the bytes.
 
 G and r get 95% percentile bootstrap intervals over seeds (both settings of a seed resampled
-together).
+together). A second table gives the ratios behind r: download time, the subflows' mean window
+and RTT, loss events per packet; and RTOs per connection.
 
     python scripts/option_bytes_gap.py --seeds 30 -j 2
 """
@@ -68,8 +69,10 @@ def one(args: tuple) -> pd.DataFrame:
     job, = args
     rows = []
     for o in (0, MPTCP_OPTION_BYTES):
-        f = run_job(with_options(job, o) if o else job)["flows"]
-        f = f[f.kind == "mptcp"]
+        t = run_job(with_options(job, o) if o else job)
+        f = t["flows"][t["flows"].kind == "mptcp"]
+        sub = t["subflows"].groupby("flow").agg(cwnd=("mean_cwnd", "mean"), rtt=("mean_rtt_s", "mean"),
+                                                loss_events=("loss_events", "sum")).loc[f.flow]
         if not np.isfinite(f.completion_time_s).all():
             raise SystemExit(f"{job.tags} seed {job.seed} option_bytes {o}: a download did not complete")
         rows.append(pd.DataFrame({
@@ -78,6 +81,8 @@ def one(args: tuple) -> pd.DataFrame:
             "bytes": f.delivered_bytes.to_numpy(),
             "new_packets": (f.sent_packets - f.retransmitted_packets).to_numpy(),
             "retransmitted": f.retransmitted_packets.to_numpy(), "sent": f.sent_packets.to_numpy(),
+            "rto": f.rto_count.to_numpy(), "cwnd": sub.cwnd.to_numpy(), "rtt_s": sub.rtt.to_numpy(),
+            "loss_events": sub.loss_events.to_numpy(),
         }))
     return pd.concat(rows, ignore_index=True)
 
@@ -115,6 +120,21 @@ def summary(runs: pd.DataFrame, n_boot: int = 2000, seed: int = 1) -> pd.DataFra
     return pd.DataFrame(out)
 
 
+def dynamics(runs: pd.DataFrame) -> pd.DataFrame:
+    """Ratios 24 / 0 of what sets the packet rate: download time, the subflows' time-averaged
+    window and mean RTT (means over subflows), loss events per packet sent; RTOs per connection."""
+    out = []
+    for alg, d in runs.groupby("algorithm", sort=False):
+        a, b = d[d.option_bytes == 0], d[d.option_bytes == MPTCP_OPTION_BYTES]
+        out.append({"algorithm": alg, "packets": b.new_packets.sum() / a.new_packets.sum(),
+                    "time": b.time_s.sum() / a.time_s.sum(), "cwnd": b.cwnd.mean() / a.cwnd.mean(),
+                    "rtt": b.rtt_s.mean() / a.rtt_s.mean(),
+                    "loss_events_per_packet": (b.loss_events.sum() / b.sent.sum())
+                    / (a.loss_events.sum() / a.sent.sum()),
+                    "rto0": a.rto.mean(), "rto24": b.rto.mean()})
+    return pd.DataFrame(out)
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--only", default="table2_s2", help="RSF experiment (default table2_s2)")
@@ -133,6 +153,8 @@ def main(argv: list[str] | None = None) -> int:
         runs.to_csv(a.csv, index=False)
     with pd.option_context("display.width", 160, "display.float_format", "{:.4f}".format):
         print(summary(runs).to_string(index=False))
+        print()
+        print(dynamics(runs).to_string(index=False))
     return 0
 
 
