@@ -141,6 +141,8 @@ def test_khalili_shared_access_then_split_by_hand():
     ({"name": "f", "kind": "tcp", "path": "q", "start": "12s"}, "flows[0].start", "start < 10 s"),
     ({"name": "f", "kind": "mptcp", "paths": ["p", "q"], "scheduler": "roundrobin"}, "flows[0].scheduler", "minrtt"),
     ({"name": "f", "kind": "tcp", "path": "q", "mss": 1000}, "flows[0].mss", "1448"),
+    ({"name": "f", "kind": "tcp", "path": "q", "option_bytes": 24}, "flows[0].option_bytes", "0"),
+    ({"name": "f", "kind": "mptcp", "paths": ["p", "q"], "option_bytes": 20}, "flows[0].option_bytes", "0 or 24"),
     ({"name": "f", "kind": "tcp", "path": "q", "count": 25}, "flows", "at most 24"),
     ({"name": "f", "kind": "mptcp", "paths": ["p", "q"], "algorithm": "lia",
       "params": {"alpha_every_ack": True}}, "flows[0].params.alpha_every_ack", "false"),
@@ -163,6 +165,14 @@ def test_the_four_earlier_designs_map_to_their_bpf_controls(algo, params, cc, tu
                                           "algorithm": algo, "params": params}]))
     assert [f.cc for f in plan.flows] == [cc] and plan.kernel_algorithms() == [cc]
     assert {k: v for k, v in plan.tunables.items() if k.endswith("_a")} == tunables
+
+
+def test_option_bytes_the_kernel_carries_itself_map():
+    # The default 0, or what the kernel puts in each data segment (MPTCP's 24-byte DSS).
+    for kind, extra, o in [("mptcp", {"paths": ["p", "q"]}, 24), ("mptcp", {"paths": ["p", "q"]}, 0),
+                           ("tcp", {"path": "q"}, 0)]:
+        plan = map_scenario(_scenario(flows=[{"name": "f", "kind": kind, "option_bytes": o, **extra}]))
+        assert [f.kind for f in plan.flows] == [kind]
 
 
 def test_file_downloads_and_kernel_reno():

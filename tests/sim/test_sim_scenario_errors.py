@@ -352,3 +352,42 @@ def test_large_runs_are_refused_by_the_cli_unless_allowed(cli):
     assert r.code == 2 and "--allow-large" in r.err and len(r.err.strip().splitlines()) == 1
     r = cli("validate", "--allow-large", path)
     assert r.code == 0 and r.out.startswith("ok ")
+
+
+# --- flows.option_bytes -------------------------------------------------------------------------
+
+OPTION_BYTES_ALLOWED = "bytes in 0..=28 (TCP option space beyond the timestamps), at most mss - 64"
+
+
+@pytest.mark.parametrize("override, field, message, allowed", [
+    ("flows[0].option_bytes=29", "flows[0].option_bytes", "size 29 is out of range", OPTION_BYTES_ALLOWED),
+    ("flows.mp.option_bytes=-1", "flows[0].option_bytes", "size -1 is out of range", OPTION_BYTES_ALLOWED),
+    ("flows[0].option_bytes=24ms", "flows[0].option_bytes", "unknown size unit", OPTION_BYTES_ALLOWED),
+    ("flows[1].option_bytes=24", "flows[1].option_bytes", 'does not apply to kind = "rate"', None),
+])
+def test_cli_option_bytes_errors_are_one_line_naming_file_field_and_range(tiny_dict, tmp_path, cli,
+                                                                            override, field, message, allowed):
+    # flows[1] made a rate flow, on which option bytes have no meaning (it sends no TCP segments).
+    tiny_dict["flows"][1] = {"name": "r", "kind": "rate", "paths": ["a"], "rates": [100]}
+    path = tmp_path / "ob.toml"
+    path.write_text(tomli_w.dumps(tiny_dict), encoding="utf-8")
+    r = cli("run", path, "--set", override, "-o", tmp_path / "out")
+    assert r.code == 2
+    assert r.err.startswith(f"{path}: --set {override}: {field}: "), r.err
+    assert message in r.err and r.err.count("\n") == 1, r.err
+    if allowed:
+        assert r.err.endswith(f"(allowed: {allowed})\n"), r.err
+    assert not (tmp_path / "out").exists()
+
+
+def test_option_bytes_in_the_spec_and_by_override(tiny_path, tmp_path):
+    plain = pathpool.load_scenario(tiny_path)
+    assert [f["option_bytes"] for f in plain.spec["flows"]] == [0, 0]
+    sc = pathpool.load_scenario(tiny_path, overrides=["flows[0].option_bytes=24", "flows.tcp.option_bytes=12B"])
+    assert [f["option_bytes"] for f in sc.spec["flows"]] == [24, 12]
+    assert sc.text.splitlines()[0] == (f"# {tiny_path} --set flows[0].option_bytes=24 "
+                                       "--set flows.tcp.option_bytes=12B")
+    # The rendered document holds the values: validated again, it gives them.
+    again = tmp_path / "again.toml"
+    again.write_text(sc.text, encoding="utf-8")
+    assert [f["option_bytes"] for f in pathpool.load_scenario(again).spec["flows"]] == [24, 12]

@@ -451,6 +451,7 @@ fn spec_dict<'py>(py: Python<'py>, sc: &Scenario) -> PyResult<Bound<'py, PyDict>
         x.set_item("start_jitter_s", secs(f.start_jitter))?;
         x.set_item("send_jitter_s", secs(f.send_jitter))?;
         x.set_item("mss", f.mss)?;
+        x.set_item("option_bytes", f.option_bytes)?;
         x.set_item("rcv_buffer_bytes", f.rcv_buffer)?;
         x.set_item("delayed_ack", f.delayed_ack)?;
         x.set_item(

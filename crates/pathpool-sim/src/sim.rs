@@ -13,7 +13,7 @@ use crate::metrics::jain_index;
 use crate::mptcp::{file_segs, Conn, DataReceiver};
 use crate::net::{Hop, Net, Path, Route};
 use crate::output::{FlowRecord, LinkRecord, RunOutput, RunStats, Series, SubflowRecord};
-use crate::packet::Pool;
+use crate::packet::{Pool, HEADER_BYTES};
 use crate::rate::{self, RateFlow};
 use crate::recovery::LinuxState;
 use crate::rng::Stream;
@@ -167,17 +167,20 @@ impl World {
                 0
             };
             let start = f.start + jitter;
-            let cap = (f.rcv_buffer / u64::from(f.mss)).max(2);
+            // Every segment count follows the payload a full segment carries, not the MSS:
+            // the receive buffer and the file are payload bytes.
+            let seg = f.seg_payload();
+            let cap = (f.rcv_buffer / u64::from(seg)).max(2);
             let total_segs = match f.app {
                 App::Bulk => u64::MAX,
-                App::File(size) => file_segs(size, f.mss),
+                App::File(size) => file_segs(size, seg),
             };
             conns.push(Conn {
                 name: f.name.clone(),
                 kind: f.kind,
                 algorithm: f.algorithm.clone(),
                 ctrl,
-                views: (0..k).map(|_| Subflow::new(f.mss)).collect(),
+                views: (0..k).map(|_| Subflow::new(seg)).collect(),
                 snd: f
                     .paths
                     .iter()
@@ -185,7 +188,8 @@ impl World {
                         let mut s = Sender::default();
                         s.dupthresh = f.recovery == Recovery::Rfc6675;
                         s.route = paths[p].data;
-                        (s.app, s.mss) = (f.app, f.mss);
+                        (s.app, s.mss) = (f.app, seg);
+                        s.header = HEADER_BYTES + f.option_bytes;
                         s
                     })
                     .collect(),
@@ -199,7 +203,7 @@ impl World {
                     })
                     .collect(),
                 path_names: f.paths.iter().map(|&p| sc.paths[p].name.clone()).collect(),
-                mss: f.mss,
+                mss: seg,
                 app: f.app,
                 total_segs,
                 scheduler: f.scheduler,

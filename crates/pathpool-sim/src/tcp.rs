@@ -278,9 +278,15 @@ pub struct Sender {
     pub snd_nxt: u64,
     /// Segments `snd_una..snd_nxt`, index `seq - snd_una`.
     pub sb: Scoreboard,
-    /// The connection's application and MSS: a segment's payload length follows from its DSN.
+    /// The connection's application and full-size payload (`mss - option_bytes`): a segment's
+    /// payload length follows from its DSN.
     pub app: App,
     pub mss: u32,
+    /// Bytes a data segment adds on the wire to its payload: [`HEADER_BYTES`] and the flow's
+    /// `option_bytes`. Here, not in the connection: the sender's line is already hot.
+    ///
+    /// [`HEADER_BYTES`]: crate::packet::HEADER_BYTES
+    pub header: u32,
     /// RFC 6675 pipe, in segments.
     pub pipe: u32,
     /// Segments deemed lost and not yet retransmitted (nothing to retransmit when 0).
@@ -357,6 +363,7 @@ impl Default for Sender {
             sb: Scoreboard::default(),
             app: App::Bulk,
             mss: 1448,
+            header: crate::packet::HEADER_BYTES,
             pipe: 0,
             awaiting_retx: 0,
             high_sacked: 0,

@@ -9,7 +9,7 @@ use pathpool_cc::{Ack, MIN_CWND};
 use crate::event::{Ev, EventQueue};
 use crate::mptcp::{content_tag, seg_len, Conn};
 use crate::net::{Net, NO_EVENT};
-use crate::packet::{Packet, ACK_BYTES, HEADER_BYTES, MAX_SACK_BLOCKS};
+use crate::packet::{Packet, ACK_BYTES, MAX_SACK_BLOCKS};
 use crate::recovery::Timer;
 use crate::tcp::{AckEffect, Arrival, Sender, DELACK_TIMEOUT, DUP_THRESH, REINJECTED, SACKED};
 use crate::time::Nanos;
@@ -383,7 +383,7 @@ impl Conn {
                 (dsn, s.seg_len(dsn))
             }
         };
-        let wire = len + HEADER_BYTES;
+        let wire = len + s.header;
         s.sent += 1;
         s.sent_wire_bytes += u64::from(wire);
         // RFC 6298 (5.1); Linux also restarts the timer when it retransmits the first

@@ -305,6 +305,41 @@ fn deleting_what_is_not_there_is_an_error_naming_it() {
 }
 
 #[test]
+fn an_override_may_name_array_elements_in_brackets_as_errors_do() {
+    let dotted = with(
+        TWO,
+        &sets(&["flows.0.option_bytes=24", "links.1.rate=7Mbps"]),
+    )
+    .unwrap();
+    let bracketed = with(
+        TWO,
+        &sets(&["flows[0].option_bytes=24", " links [1] .rate=7Mbps"]),
+    )
+    .unwrap();
+    assert_eq!(dotted.flows[0].option_bytes, 24);
+    assert_eq!(dotted.links[1].rate_bps, 7_000_000);
+    assert_eq!(
+        (&bracketed.flows, &bracketed.links),
+        (&dotted.flows, &dotted.links)
+    );
+    let one = with(TWO, &sets(&["~links[1]", "paths[0].links=[\"a\"]"])).unwrap();
+    assert_eq!(one.links.len(), 1);
+    // An error's field is a path that --set takes.
+    let e = with(TWO, &sets(&["flows[0].option_bytes=29"])).unwrap_err();
+    assert_eq!(e.field, "flows[0].option_bytes");
+    assert!(with(TWO, &sets(&[&format!("{}=24", e.field)])).is_ok());
+    for bad in [
+        "flows[0.mss=1000",
+        "flows[0]x.mss=1000",
+        "flows[].mss=1000",
+        "flows.[0].mss=1",
+    ] {
+        let e = with(TWO, &sets(&[bad])).unwrap_err();
+        assert!(e.message.contains("not a dotted field path"), "{bad}: {e}");
+    }
+}
+
+#[test]
 fn extension_tables_pass_through_untyped_and_others_are_errors() {
     let text = format!("{GOOD}[reproduce]\npaper = \"rsf\"\nalgorithms = [\"lia\"]\n");
     assert!(Scenario::from_toml_str(&text, "x.toml")
@@ -405,4 +440,47 @@ fn too_many_paths_for_one_connection() {
     assert_eq!(e.field, "flows[0].paths");
     assert!(e.to_string().contains("at most 255 subflows"), "{e}");
     assert_eq!(e.allowed.as_deref(), Some("1 to 255 path names"));
+}
+
+/// GOOD with `field` (TOML lines) added to its flow, on line 16.
+fn flow_with(field: &str) -> String {
+    GOOD.replace(
+        "algorithm = \"reno\"",
+        &format!("algorithm = \"reno\"\n{field}"),
+    )
+}
+
+#[test]
+fn option_bytes_is_read_in_bytes_and_refused_outside_its_range() {
+    for (v, want) in [("0", 0), ("24", 24), ("\"24B\"", 24), ("28", 28)] {
+        let sc = Scenario::from_toml_str(&flow_with(&format!("option_bytes = {v}")), "ok.toml")
+            .unwrap_or_else(|e| panic!("{v}: {e}"));
+        assert_eq!(sc.flows[0].option_bytes, want, "{v}");
+        assert_eq!(sc.flows[0].seg_payload(), 1448 - want, "{v}");
+    }
+    let allowed = "bytes in 0..=28 (TCP option space beyond the timestamps), at most mss - 64";
+    for v in ["29", "-1", "\"24ms\"", "\"1KB\"", "\"x\""] {
+        let e = err(&flow_with(&format!("option_bytes = {v}")));
+        assert_eq!(e.field, "flows[0].option_bytes", "{v}: {e}");
+        assert_eq!(e.allowed.as_deref(), Some(allowed), "{v}: {e}");
+        assert_eq!(e.line, Some(16), "{v}: {e}");
+        assert!(e.to_string().starts_with("bad.toml:16:"), "{e}");
+        assert!(!e.to_string().contains('\n'), "{e}");
+    }
+    // The payload keeps mss's own floor of 64 bytes.
+    let e = err(&flow_with("mss = 80\noption_bytes = 17"));
+    assert_eq!(e.field, "flows[0].option_bytes");
+    assert!(e.message.contains("under 64 payload bytes"), "{e}");
+    Scenario::from_toml_str(&flow_with("mss = 80\noption_bytes = 16"), "ok.toml").unwrap();
+}
+
+#[test]
+fn option_bytes_is_refused_on_a_rate_flow() {
+    let rate = "[[flows]]\nname = \"r\"\nkind = \"rate\"\npaths = [\"p\"]\nrates = [100]\n";
+    let e = err(&format!("{GOOD}{rate}option_bytes = 24\n"));
+    assert_eq!(e.field, "flows[1].option_bytes");
+    assert!(
+        e.message.contains("does not apply to kind = \"rate\""),
+        "{e}"
+    );
 }

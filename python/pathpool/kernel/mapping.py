@@ -71,6 +71,13 @@ WIRE_PACKET = 1500
 #: The veths' 1500-byte MTU less 52 header bytes: the only MSS the test bed can run (it happens
 #: to be the simulator's default, ``pathpool.sim.scenario.DEFAULTS["mss"]``).
 TESTBED_MSS = 1448
+#: TCP option bytes beyond the timestamps in each of the kernel's data segments, by flow kind:
+#: an MPTCP data segment carries a 24-byte DSS option (Linux 6.18
+#: ``mptcp_established_options_dss()``, net/mptcp/options.c; measured, reproduce README, "Why a
+#: kernel MPTCP packet carries fewer bytes"). A scenario's ``option_bytes`` may state the kernel's
+#: value or leave the simulator's default 0 (the kernel then carries its own); another value is
+#: something the test bed cannot run.
+KERNEL_OPTION_BYTES = {"tcp": 0, "mptcp": 24}
 #: The senders' sampling period when the scenario writes no ``metrics.interval``.
 DEFAULT_SAMPLE_MS = 100.0
 
@@ -243,6 +250,11 @@ def map_scenario(scenario: Any, max_duration_s: float = 10.0, kernel_tcp: bool =
         if fl["mss"] != TESTBED_MSS:
             raise unsupported(f"{f}.mss", f"mss = {fl['mss']} (the veths have a 1500-byte MTU)",
                               str(TESTBED_MSS))
+        own = KERNEL_OPTION_BYTES[kind]
+        if fl["option_bytes"] not in (0, own):
+            raise unsupported(f"{f}.option_bytes", f"option_bytes = {fl['option_bytes']} (the kernel "
+                              f"carries its own options: {own} bytes on a {kind} data segment)",
+                              f"0 or {own}" if own else "0")
         if fl["scheduler"] != "minrtt":
             raise unsupported(f"{f}.scheduler", f"scheduler = {fl['scheduler']!r} (the kernel's "
                               "default MPTCP scheduler is used)", "minrtt")

@@ -7,8 +7,8 @@ use pathpool_cc::{CcError, Counting, Params};
 
 use super::check::{
     bytes_in, param_value, Ctx, DEFAULT_DEADLINE, DEFAULT_FEEDBACK_INTERVAL, DEFAULT_MSS,
-    DEFAULT_RCV_BUFFER, DEFAULT_SEND_JITTER, MAX_DELAY, MAX_FILE_BYTES, MAX_FLOWS, MAX_RCV_BUFFER,
-    MAX_TIME,
+    DEFAULT_RCV_BUFFER, DEFAULT_SEND_JITTER, MAX_DELAY, MAX_FILE_BYTES, MAX_FLOWS,
+    MAX_OPTION_BYTES, MAX_RCV_BUFFER, MAX_TIME,
 };
 use super::network::Names;
 use super::raw::{Quantity, RawFlow};
@@ -97,7 +97,7 @@ type Flows = (Vec<FlowSpec>, Vec<usize>, Vec<Vec<&'static str>>);
 /// The optional fields a `[[flows]]` entry writes, in file-format order: for callers to whom
 /// "written" differs from "left at its default" (the Linux test bed's ACK policy).
 fn written(fl: &RawFlow) -> Vec<&'static str> {
-    let present: [(&'static str, bool); 23] = [
+    let present: [(&'static str, bool); 24] = [
         ("path", fl.path.is_some()),
         ("paths", fl.paths.is_some()),
         ("algorithm", fl.algorithm.is_some()),
@@ -112,6 +112,7 @@ fn written(fl: &RawFlow) -> Vec<&'static str> {
         ("send_jitter", fl.send_jitter.is_some()),
         ("count", fl.count.is_some()),
         ("mss", fl.mss.is_some()),
+        ("option_bytes", fl.option_bytes.is_some()),
         ("rcv_buffer", fl.rcv_buffer.is_some()),
         ("delayed_ack", fl.delayed_ack.is_some()),
         ("recovery", fl.recovery.is_some()),
@@ -421,6 +422,28 @@ fn flow(
         None => DEFAULT_MSS,
         Some(v) => ctx.q(v, &f("mss"), |q| bytes_in(q, 64, 9000), a::MSS)? as u32,
     };
+    // The payload a segment carries is what the options leave of the MSS; it keeps mss's own
+    // floor of 64 bytes, so a segment is never mostly header.
+    let option_bytes = match &fl.option_bytes {
+        None => 0,
+        Some(v) => {
+            let o = ctx.q(
+                v,
+                &f("option_bytes"),
+                |q| bytes_in(q, 0, MAX_OPTION_BYTES),
+                a::OPTION_BYTES,
+            )? as u32;
+            if mss - o < 64 {
+                return Err(ctx.err(
+                    Some(v.span()),
+                    f("option_bytes"),
+                    format!("mss {mss} less option_bytes {o} leaves under 64 payload bytes"),
+                    Some(a::OPTION_BYTES),
+                ));
+            }
+            o
+        }
+    };
     let rcv_buffer = match &fl.rcv_buffer {
         None => DEFAULT_RCV_BUFFER,
         Some(v) => ctx.q(
@@ -475,6 +498,7 @@ fn flow(
             start_jitter,
             send_jitter,
             mss,
+            option_bytes,
             rcv_buffer,
             delayed_ack,
             recovery,
@@ -499,12 +523,13 @@ fn check_kind_fields(ctx: &Ctx, fl: &RawFlow, kind: FlowKind, i: usize) -> Resul
         ),
         ("controller", fl.controller.as_ref().map(|v| v.span())),
     ];
-    let window_only: [(&str, Option<Range<usize>>); 8] = [
+    let window_only: [(&str, Option<Range<usize>>); 9] = [
         ("algorithm", fl.algorithm.as_ref().map(|v| v.span())),
         ("params", fl.params.as_ref().map(|v| v.span())),
         ("counting", fl.counting.as_ref().map(|v| v.span())),
         ("scheduler", fl.scheduler.as_ref().map(|v| v.span())),
         ("size", fl.size.as_ref().map(|v| v.span())),
+        ("option_bytes", fl.option_bytes.as_ref().map(|v| v.span())),
         ("rcv_buffer", fl.rcv_buffer.as_ref().map(|v| v.span())),
         ("delayed_ack", fl.delayed_ack.as_ref().map(|v| v.span())),
         ("recovery", fl.recovery.as_ref().map(|v| v.span())),

@@ -29,7 +29,8 @@ use crate::time::Nanos;
 pub use budget::{Estimate, Limits};
 pub use check::{
     DEFAULT_BUFFER_PACKETS, DEFAULT_DEADLINE, DEFAULT_FEEDBACK_INTERVAL, DEFAULT_MSS,
-    DEFAULT_RCV_BUFFER, DEFAULT_SEND_JITTER, MAX_DELAY, MAX_FLOWS, MAX_SEEDS, MAX_TIME,
+    DEFAULT_RCV_BUFFER, DEFAULT_SEND_JITTER, MAX_DELAY, MAX_FLOWS, MAX_OPTION_BYTES, MAX_SEEDS,
+    MAX_TIME,
 };
 
 /// How to read a scenario beyond its text.
@@ -182,13 +183,26 @@ pub struct FlowSpec {
     /// `[0, send_jitter]`, never overtaking the previous one (ns-2's `overhead_`): breaks the
     /// drop-tail phase effects of a perfectly deterministic network (Floyd & Jacobson 1991).
     pub send_jitter: Nanos,
+    /// Payload bytes a segment could carry with timestamps as its only TCP option.
     pub mss: u32,
+    /// TCP option bytes every data segment carries beyond the timestamps (0..=28; Linux MPTCP's
+    /// DSS: 24). A segment carries at most `mss - option_bytes` payload bytes and is
+    /// `payload + HEADER_BYTES + option_bytes` on the wire; see [`FlowSpec::seg_payload`].
+    pub option_bytes: u32,
     pub rcv_buffer: u64,
     pub delayed_ack: bool,
     /// Loss detection and recovery of the flow's (sub)flows.
     pub recovery: Recovery,
     /// `Some` exactly for `kind = "rate"`.
     pub rate: Option<RateSpec>,
+}
+
+impl FlowSpec {
+    /// Payload bytes of a full-size data segment: what the options leave of the MSS (Linux's
+    /// `tcp_current_mss()` takes the options beyond the timestamps off `mss_cache` the same way).
+    pub fn seg_payload(&self) -> u32 {
+        self.mss - self.option_bytes
+    }
 }
 
 /// Settings of a `kind = "rate"` flow (see `SCENARIOS.md`).

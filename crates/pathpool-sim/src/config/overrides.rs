@@ -1,7 +1,8 @@
 //! `--set FIELD=VALUE`: assignments applied to the parsed document before validation.
 //!
 //! `FIELD` is a dotted path: table keys, and for arrays of tables (`links`, `paths`, `flows`)
-//! either the element's `name` or its 0-based index (`links.bottleneck.rate`, `flows.0.start`).
+//! either the element's `name` or its 0-based index (`links.bottleneck.rate`, `flows.0.start`),
+//! also written in brackets as error messages name fields (`flows[0].start`).
 //! `VALUE` is a TOML value (`20`, `"20Mbps"`, `[1, 2]`, `true`); text that is not one is taken
 //! as a string, so `rate=20Mbps` needs no quotes. An assigned value carries a span past the end
 //! of the file's text, so an error in it names the override instead of a line of the file.
@@ -81,12 +82,28 @@ fn field_keys<'p>(path: &'p str, fail: &Fail) -> Result<Vec<&'p str>, ConfigErro
             "~FIELD, e.g. ~links.access, ~paths.p1.ack_delay",
         ));
     }
-    let keys: Vec<&str> = path.split('.').map(str::trim).collect();
+    // `flows[0].mss`, as error messages name fields, is `flows.0.mss`.
+    let mut keys: Vec<&str> = Vec::new();
+    for part in path.split('.').map(str::trim) {
+        let (mut head, mut rest) = part.split_once('[').unwrap_or((part, ""));
+        keys.push(head.trim());
+        while !rest.is_empty() {
+            let Some((sel, after)) = rest.split_once(']') else {
+                keys.push("");
+                break;
+            };
+            keys.push(sel.trim());
+            (head, rest) = after.split_once('[').unwrap_or((after, ""));
+            if !head.trim().is_empty() {
+                keys.push("");
+            }
+        }
+    }
     if keys.iter().any(|s| s.is_empty()) {
         return Err(fail(
             path,
             format!("{path:?} is not a dotted field path"),
-            "keys separated by dots; array elements by name or 0-based index",
+            "keys separated by dots; array elements by name or 0-based index (flows.0 or flows[0])",
         ));
     }
     Ok(keys)

@@ -122,6 +122,8 @@ pub(super) struct RawFlow {
     #[serde(default)]
     pub(super) mss: Option<Spanned<Quantity>>,
     #[serde(default)]
+    pub(super) option_bytes: Option<Spanned<Quantity>>,
+    #[serde(default)]
     pub(super) rcv_buffer: Option<Spanned<Quantity>>,
     #[serde(default)]
     pub(super) delayed_ack: Option<Spanned<bool>>,

@@ -38,6 +38,8 @@ pub mod allowed {
     pub const SEND_JITTER: &str = "a time from 0 (none) to 1000 s";
     pub const COUNT: &str = "an integer in 1..=100000";
     pub const MSS: &str = "payload bytes in 64..=9000";
+    pub const OPTION_BYTES: &str =
+        "bytes in 0..=28 (TCP option space beyond the timestamps), at most mss - 64";
     pub const RCV_BUFFER: &str = "a size from 2 * mss to 1 GiB, e.g. \"4MiB\"";
     pub const RATES: &str =
         "a list of packets/s from 0 to 10^9, one per path, not all 0, e.g. [100, 50]";
@@ -266,8 +268,11 @@ pub const FIELDS: &[Field] = &[
         "that many identical flows, named NAME-0 .. NAME-(n-1); at most 100000 flows in all",
         // 99999: the test scenario has one other flow, and 100000 flows in all is the limit.
         ["1", "99999"], ["0", "100001"]),
-    field!("flows", "mss", "size", "no", "1448", a::MSS, ALL, "payload bytes per segment",
+    field!("flows", "mss", "size", "no", "1448", a::MSS, ALL, "payload bytes per segment with the timestamp option only (Linux mss_cache); option_bytes come off it",
         ["64", "9000"], ["63", "9001"]),
+    field!("flows", "option_bytes", "size", "no", "0", a::OPTION_BYTES, WIN,
+        "TCP option bytes each data segment carries beyond the timestamps (Linux MPTCP's DSS: 24): a segment carries mss - option_bytes payload bytes and is mss + 52 bytes on the wire at full size",
+        ["0", "\"28B\""], ["\"-1B\"", "29"]),
     field!("flows", "rcv_buffer", "size", "no", "\"4MiB\"", a::RCV_BUFFER, WIN,
         "connection-level receive buffer; the sender never sends beyond data_ack + rcv_buffer",
         ["2896", "\"1GiB\""], ["2895", "1073741825"]),
