@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Kernel cells of ``pathpool reproduce`` to many repetitions: where its 95% CI sits against
+"""Kernel cells of ``pathpool reproduce`` to many repetitions: where their 95% CIs sit against
 the tolerance (issue 12, "a verdict never depends on a CI made wide by few seeds").
 
 The report's kernel second stage (``--ci-target F --kernel-max-seeds N``) grows every wide cell of
