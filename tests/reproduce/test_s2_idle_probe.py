@@ -1,0 +1,120 @@
+"""scripts/s2_idle_probe.py: every label of a subflow sample from a hand-made tick, the
+congestion-avoidance selection, and shares counted by hand on a hand-made run record."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+
+@pytest.fixture(scope="module")
+def probe(script_module):
+    return script_module("s2_idle_probe")
+
+
+def _sf(local, cwnd, unacked, notsent=0, ca_state=0, ssthresh=5):
+    return {"local": local, "snd_cwnd": cwnd, "unacked": unacked, "notsent_bytes": notsent,
+            "ca_state": ca_state, "snd_ssthresh": ssthresh, "data_segs_out": 100}
+
+
+def _conn(written, unassigned=0, outq=0, sndbuf=90_000, wmem_queued=0):
+    return {"written": written, "unassigned": unassigned, "outq": outq, "sndbuf": sndbuf,
+            "wmem_queued": wmem_queued}
+
+
+SIZE = 4_000_000
+
+
+@pytest.mark.parametrize("x, sib, conn, want", [
+    (_sf("a", 10, 10), 0, _conn(1000), "full"),
+    (_sf("a", 10, 12), 0, _conn(1000), "full"),             # packets_out above cwnd (recovery)
+    (_sf("a", 10, 9, notsent=1), 0, _conn(1000), "queued"),  # one byte queued: TCP holds it
+    # Idle: the connection still holds unassigned data, whatever the sibling has.
+    (_sf("a", 10, 4), 5000, _conn(1000, unassigned=1), "unassigned"),
+    (_sf("a", 10, 4), 5000, _conn(1000), "sibling"),
+    # Nothing anywhere: the whole file written is the tail, even with a full buffer.
+    (_sf("a", 10, 4), 0, _conn(SIZE, wmem_queued=90_000), "tail"),
+    # Not all written: a buffer above 2/3 full blocks the writer; at 2/3 exactly it does not.
+    (_sf("a", 10, 4), 0, _conn(SIZE - 1, wmem_queued=60_001), "sndbuf"),
+    (_sf("a", 10, 4), 0, _conn(SIZE - 1, wmem_queued=60_000), "app"),
+])
+def test_label_by_hand(probe, x, sib, conn, want):
+    assert probe.label(x, sib, conn, SIZE) == want
+
+
+def test_a_sample_without_the_connection_side_is_skipped_and_a_silent_subflow_left_out(probe):
+    s = {"mptcp": True, "size_bytes": SIZE, "samples": [
+        {"t": 0.1, "subflows": [_sf("a", 10, 4)]},   # recorded before conn was kept
+        {"t": 0.2, "subflows": [_sf("a", 10, 4), {**_sf("b", 10, 0), "data_segs_out": 0}],
+         "conn": _conn(1000)}]}
+    rows = probe.sender_rows(s)
+    assert [(r["t"], r["local"], r["label"], r["n_subflows"]) for r in rows] == [(0.2, "a", "app", 1)]
+
+
+def test_sibling_is_the_other_subflow_of_the_same_tick(probe):
+    s = {"mptcp": True, "size_bytes": SIZE, "samples": [
+        {"t": 0.1, "subflows": [_sf("a", 10, 4), _sf("b", 10, 10, notsent=3000)], "conn": _conn(1000)}]}
+    rows = {r["local"]: r for r in probe.sender_rows(s)}
+    assert rows["a"]["label"] == "sibling" and rows["a"]["sibling_notsent"] == 3000
+    assert rows["b"]["label"] == "full" and rows["b"]["sibling_notsent"] == 0
+
+
+def test_shares_counted_by_hand(probe):
+    # Ten ticks, two subflows. Subflow a: congestion avoidance throughout (cwnd 10 >= ssthresh
+    # 5, Open), full in 6, idle with data unassigned in 3, queued in 1. Subflow b: slow start
+    # (ssthresh above cwnd) in ticks 0-4, then Recovery (ca_state 3) in 5-9: never CA.
+    samples = []
+    for t in range(10):
+        a_unacked = 10 if t < 6 else 4
+        a = _sf("a", 10, a_unacked, notsent=100 if t == 9 else 0)
+        b = _sf("b", 8, 8, ssthresh=50 if t < 5 else 4, ca_state=0 if t < 5 else 3)
+        samples.append({"t": t / 10, "subflows": [a, b], "conn": _conn(1000, unassigned=500 if t < 9 else 0)})
+    rec = {"raw": {"senders": {"conn-0": {"mptcp": True, "size_bytes": SIZE, "samples": samples},
+                               "tcp-0": {"mptcp": False, "samples": samples}}}}
+    rows = probe.run_rows(rec)
+    assert len(rows) == 20 and set(rows.conn) == {"conn-0"}   # the plain TCP sender left out
+    sh = probe.shares(rows)
+    assert sh["ca_n"] == 10
+    assert sh["ca_full"] == pytest.approx(0.6)
+    assert sh["ca_unassigned"] == pytest.approx(0.3)
+    assert sh["ca_queued"] == pytest.approx(0.1)
+    assert sh["ca_below"] == pytest.approx(0.4)
+    # Of all 20 samples: b is full in all 10, a as above.
+    assert sh["all_full"] == pytest.approx(16 / 20)
+    assert sum(sh[f"all_{lab}"] for lab in probe.LABELS) == pytest.approx(1.0)
+    d = probe.idle_detail(rows)
+    assert d["unassigned_median_bytes"] == 500
+    assert d["idle_free_window_median"] == 6
+    assert np.isnan(d["sibling_median_bytes"])
+
+
+def test_mean_ci_by_hand(probe):
+    m, lo, hi = probe.mean_ci(np.array([0.1, 0.2, 0.3]))
+    # t(0.975, 2) = 4.3027; sd 0.1; half-width 4.3027 * 0.1 / sqrt(3).
+    assert m == pytest.approx(0.2)
+    assert hi - m == pytest.approx(4.302653 * 0.1 / np.sqrt(3), rel=1e-5)
+    assert m - lo == pytest.approx(hi - m)
+    assert np.isnan(probe.mean_ci(np.array([0.5]))[1])
+
+
+def test_sim_rows_by_hand(probe):
+    import pandas as pd
+
+    # One download from 0 to 2.0 s, samples every 0.1 s from 0.1 to 2.0 (20), one subflow.
+    # cwnd 20 until 0.5 s, 8 from 0.6 s (a reduction at the 6th sample: 8 < 0.7 x 20); in
+    # flight 20 (full) until then, 8 after, except 7 at 1.2 s (below, mid-download) and 3 at
+    # 1.9 and 2.0 s (below, within the 0.25 s tail).
+    t = np.round(np.arange(1, 21) * 0.1, 10)
+    cw = [20.0 if ti <= 0.5 else 8.5 for ti in t]
+    fl = [20 if ti <= 0.5 else 7 if ti == 1.2 else 3 if ti >= 1.9 else 8 for ti in t]
+    rows = [(ti, "subflow", "c/0", "cwnd", c) for ti, c in zip(t, cw)]
+    rows += [(ti, "subflow", "c/0", "in_flight", float(f)) for ti, f in zip(t, fl)]
+    rows += [(ti, "subflow", "c/0", "srtt_s", 0.15) for ti in t]
+    series = pd.DataFrame(rows, columns=["time_s", "entity", "id", "metric", "value"])
+    flows = pd.DataFrame([{"flow": "c", "start_s": 0.0, "end_s": 2.0, "completion_time_s": 2.0}])
+    r = probe.sim_rows(flows, series, tail_s=0.25)
+    assert len(r) == 15                                   # from the reduction at 0.6 s to 2.0 s
+    assert r.t.min() == pytest.approx(0.6)
+    # floor(8.5) = 8 packets in flight is full; 7 and 3 are below.
+    assert sorted(r.loc[~r.full, "t"].round(1)) == [1.2, 1.9, 2.0]
+    assert sorted(r.loc[~r.full & r.at_tail, "t"].round(1)) == [1.9, 2.0]
