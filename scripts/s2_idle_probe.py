@@ -84,8 +84,42 @@ def sender_rows(sender: dict) -> list[dict]:
                          "sibling_notsent": sib, "unassigned": conn.get("unassigned", 0),
                          "outq": conn.get("outq", 0), "written": conn["written"],
                          "sndbuf": conn.get("sndbuf", 0), "wmem_queued": conn.get("wmem_queued", 0),
-                         "n_subflows": len(subs), "label": label(x, sib, conn, size)})
+                         "size": size, "n_subflows": len(subs), "label": label(x, sib, conn, size)})
     return rows
+
+
+def end_phase(sender: dict) -> dict[str, float] | None:
+    """The end of one download on the kernel: from the first tick at which the application has
+    written the whole file and a subflow sits below its window with nothing queued (the rest
+    of the file is in the other subflow's queue, behind its window) to the download's end
+    (``done_s``). Delivered bytes are the subflows' ``bytes_acked`` summed.
+
+    ``phase_share``: the phase's share of the download (first tick to ``done_s``);
+    ``bytes_share``: the file's share delivered in it; ``rate_ratio``: its delivery rate over
+    the rate before it; ``lost_share``: the download time the phase costs against delivering its
+    bytes at the earlier rate, as a share of the download (0 if it was not slower). None if the
+    download did not finish or never reached the state."""
+    size, done = int(sender.get("size_bytes") or 0), sender.get("done_s")
+    smp = [m for m in sender["samples"] if m.get("conn") is not None]
+    if not size or done is None or not smp:
+        return None
+    t_start = smp[0]["t"]
+    for m in smp:
+        subs = [x for x in m["subflows"] if x.get("data_segs_out", 0) > 0]
+        idle = [x for x in subs if x.get("notsent_bytes", 0) == 0 and x["unacked"] < x["snd_cwnd"]]
+        if m["conn"]["written"] >= size and len(subs) > 1 and idle and len(idle) < len(subs):
+            t0, acked = m["t"], sum(x.get("bytes_acked", 0) for x in m["subflows"])
+            break
+    else:
+        return None
+    T, Tp = done - t_start, done - t0
+    if T <= 0 or t0 <= t_start or acked <= 0:
+        return None
+    before = acked / (t0 - t_start)
+    rest = max(size - acked, 0)
+    at = (rest / Tp) / before if Tp > 0 else np.nan
+    return {"T": T, "phase_share": Tp / T, "bytes_share": rest / size, "rate_ratio": at,
+            "lost_share": max(Tp - rest / before, 0.0) / T}
 
 
 def run_rows(record: dict) -> pd.DataFrame:
@@ -127,6 +161,15 @@ def idle_detail(rows: pd.DataFrame) -> dict[str, float]:
         out[f"{lab}_median_bytes"] = float(v.median()) if len(v) else np.nan
     v = r[r.label == "sndbuf"]
     out["sndbuf_fill_median"] = float((v.wmem_queued / v.sndbuf).median()) if len(v) else np.nan
+    # Why nothing was left unassigned while the sibling held data: the whole file written
+    # (``app_done``), or the connection's send buffer too full for the writer (``blocked``).
+    v = r[r.label == "sibling"]
+    done = v.written >= v["size"]
+    blocked = ~done & (3 * v.wmem_queued > 2 * v.sndbuf)
+    out["sibling_app_done"] = float(done.mean()) if len(v) else np.nan
+    out["sibling_blocked"] = float(blocked.mean()) if len(v) else np.nan
+    out["sibling_fill_median"] = float((v.wmem_queued / v.sndbuf).median()) if len(v) else np.nan
+    out["sndbuf_median_bytes"] = float(r.sndbuf.median()) if len(r) else np.nan
     idle = r[r.label.isin(IDLE)]
     out["idle_free_window_median"] = float((idle.cwnd - idle.unacked).median()) if len(idle) else np.nan
     return out
@@ -157,8 +200,13 @@ def collect(raw: Path) -> pd.DataFrame:
             continue
         tags = rec.get("tags") or {}
         alg = tags.get("run_algorithm") or next(iter(rec["raw"]["senders"].values())).get("cc")
+        ends = [e for s in rec["raw"]["senders"].values() if s.get("mptcp") and (e := end_phase(s))]
+        ends = pd.DataFrame(ends)
+        # Download-time weighted over the run's connections.
+        end = {f"end_{c}": float((ends[c] * ends["T"]).sum() / ends["T"].sum()) if len(ends) else np.nan
+               for c in ("phase_share", "bytes_share", "lost_share")}
         out.append({"key": p.stem, "algorithm": alg, "seed": rec.get("seed"),
-                    **shares(rows), **idle_detail(rows)})
+                    **shares(rows), **idle_detail(rows), **end, "end_n": len(ends)})
     return pd.DataFrame(out)
 
 
@@ -170,14 +218,15 @@ def table(args: argparse.Namespace) -> None:
         raise SystemExit(2)
     if args.csv:
         runs.to_csv(args.csv, index=False)
-    cols = [f"ca_{lab}" for lab in ("below", *LABELS[1:])] + ["all_below"]
+    cols = [f"ca_{lab}" for lab in ("below", *LABELS[1:])] + ["all_below", "end_phase_share",
+                                                                 "end_bytes_share", "end_lost_share"]
     for alg, g in runs.groupby("algorithm", sort=False):
         print(f"\n{alg}: n = {len(g)} runs; share of congestion-avoidance samples "
               f"({int(g.ca_n.sum())} samples), mean over runs [95% t interval]")
         for c in cols:
             m, lo, hi = mean_ci(g[c].to_numpy())
             print(f"  {c:16s} {m:7.4f}  [{lo:7.4f}, {hi:7.4f}]")
-        d = g[[c for c in g.columns if c.endswith(("_bytes", "_median"))]].median()
+        d = g[[c for c in g.columns if c.endswith(("_bytes", "_median")) or c.startswith("sibling_")]].median()
         print("  medians over runs: " + ", ".join(f"{k} {v:.0f}" if "bytes" in k else f"{k} {v:.2f}"
                                                  for k, v in d.items()))
 

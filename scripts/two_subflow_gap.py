@@ -482,11 +482,12 @@ def run(args: argparse.Namespace) -> None:
     kjobs = kernel_jobs(report_jobs(args.only, args.seeds, args.algorithms))
     report = cache_root(Path(args.kernel_cache))
     # The plans must be the report's: every algorithm's seed-1 run must be in the report's
-    # cache under the key this script computes (the key hashes plan and seed). With --into on a
-    # machine without that cache there is nothing to compare: the plans are still built by the
-    # report's own code (report_jobs, kernel_jobs), but the check is skipped, and said so.
+    # cache under the key this script computes (the key hashes plan and seed). Runs into their
+    # own folder (--into, --sysctl) on a machine without that cache have nothing to compare
+    # with: the plans are still built by the report's own code (report_jobs, kernel_jobs), but
+    # the check is skipped, and said so.
     refs = kernel_jobs(report_jobs(args.only, [1], args.algorithms))
-    if args.into and not report.exists():
+    if (args.into or args.sysctl) and not report.exists():
         print(f"no report cache at {report}: plans not checked against it", file=sys.stderr)
         refs = []
     for ref in refs:

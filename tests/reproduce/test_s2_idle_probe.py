@@ -118,3 +118,44 @@ def test_sim_rows_by_hand(probe):
     # floor(8.5) = 8 packets in flight is full; 7 and 3 are below.
     assert sorted(r.loc[~r.full, "t"].round(1)) == [1.2, 1.9, 2.0]
     assert sorted(r.loc[~r.full & r.at_tail, "t"].round(1)) == [1.9, 2.0]
+
+
+def test_idle_detail_says_why_nothing_was_unassigned(probe):
+    # Four ticks of subflow a idle with the sibling's queue full: twice with the file all
+    # written, once with the connection's buffer above 2/3 (blocked writer), once below.
+    ticks = [(SIZE, 10_000), (SIZE, 10_000), (1000, 60_001), (1000, 60_000)]
+    samples = [{"t": i / 10, "subflows": [_sf("a", 10, 0), _sf("b", 10, 10, notsent=7000)],
+                "conn": _conn(w, wmem_queued=q)} for i, (w, q) in enumerate(ticks)]
+    rows = probe.run_rows({"raw": {"senders": {"c": {"mptcp": True, "size_bytes": SIZE, "samples": samples}}}})
+    d = probe.idle_detail(rows)
+    assert d["sibling_median_bytes"] == 7000
+    assert d["sibling_app_done"] == pytest.approx(0.5)
+    assert d["sibling_blocked"] == pytest.approx(0.25)
+    assert d["idle_free_window_median"] == 10
+
+
+def test_end_phase_by_hand(probe):
+    # 1 MB file. Ticks every second from 0 to 10. Both subflows busy until 8 s, 800 kB acked
+    # by then (100 kB/s); at 8 s the file is all written and subflow a is idle while b holds
+    # the rest; the download ends at 10 s. The last 200 kB took 2 s against 2 s at the earlier
+    # rate: nothing lost. Then the same with the end at 12 s: 2 s of 12 lost.
+    size = 1_000_000
+
+    def sender(done):
+        samples = []
+        for t in range(11):
+            acked = min(100_000 * t, 800_000)
+            a = {**_sf("a", 10, 10 if t < 8 else 0), "bytes_acked": acked // 2}
+            b = {**_sf("b", 10, 10, notsent=5000), "bytes_acked": acked - acked // 2}
+            samples.append({"t": float(t), "subflows": [a, b],
+                            "conn": _conn(size if t >= 8 else 900_000)})
+        return {"mptcp": True, "size_bytes": size, "done_s": done, "samples": samples}
+
+    e = probe.end_phase(sender(10.0))
+    assert e["T"] == 10 and e["phase_share"] == pytest.approx(0.2)
+    assert e["bytes_share"] == pytest.approx(0.2) and e["rate_ratio"] == pytest.approx(1.0)
+    assert e["lost_share"] == pytest.approx(0.0)
+    e = probe.end_phase(sender(12.0))
+    assert e["rate_ratio"] == pytest.approx(0.5)
+    assert e["lost_share"] == pytest.approx(2 / 12)
+    assert probe.end_phase({**sender(12.0), "done_s": None}) is None
