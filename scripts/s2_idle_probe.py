@@ -293,6 +293,21 @@ def sim(args: argparse.Namespace) -> None:
             print(f"  {c:16s} {m:7.4f}  [{lo:7.4f}, {hi:7.4f}]")
 
 
+def goodput(args: argparse.Namespace) -> None:
+    """The table's number per run (mean over its connections of size / download time, Mbit/s)
+    of every kernel run cached under ``args.cache``, mean and 95% t interval per algorithm."""
+    parts = [pd.read_parquet(p) for p in sorted(Path(args.cache).glob("cache-linux/*/*/flows.parquet"))]
+    if not parts:
+        print(f"s2_idle_probe.py: --cache {args.cache}: no cached kernel run", file=sys.stderr)
+        raise SystemExit(2)
+    f = pd.concat(parts, ignore_index=True)
+    runs = f.groupby(["run_algorithm", "seed"]).goodput_bps.mean().div(1e6).rename("mbps").reset_index()
+    for alg, g in runs.groupby("run_algorithm", sort=False):
+        m, lo, hi = mean_ci(g.mbps.to_numpy())
+        print(f"{alg}: n = {len(g)} runs (seeds {', '.join(str(s) for s in sorted(g.seed))}): "
+              f"{m:.3f} Mbit/s [{lo:.3f}, {hi:.3f}]")
+
+
 TRACEFS = Path("/sys/kernel/tracing")
 EVENT = "events/mptcp/mptcp_subflow_get_send"
 
@@ -363,6 +378,8 @@ def main() -> None:
     m.add_argument("--seeds", type=int, default=10, help="seeds 1..N")
     m.add_argument("--tail-s", type=float, default=1.0, help="the download's last seconds counted as its tail")
     m.add_argument("--csv", default=None)
+    g = sub.add_parser("goodput", help="the table's number per kernel run of a cache folder")
+    g.add_argument("--cache", required=True, help="the folder given to two_subflow_gap.py run --into (or a probe folder)")
     c = sub.add_parser("trace-count", help="run a command with the scheduler tracepoint counted")
     c.add_argument("--out", default=None, help="append the counts (one JSON line) here")
     c.add_argument("cmd", nargs=argparse.REMAINDER, help="-- COMMAND ...")
@@ -371,7 +388,7 @@ def main() -> None:
         args.cmd = args.cmd[1:] if args.cmd[:1] == ["--"] else args.cmd
         if not args.cmd:
             p.error("trace-count: give the command after --")
-    {"table": table, "sim": sim, "trace-count": trace_count}[args.command](args)
+    {"table": table, "sim": sim, "goodput": goodput, "trace-count": trace_count}[args.command](args)
 
 
 if __name__ == "__main__":

@@ -159,3 +159,24 @@ def test_end_phase_by_hand(probe):
     assert e["rate_ratio"] == pytest.approx(0.5)
     assert e["lost_share"] == pytest.approx(2 / 12)
     assert probe.end_phase({**sender(12.0), "done_s": None}) is None
+
+
+def test_goodput_is_the_mean_over_connections_per_run(probe, tmp_path, capsys):
+    import argparse
+
+    import pandas as pd
+
+    for key, seed, gps in (("k1", 1, [1e6, 3e6]), ("k2", 2, [2e6, 2e6]), ("k3", 1, [5e5, 5e5])):
+        d = tmp_path / "cache-linux" / "6.18" / key
+        d.mkdir(parents=True)
+        alg = "lia" if key != "k3" else "olia"
+        pd.DataFrame({"run_algorithm": alg, "seed": seed, "flow": ["a", "b"], "goodput_bps": gps}).to_parquet(
+            d / "flows.parquet")
+    probe.goodput(argparse.Namespace(cache=str(tmp_path)))
+    out = capsys.readouterr().out
+    # lia: runs of 2.0 and 2.0 Mbit/s (interval of zero width); olia: one run, no interval.
+    assert "lia: n = 2 runs (seeds 1, 2): 2.000 Mbit/s [2.000, 2.000]" in out
+    assert "olia: n = 1 runs (seeds 1): 0.500 Mbit/s [nan, nan]" in out
+    with pytest.raises(SystemExit) as e:
+        probe.goodput(argparse.Namespace(cache=str(tmp_path / "none")))
+    assert e.value.code == 2
