@@ -77,11 +77,15 @@ def sender_rows(sender: dict) -> list[dict]:
             continue
         subs = [x for x in m["subflows"] if x.get("data_segs_out", 0) > 0]
         for x in subs:
-            sib = sum(y.get("notsent_bytes", 0) for y in subs if y is not x)
+            others = [y for y in subs if y is not x]
+            sib = sum(y.get("notsent_bytes", 0) for y in others)
+            # The sibling that holds the most unsent data (the other one, with two subflows).
+            main = max(others, key=lambda y: y.get("notsent_bytes", 0)) if others else {}
             rows.append({"t": m["t"], "local": x.get("local"), "cwnd": x["snd_cwnd"],
                          "ssthresh": x.get("snd_ssthresh", 0), "unacked": x["unacked"],
                          "ca_state": x.get("ca_state", 0), "notsent": x.get("notsent_bytes", 0),
-                         "sibling_notsent": sib, "unassigned": conn.get("unassigned", 0),
+                         "sibling_notsent": sib, "sibling_cwnd": main.get("snd_cwnd", np.nan),
+                         "sibling_ca_state": main.get("ca_state", np.nan), "unassigned": conn.get("unassigned", 0),
                          "outq": conn.get("outq", 0), "written": conn["written"],
                          "sndbuf": conn.get("sndbuf", 0), "wmem_queued": conn.get("wmem_queued", 0),
                          "size": size, "n_subflows": len(subs), "label": label(x, sib, conn, size)})
@@ -170,6 +174,12 @@ def idle_detail(rows: pd.DataFrame) -> dict[str, float]:
     out["sibling_blocked"] = float(blocked.mean()) if len(v) else np.nan
     out["sibling_fill_median"] = float((v.wmem_queued / v.sndbuf).median()) if len(v) else np.nan
     out["sndbuf_median_bytes"] = float(r.sndbuf.median()) if len(r) else np.nan
+    # The windows at those ticks against all congestion-avoidance ticks, and how often the
+    # sibling was in Recovery (3) or Loss (4).
+    out["sibling_own_cwnd_median"] = float(v.cwnd.median()) if len(v) else np.nan
+    out["sibling_sib_cwnd_median"] = float(v.sibling_cwnd.median()) if len(v) else np.nan
+    out["ca_cwnd_median"] = float(r.cwnd.median()) if len(r) else np.nan
+    out["sibling_sib_recovery"] = float((v.sibling_ca_state >= 3).mean()) if len(v) else np.nan
     idle = r[r.label.isin(IDLE)]
     out["idle_free_window_median"] = float((idle.cwnd - idle.unacked).median()) if len(idle) else np.nan
     return out

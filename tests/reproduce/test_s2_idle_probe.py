@@ -56,6 +56,7 @@ def test_sibling_is_the_other_subflow_of_the_same_tick(probe):
         {"t": 0.1, "subflows": [_sf("a", 10, 4), _sf("b", 10, 10, notsent=3000)], "conn": _conn(1000)}]}
     rows = {r["local"]: r for r in probe.sender_rows(s)}
     assert rows["a"]["label"] == "sibling" and rows["a"]["sibling_notsent"] == 3000
+    assert (rows["a"]["sibling_cwnd"], rows["b"]["sibling_cwnd"]) == (10, 10)
     assert rows["b"]["label"] == "full" and rows["b"]["sibling_notsent"] == 0
 
 
@@ -124,7 +125,9 @@ def test_idle_detail_says_why_nothing_was_unassigned(probe):
     # Four ticks of subflow a idle with the sibling's queue full: twice with the file all
     # written, once with the connection's buffer above 2/3 (blocked writer), once below.
     ticks = [(SIZE, 10_000), (SIZE, 10_000), (1000, 60_001), (1000, 60_000)]
-    samples = [{"t": i / 10, "subflows": [_sf("a", 10, 0), _sf("b", 10, 10, notsent=7000)],
+    # The sibling b: window 4, in Recovery (3) at the first tick, Open after.
+    samples = [{"t": i / 10, "subflows": [_sf("a", 10, 0),
+                                          _sf("b", 4, 4, notsent=7000, ca_state=3 if i == 0 else 0, ssthresh=2)],
                 "conn": _conn(w, wmem_queued=q)} for i, (w, q) in enumerate(ticks)]
     rows = probe.run_rows({"raw": {"senders": {"c": {"mptcp": True, "size_bytes": SIZE, "samples": samples}}}})
     d = probe.idle_detail(rows)
@@ -132,6 +135,10 @@ def test_idle_detail_says_why_nothing_was_unassigned(probe):
     assert d["sibling_app_done"] == pytest.approx(0.5)
     assert d["sibling_blocked"] == pytest.approx(0.25)
     assert d["idle_free_window_median"] == 10
+    # The idle subflow's window 10, its sibling's 4, in recovery at 1 of the 4 ticks; the CA
+    # samples: a's four (10) and b's three in Open (4): median 10.
+    assert (d["sibling_own_cwnd_median"], d["sibling_sib_cwnd_median"], d["ca_cwnd_median"]) == (10, 4, 10)
+    assert d["sibling_sib_recovery"] == pytest.approx(0.25)
 
 
 def test_end_phase_by_hand(probe):
