@@ -77,3 +77,48 @@ def test_receiver_clock_start_is_the_accept():
             recv.wait()
     (conn,) = json.loads(out)["connections"]
     assert conn["bytes"] == 100 and conn["open"] is False and conn["duration_s"] < 1.0
+
+
+def test_conn_info_reads_the_connection_send_queue():
+    """``conn_info`` on a loopback MPTCP connection whose receiver does not read: what the
+    writer got in is held by the connection (``outq``), never more than was written, and the
+    part no subflow was given (``unassigned``) is within it; once the receiver has read every
+    byte, both are 0. (Swapped or wrong ioctl numbers fail one of these.)"""
+    from pathpool.kernel.transfer import IPPROTO_MPTCP, conn_info
+
+    try:
+        ls = socket.socket(socket.AF_INET, socket.SOCK_STREAM, IPPROTO_MPTCP)
+    except OSError:
+        pytest.skip("no MPTCP sockets here")
+    with ls:
+        ls.bind(("127.0.0.1", 0))
+        ls.listen(1)
+        c = socket.socket(socket.AF_INET, socket.SOCK_STREAM, IPPROTO_MPTCP)
+        c.connect(ls.getsockname())
+        srv, _ = ls.accept()
+        with c, srv:
+            assert {k: conn_info(c, 0).get(k) for k in ("written", "outq", "unassigned")} == \
+                {"written": 0, "outq": 0, "unassigned": 0}
+            c.setblocking(False)
+            written = 0
+            try:
+                while True:
+                    written += c.send(b"x" * 65536)
+            except BlockingIOError:
+                pass
+            time.sleep(0.2)
+            held = conn_info(c, written)
+            assert held["written"] == written
+            assert 0 < held["outq"] <= written
+            assert 0 <= held["unassigned"] <= held["outq"]
+            assert 0 < held["wmem_queued"] and 0 < held["sndbuf"]
+            got, deadline = 0, time.monotonic() + 10
+            srv.settimeout(1.0)
+            while got < written and time.monotonic() < deadline:
+                got += len(srv.recv(1 << 20))
+            assert got == written
+            deadline = time.monotonic() + 5
+            while conn_info(c, written)["outq"] and time.monotonic() < deadline:
+                time.sleep(0.01)
+            done = conn_info(c, written)
+            assert (done["outq"], done["unassigned"]) == (0, 0)

@@ -31,6 +31,14 @@ MPTCP_SUBFLOW_ADDRS = 3
 TCP_INFO_LEN = 248   # up to tcpi_total_rto_time (Linux 6.7+; older kernels return less)
 ADDRS_LEN = 256      # two sockaddr_storage
 TCP_NOTSENT_LOWAT = 25   # include/uapi/linux/tcp.h
+# Connection-level send queue of an MPTCP socket (``mptcp_ioctl()``, net/mptcp/protocol.c):
+# SIOCOUTQ = write_seq - snd_una (written, not yet DATA_ACKed), SIOCOUTQNSD = write_seq - snd_nxt
+# (written, not yet handed to any subflow). include/uapi/linux/sockios.h, asm-generic/ioctls.h.
+SIOCOUTQ = 0x5411
+SIOCOUTQNSD = 0x894B
+# struct sk_meminfo via SOL_SOCKET (include/uapi/linux/sock_diag.h: SK_MEMINFO_SNDBUF = 3,
+# SK_MEMINFO_WMEM_QUEUED = 5, nine u32).
+SO_MEMINFO = 55
 #: Write size, and the socket's not-sent low-water mark, of a flow that stops early.
 STOP_CHUNK = 8192
 
@@ -79,6 +87,29 @@ def subflow_infos(sock: socket.socket, mptcp: bool) -> list[dict]:
         infos[i]["local"] = socket.inet_ntoa(ent[4:8])
         infos[i]["remote"] = socket.inet_ntoa(ent[128 + 4:128 + 8])
     return infos
+
+
+def conn_info(sock: socket.socket, written: int) -> dict:
+    """The MPTCP connection's send side beside its subflows' ``tcp_info``: what the
+    application has written (``written``), how much of it the connection holds not yet
+    DATA_ACKed (``outq``) and not yet assigned to any subflow (``unassigned``; the MPTCP
+    scheduler, ``mptcp_subflow_get_send()``, has not placed it), and the connection's send
+    buffer (``sndbuf``) and what it has queued (``wmem_queued``). A field the kernel refuses
+    is left out rather than guessed."""
+    import fcntl
+
+    out: dict = {"written": written}
+    for name, req in (("outq", SIOCOUTQ), ("unassigned", SIOCOUTQNSD)):
+        try:
+            out[name] = struct.unpack("i", fcntl.ioctl(sock.fileno(), req, b"\0\0\0\0"))[0]
+        except OSError:
+            pass
+    try:
+        mem = struct.unpack("<9I", sock.getsockopt(socket.SOL_SOCKET, SO_MEMINFO, 36)[:36])
+        out["sndbuf"], out["wmem_queued"] = mem[3], mem[5]
+    except (OSError, struct.error):
+        pass
+    return out
 
 
 def _getsockopt_inout(sock: socket.socket, level: int, opt: int, buf: bytearray) -> bytes:
@@ -150,7 +181,10 @@ def cmd_send(a: argparse.Namespace) -> dict:
             break
         if now >= next_sample:
             infos = subflow_infos(s, a.mptcp)
-            samples.append({"t": now - t0, "subflows": infos})
+            smp = {"t": now - t0, "subflows": infos}
+            if a.mptcp:
+                smp["conn"] = conn_info(s, written)
+            samples.append(smp)
             next_sample += a.sample_ms / 1000.0
             # A download is over when every byte is written and acknowledged on every subflow
             # (nothing unacknowledged, nothing unsent): then the sender stops sampling.
