@@ -1,14 +1,16 @@
 """The verdicts of this report under the current verdict code, from its committed summaries.
 
-This report was assembled before the ordering rule of ``pathpool.reproduce.verdict`` counted only
-pairs whose 95% CIs do not overlap (an overlap with a wide CI leaves the row's order open, and a
-number outside the tolerance band then *undecided*). Its kernel runs are not in any cache any
-more (hours of real time to repeat), but a verdict is a function of the summaries alone (mean,
-CI, n per algorithm), which ``results/`` holds. This prints, as one Markdown table, every row of
-``results/comparison.csv`` (simulator) and ``results/linux_comparison.csv`` (kernel) whose verdict
+This report was assembled before ``pathpool.reproduce.verdict`` counted only the pairs whose 95%
+CIs do not overlap (and are more than 2% apart) as a row's ordering, an overlap with a wide CI
+leaving the order open and a number outside the tolerance band then *undecided*, and before a
+claim became *undecided* when a wide interval's ends could change it. Its kernel runs are in no
+cache any more (hours of real time to repeat), but a verdict is a function of the summaries
+alone (mean, CI, n per algorithm), which ``results/`` holds. This prints, as Markdown, every
+published number of ``results/comparison.csv`` (simulator) and ``results/linux_comparison.csv``
+(kernel) and every claim of ``results/claims.csv`` and ``results/linux_claims.csv`` whose verdict
 the current code gives differently, and the totals before and after:
 
-    python report/kernel/ordering_rule.py
+    python report/kernel/current_verdicts.py
 """
 
 from __future__ import annotations
@@ -23,10 +25,15 @@ HERE = Path(__file__).resolve().parent / "results"
 KEY = ["table", "group", "algorithm", "metric"]
 
 
+def _ran(summary: pd.DataFrame) -> list:
+    """The shipped experiments that ``summary`` has rows of."""
+    ran = set(summary["experiment"])
+    return [e for e in load_experiments(list(PAPERS)) if e.key in ran]
+
+
 def changes(summary: pd.DataFrame, committed: pd.DataFrame) -> tuple[pd.DataFrame, dict, dict]:
     """(rows whose verdict moves, totals before, totals after) over the published numbers."""
-    ran = set(summary["experiment"])
-    now = compare([e for e in load_experiments(list(PAPERS)) if e.key in ran], summary)
+    now = compare(_ran(summary), summary)
     m = committed.merge(now[KEY + ["verdict", "ordering_agrees"]], on=KEY, suffixes=("_was", "_now"))
     pub = m[m["paper"].notna()]
     return (pub[pub["verdict_was"] != pub["verdict_now"]], pub["verdict_was"].value_counts().to_dict(),
@@ -35,8 +42,7 @@ def changes(summary: pd.DataFrame, committed: pd.DataFrame) -> tuple[pd.DataFram
 
 def claim_changes(summary: pd.DataFrame, committed: pd.DataFrame) -> pd.DataFrame:
     """The claims whose verdict moves, with what the current code measured."""
-    ran = set(summary["experiment"])
-    now = claims(summary, [e for e in load_experiments(list(PAPERS)) if e.key in ran])
+    now = claims(summary, _ran(summary))
     m = committed.merge(now[["claim_id", "experiment", "verdict", "measured"]], on=["claim_id", "experiment"],
                         suffixes=("_was", "_now"))
     return m[m["verdict_was"] != m["verdict_now"]]
