@@ -177,7 +177,7 @@ def table(args: argparse.Namespace) -> None:
         per_run.to_csv(args.csv, index=False)
 
 
-def main() -> None:
+def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("command", choices=["run", "table"])
     p.add_argument("experiment", help="paper/name, e.g. balia/table3")
@@ -196,8 +196,12 @@ def main() -> None:
     args = p.parse_args()
     if args.out is None and (args.command == "run" or not args.per_run):
         p.error("-o/--out is needed (table: or --per-run)")
-    {"run": run, "table": table}[args.command](args)
+    from pathpool.errors import run_command
+
+    # Through run_command, SIGTERM unwinds the test beds (namespaces, senders, the loader) as
+    # Ctrl-C does; killed by the default handler, they outlived the script.
+    return run_command(lambda: {"run": run, "table": table}[args.command](args), name="kernel_cell.py")
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -60,12 +60,18 @@ def _named(need: dict) -> dict[str, int]:
     (["--kernel-max-seeds", "2"], "--kernel-max-seeds 2: must be at least --kernel-seeds (10)"),
     (["--kernel-max-seeds", "5", "--ci-target", "0"], "needs --backend linux or both and --ci-target F > 0"),
     (["--kernel-stage-only", "table3"], "--kernel-stage-only needs --kernel-max-seeds"),
+    (["--kernel-seeds", "3", "--kernel-max-seeds", "2,5"], "--kernel-max-seeds 2,5: must be at least --kernel-seeds (3)"),
+    (["--kernel-max-seeds", "10,5"], "'10,5': integers >= 1, comma-separated and increasing"),
+    (["--kernel-max-seeds", "10,x"], "'10,x': integers >= 1, comma-separated and increasing"),
 ])
 def test_cli_refuses_a_bad_kernel_cap_in_one_line(tmp_path, capsys, args, says):
     from pathpool.cli import main
 
     base = ["reproduce", "rsf", "--backend", "linux", "--ci-target", "0.05", "-o", str(tmp_path / "r")]
-    code = main(base + args)
+    try:
+        code = main(base + args)
+    except SystemExit as e:             # refused by argparse (the option's type)
+        code = e.code
     lines = [x for x in capsys.readouterr().err.splitlines() if x.strip()]
     assert code == 2 and len(lines) == 1 and says in lines[0], lines
     assert not (tmp_path / "r").exists()          # refused before anything
@@ -87,15 +93,15 @@ VALUES = {alg: [2.2, 2.21, 2.19, 2.2, 2.2] for alg in ("tcp", "olia", "balia", "
 VALUES["lia"] = [1.9, 2.2, 2.5, 2.3, 2.1]
 
 
-def _store(cache_dir, exp, seeds, algs=None):
+def _store(cache_dir, exp, seeds, algs=None, values=VALUES):
     """Fake kernel runs of ``exp`` in the kernel cache under their real keys (every flow of a run
-    with the throughput of VALUES)."""
+    with the throughput of ``values``)."""
     o = Options()
     jobs = [j for j in build_jobs([exp], seeds, o) if algs is None or j.tags["run_algorithm"] in algs]
     runnable, _ = kb.plan_jobs(jobs, o.ack_reading)
     cache = Cache(cache_dir)
     for kj in runnable:
-        v = VALUES[kj.job.tags["run_algorithm"]][kj.job.seed - 1]
+        v = values[kj.job.tags["run_algorithm"]][kj.job.seed - 1]
         flows = pd.DataFrame({**{k: [t] * len(exp.spec["flows"]) for k, t in kj.job.tags.items()},
                               "seed": kj.job.seed, "flow": exp.spec["flows"], "goodput_bps": v * 1e6,
                               "completion_time_s": 10.0})
@@ -148,3 +154,51 @@ def test_the_stage_is_limited_to_the_named_experiments(tmp_path):
     md = (tmp_path / "README.md").read_text()
     assert "Kernel repetitions: 3, and more where" in md and "`rsf/table2_s5 lia` 5" in md
     assert "(3-5 repetitions each;" in md
+
+
+#: For two stages after the first (caps 5 and 8): LIA wide at 3 and still wide at 5, TCP wide at
+#: 3 and narrow at the 4 the second stage gives it, the rest narrow from the start.
+STAGED = {alg: [2.2, 2.21, 2.19] for alg in ("olia", "balia", "rsf-db", "rsf-lb")}
+STAGED["lia"] = [1.9, 2.2, 2.5, 2.3, 2.1, 2.0, 2.4, 2.2]
+STAGED["tcp"] = [2.15, 2.2, 2.25, 2.2]
+
+
+@pytest.mark.parametrize("caps, lia, tcp", [((5,), 5, 4), ((5, 8), 8, 4)])
+def test_a_later_stage_counts_each_cell_at_the_repetitions_it_has(tmp_path, caps, lia, tcp):
+    # Second stage from n0 = 3: LIA 33.9% -> ceil(3 * 6.78^2) = 138, cap 5; TCP mean 2.2, sd 0.05,
+    # h = 4.3027 * 0.05 / sqrt(3) / 2.2 = 5.646% -> ceil(3 * 1.1292^2) = ceil(3.825) = 4.
+    # Third stage from each cell's own count: LIA over 5 (mean 2.2, sd sqrt(0.05) = 0.2236,
+    # h = 2.7764 * 0.2236 / sqrt(5) / 2.2 = 12.62%) -> ceil(5 * 2.524^2) = 32, cap 8, seeds 6-8;
+    # TCP over 4 (sd 0.04082, h = 3.1824 * 0.04082 / 2 / 2.2 = 2.95%) stays at 4.
+    exp = next(e for e in load_experiments(["rsf"]) if e.key == "rsf/table2_s0")
+    croot = kb.cache_root(tmp_path)
+    _store(croot, exp, [1, 2, 3], values=STAGED)
+    _store(croot, exp, [4, 5], {"lia"}, values=STAGED)
+    _store(croot, exp, [4], {"tcp"}, values=STAGED)
+    if len(caps) > 1:
+        _store(croot, exp, [6, 7], {"lia"}, values=STAGED)
+
+    def run():
+        return runner.reproduce(["rsf"], seeds=10, kernel_seeds=3, out=tmp_path, backend="linux", beds=1,
+                                only=["table2_s0"], ci_target=0.05, kernel_max_seeds=caps, report=False,
+                                kernel_cache_only=True)
+
+    if len(caps) > 1:
+        # the third stage asks for LIA's seed 8 (after its own 5, not after the first stage's 3)
+        with pytest.raises(KernelError, match=r"1 of 3 kernel runs are not in the cache .*lia seed 8"):
+            run()
+        _store(croot, exp, [8], {"lia"}, values=STAGED)
+    k = run().kernel
+    assert k.more_seeds == {"rsf/table2_s0 lia": lia, "rsf/table2_s0 tcp": tcp}
+    th = k.summary[k.summary["metric"] == "throughput_mbps"].set_index("algorithm")
+    assert th["n"].to_dict() == {"tcp": 4, "lia": lia, "olia": 3, "balia": 3, "rsf-db": 3, "rsf-lb": 3}
+    assert th.loc["lia", "mean"] == pytest.approx(sum(STAGED["lia"][:lia]) / lia)
+    assert k.jobs == 6 * 3 + (lia - 3) + 1
+
+
+def test_a_later_stage_by_hand():
+    per_run = _per_run({("p/t3", "lia", NAN, "mptcp_mbps"): STAGED["lia"][:5],
+                        ("p/t3", "tcp", NAN, "mptcp_mbps"): STAGED["tcp"]})
+    # each cell at its own count (None), or every cell at one n0 as the second stage does
+    assert _named(runner.kernel_repetitions_needed(per_run, None, 0.05, 100)) == {"p/t3 lia": 32}
+    assert _named(runner.kernel_repetitions_needed(per_run, 3, 0.05, 100)) == {"p/t3 lia": 20}

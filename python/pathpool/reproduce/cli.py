@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import itertools
 import time
 
 __all__ = ["register"]
@@ -12,6 +13,23 @@ def _default_out(paper: str) -> str:
     # `reproduce all` writes the report the repository commits; one paper alone must not
     # replace it with a partial one, so it gets a folder of its own.
     return "report" if paper == "all" else f"report-{paper}"
+
+
+def caps_arg(text: str) -> tuple[int, ...]:
+    """argparse type of ``--kernel-max-seeds``: one cap or increasing caps, ``10`` or ``10,48``.
+
+    Examples
+    --------
+    >>> caps_arg("10,48")
+    (10, 48)
+    """
+    try:
+        caps = tuple(int(t) for t in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: integers >= 1, comma-separated and increasing (e.g. 10,48)") from None
+    if min(caps) < 1 or any(b <= a for a, b in itertools.pairwise(caps)):
+        raise argparse.ArgumentTypeError(f"{text!r}: integers >= 1, comma-separated and increasing (e.g. 10,48)")
+    return caps
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -63,11 +81,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="linux: test beds side by side (default: three per two cores)")
     p.add_argument("--kernel-seeds", type=at_least(1), default=None, metavar="N",
                    help="linux/both: the kernel runs only the first N seeds (repetitions; default: all of --seeds)")
-    p.add_argument("--kernel-max-seeds", type=at_least(1), default=None, metavar="N",
+    p.add_argument("--kernel-max-seeds", type=caps_arg, default=None, metavar="N[,N2...]",
                    help="linux/both with --ci-target F: the kernel's second stage; after the --kernel-seeds "
                    "repetitions, each kernel cell (experiment x algorithm) whose published quantity's 95%% CI "
                    "half-width is above F times its mean gets more repetitions by the simulator's rule (Stein), "
-                   "at most N in all (at least --kernel-seeds); cached and resumable like the first "
+                   "at most N in all (at least --kernel-seeds); N,N2: then a third stage from the counts the "
+                   "cells have, at most N2 (one stage per increasing cap); cached and resumable like the first "
                    "(default: no kernel stage)")
     p.add_argument("--kernel-stage-only", action="append", default=None, metavar="PATTERN",
                    help="linux/both: the kernel's second stage only for these experiments (shell pattern as "
@@ -121,9 +140,9 @@ def _main(args: argparse.Namespace) -> int:
         first = min(args.kernel_seeds or args.seeds, args.seeds)
         if args.backend == "sim" or args.ci_target <= 0:
             return fail("pathpool reproduce: --kernel-max-seeds needs --backend linux or both and --ci-target F > 0")
-        if args.kernel_max_seeds < first:
-            return fail(f"pathpool reproduce: --kernel-max-seeds {args.kernel_max_seeds}: must be at least "
-                        f"--kernel-seeds ({first})")
+        if args.kernel_max_seeds[0] < first:
+            return fail(f"pathpool reproduce: --kernel-max-seeds {','.join(map(str, args.kernel_max_seeds))}: "
+                        f"must be at least --kernel-seeds ({first})")
     if args.kernel_stage_only and args.kernel_max_seeds is None:
         return fail("pathpool reproduce: --kernel-stage-only needs --kernel-max-seeds")
     papers = list(PAPERS) if args.paper == "all" else [args.paper]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import json
 import math
 import os
@@ -166,7 +167,7 @@ def reproduce(
     kernel_start_jitter: str = "off",
     ci_target: float = 0.0,
     max_seeds: int = 200,
-    kernel_max_seeds: int | None = None,
+    kernel_max_seeds: int | Sequence[int] | None = None,
     kernel_stage_only: Sequence[str] | None = None,
     kernel_cache_only: bool = False,
 ) -> Outcome:
@@ -219,7 +220,11 @@ def reproduce(
         times its mean gets more repetitions by the same rule
         (:func:`kernel_repetitions_needed`), at most ``kernel_max_seeds`` in all; they continue
         the seed numbering, run in the same beds and are cached like the first. None (default):
-        no kernel stage. Must be at least the kernel's first-stage count.
+        no kernel stage. Must be at least the kernel's first-stage count. A sequence of
+        increasing caps runs one more stage per cap, each counting the repetitions every cell
+        has by then (Stein's rule from 10 repetitions rather than from 3: a first stage of 3 asks
+        for far more than needed, so a low first cap and a higher second one grow only the cells
+        still wide at the first cap).
     kernel_stage_only : sequence of str, optional
         Patterns as ``only``: the kernel's second stage for these experiments only (the others
         keep their first-stage repetitions); default every selected experiment.
@@ -265,11 +270,13 @@ def reproduce(
     with directory_lock(out / "results"):
         experiments = select(load_experiments(papers, scenario_root), only)
         kseed_list = seed_list[:kernel_seeds] if kernel_seeds else seed_list
-        if kernel_max_seeds is not None and kernel_max_seeds < len(kseed_list):
-            raise ValueError(f"kernel_max_seeds = {kernel_max_seeds}: must be at least the kernel's first "
-                             f"stage ({len(kseed_list)} repetitions)")
+        caps = (() if kernel_max_seeds is None else (int(kernel_max_seeds),) if isinstance(kernel_max_seeds, int)
+                else tuple(int(c) for c in kernel_max_seeds))
+        if caps and (caps[0] < len(kseed_list) or any(b <= a for a, b in itertools.pairwise(caps))):
+            raise ValueError(f"kernel_max_seeds = {','.join(map(str, caps))}: must be at least the kernel's first "
+                             f"stage ({len(kseed_list)} repetitions), each cap above the one before")
         staged = ({e.key for e in select(experiments, kernel_stage_only)}
-                  if use_linux and ci_target > 0 and kernel_max_seeds is not None else set())
+                  if use_linux and ci_target > 0 and caps else set())
         base_jobs = build_jobs(experiments, seed_list, options)
         jobs = base_jobs + trace_jobs(experiments, seed_list[0], options) if use_sim else []
         planned = None
@@ -318,8 +325,7 @@ def reproduce(
         if planned is not None:
             stage = None
             if staged:
-                assert kernel_max_seeds is not None
-                stage = KernelStage(staged, kseed_list, ci_target, kernel_max_seeds,
+                stage = KernelStage(staged, kseed_list, ci_target, caps,
                                     kb.DEFAULT_MAX_DURATION_S if kernel_max_s is None else kernel_max_s)
             ks = _run_kernel(experiments, *planned, out, options, force=force, beds=beds, progress=k_progress,
                              start_jitter=kernel_start_jitter, stage=stage, cache_only=kernel_cache_only)
@@ -379,14 +385,20 @@ def _merge_tables(a: dict[str, pd.DataFrame], b: dict[str, pd.DataFrame]) -> dic
     return out
 
 
-def _widest(per_run: pd.DataFrame, by: list[str]) -> pd.Series:
+def _widest(per_run: pd.DataFrame, by: list[str], with_n: bool = False) -> Any:
     """Widest relative 95% CI half-width of a published quantity per group of ``by``: over the
     metrics of :data:`pathpool.reproduce.compare.AGREEMENT_METRICS` with a non-zero mean and
-    n >= 2 (a zero mean has no relative width; bookkeeping such as ``incomplete`` is no result)."""
+    n >= 2 (a zero mean has no relative width; bookkeeping such as ``incomplete`` is no result).
+    With ``with_n``, also the n of each group's widest quantity (same index)."""
     summary = summarise(per_run)
     cells = summary[summary["metric"].isin(cmp.AGREEMENT_METRICS) & (summary["mean"] != 0) & (summary["n"] >= 2)]
     rel = (cells["hi"] - cells["lo"]) / 2 / cells["mean"].abs()
-    return rel.groupby([cells[k] for k in by], dropna=False).max()
+    keys = [cells[k] for k in by]
+    if not with_n:
+        return rel.groupby(keys, dropna=False).max()
+    widest = rel.groupby(keys, dropna=False).idxmax()
+    return (rel.groupby(keys, dropna=False).max(),
+            pd.Series(cells.loc[widest.to_numpy(), "n"].to_numpy(), index=widest.index))
 
 
 def stein_count(n0: int, h: float, target: float, cap: int) -> int:
@@ -422,25 +434,29 @@ def seeds_needed(per_run: pd.DataFrame, experiments: Sequence[Experiment],
     return out
 
 
-def kernel_repetitions_needed(per_run: pd.DataFrame, n0: int, target: float,
+def kernel_repetitions_needed(per_run: pd.DataFrame, n0: int | None, target: float,
                               cap: int) -> dict[tuple[str, str, float], int]:
-    """The kernel cells that need more than ``n0`` repetitions, with the count each needs.
+    """The kernel cells that need more repetitions than they have, with the count each needs.
 
     A kernel run is one algorithm's, so the cell is (experiment, algorithm, x) rather than the
     simulator's experiment (:func:`seeds_needed`): a cell whose widest published quantity has a
-    95% CI half-width h above ``target`` times its mean over ``n0`` repetitions needs
-    ``ceil(n0 * (h / target)**2)`` (Stein's rule, as the simulator's stage), at most ``cap``.
+    95% CI half-width h above ``target`` times its mean over its n repetitions needs
+    ``ceil(n * (h / target)**2)`` (Stein's rule, as the simulator's stage), at most ``cap``.
+    n is ``n0`` for every cell (the first stage), or with ``n0 = None`` each cell's own count
+    in ``per_run`` (its widest quantity's n: a later stage, after cells grew differently).
 
     Examples
     --------
     Three runs of 9, 10 and 11 Mbit/s: mean 10, half-width t(0.975, 2) * 1 / sqrt(3) = 2.484
     (24.8%); for 5%, ceil(3 * (0.2484 / 0.05)**2) = 75 repetitions, or the cap.
     """
-    rel = _widest(per_run, ["experiment", "algorithm", "x"])
+    rel, count = _widest(per_run, ["experiment", "algorithm", "x"], with_n=True)
     out = {}
-    for (exp, alg, x), h in rel.items():
-        n = stein_count(n0, h, target, cap)
-        if n > n0:
+    # same groups in the same order (NaN x would not look up by key)
+    for ((exp, alg, x), h), c in zip(rel.items(), count.to_numpy(), strict=True):
+        have = int(c) if n0 is None else n0
+        n = stein_count(have, h, target, cap)
+        if n > have:
             out[(str(exp), str(alg), float(x))] = n
     return out
 
@@ -471,31 +487,40 @@ def select(experiments: Sequence[Experiment], only: Sequence[str] | None) -> lis
 
 @dataclasses.dataclass(frozen=True)
 class KernelStage:
-    """The kernel's second stage (:func:`reproduce`'s ``kernel_max_seeds``)."""
+    """The kernel's later stages (:func:`reproduce`'s ``kernel_max_seeds``)."""
 
-    experiments: set[str]       # experiment keys it may grow
+    experiments: set[str]       # experiment keys they may grow
     first: list[int]            # the first stage's seeds
     target: float               # ci_target
-    cap: int                    # kernel_max_seeds
+    caps: tuple[int, ...]       # kernel_max_seeds: one cap per stage after the first
     max_s: float                # kernel_max_s
 
 
 def _stage_jobs(experiments: Sequence[Experiment], stage: KernelStage, per_run: pd.DataFrame,
-                options: Options) -> tuple[list[Job], dict[str, int]]:
-    """The extra kernel jobs the stage asks for, and the cells it grows (name -> repetitions).
+                options: Options, cap: int, later: bool) -> tuple[list[Job], dict[str, int]]:
+    """The extra kernel jobs one stage asks for, and the cells it grows (name -> repetitions).
 
-    The extra seeds continue the first stage's numbering (4, 5, ... after 1..3), so runs made
-    earlier with a larger ``--kernel-seeds`` are found in the cache."""
-    n0 = len(stage.first)
+    The second stage counts every cell at the first stage's n0; a later one (``later``) each
+    cell at the repetitions it has by then. The extra seeds continue the cell's numbering (4,
+    5, ... after 1..3), so runs made earlier with a larger ``--kernel-seeds``, or by
+    ``scripts/kernel_cell.py``, are found in the cache."""
     rows = per_run[per_run["experiment"].isin(stage.experiments)]
-    need = kernel_repetitions_needed(rows, n0, stage.target, stage.cap)
+    need = kernel_repetitions_needed(rows, None if later else len(stage.first), stage.target, cap)
     by_key = {e.key: e for e in experiments}
     jobs: list[Job] = []
     for (exp, alg, x), n in need.items():
-        seeds = list(range(max(stage.first) + 1, max(stage.first) + 1 + n - n0))
+        seeds_so_far = rows.loc[_cell_rows(rows, exp, alg, x), "seed"]
+        have = seeds_so_far.nunique() if later else len(stage.first)
+        seeds = list(range(int(seeds_so_far.max()) + 1, int(seeds_so_far.max()) + 1 + n - have))
         jobs += [j for j in by_key[exp].jobs(seeds, options) if j.tags["run_algorithm"] == alg
                  and (j.tags["x"] == x or (math.isnan(j.tags["x"]) and math.isnan(x)))]
     return jobs, {cell_name(c): n for c, n in need.items()}
+
+
+def _cell_rows(rows: pd.DataFrame, exp: str, alg: str, x: float) -> pd.Series:
+    """Which rows of a per-run table are the cell's (NaN x matches NaN)."""
+    same_x = rows["x"].isna() if math.isnan(x) else (rows["x"] - x).abs() < 1e-9
+    return (rows["experiment"] == exp) & (rows["algorithm"] == alg) & same_x
 
 
 def _run_kernel(experiments: Sequence[Experiment], kjobs: Sequence[Any], skipped: Sequence[Any], out: Path,
@@ -514,16 +539,19 @@ def _run_kernel(experiments: Sequence[Experiment], kjobs: Sequence[Any], skipped
     per_run = metrics.compute(ktables, kexps, options) if kexps else metrics.compute({}, [], options)
     more: dict[str, int] = {}
     n_jobs = len(kjobs)
-    if stage is not None and len(per_run):
-        jobs2, more = _stage_jobs(kexps, stage, per_run, options)
+    for k, cap in enumerate(stage.caps if stage is not None and len(per_run) else ()):
+        assert stage is not None
+        jobs2, grown = _stage_jobs(kexps, stage, per_run, options, cap, later=k > 0)
+        more.update(grown)
         kjobs2, _ = kb.plan_jobs(jobs2, options.ack_reading, stage.max_s, start_jitter)
-        if kjobs2:
-            n1 = len(kjobs)
-            t2 = kb.run_kernel_jobs(kjobs2, kb.cache_root(out), force=force, beds=beds, cache_only=cache_only,
-                                    progress=(lambda d, t: progress(n1 + d, n1 + t)) if progress else None)
-            per_run = pd.concat([per_run, metrics.compute(t2, kexps, options)], ignore_index=True)
-            ktables = _merge_tables(ktables, t2)
-            n_jobs += len(kjobs2)
+        if not kjobs2:
+            break
+        n1 = n_jobs
+        t2 = kb.run_kernel_jobs(kjobs2, kb.cache_root(out), force=force, beds=beds, cache_only=cache_only,
+                                progress=(lambda d, t, n1=n1: progress(n1 + d, n1 + t)) if progress else None)
+        per_run = pd.concat([per_run, metrics.compute(t2, kexps, options)], ignore_index=True)
+        ktables = _merge_tables(ktables, t2)
+        n_jobs += len(kjobs2)
     summary = summarise(per_run)
     skipped_df = pd.DataFrame([dataclasses.asdict(s) for s in skipped], columns=["experiment", "algorithm", "reason"])
     return KernelSide(tables=ktables, per_run=per_run, summary=summary, comparison=cmp.compare(kexps, summary),
