@@ -202,3 +202,23 @@ def test_a_later_stage_by_hand():
     # each cell at its own count (None), or every cell at one n0 as the second stage does
     assert _named(runner.kernel_repetitions_needed(per_run, None, 0.05, 100)) == {"p/t3 lia": 32}
     assert _named(runner.kernel_repetitions_needed(per_run, 3, 0.05, 100)) == {"p/t3 lia": 20}
+
+
+def test_the_last_stage_repeats_while_a_cell_is_still_wide(tmp_path):
+    # LIA: at 3, h = 4.3027 * 0.15 / sqrt(3) / 2.2 = 16.94% -> cap 5; at 5 (sd 0.10607), h =
+    # 5.99% -> ceil(5 * 1.1973^2) = ceil(7.17) = 8; at 8 (sd 0.17928; 1.9 and 2.5 drawn), h =
+    # 6.81% -> ceil(8 * 1.3627^2) = 15, cap 10: a repetition of the last stage. Without it the
+    # cell stopped at 8 with a 6.8% half-width.
+    values = dict(STAGED, lia=[2.05, 2.2, 2.35, 2.2, 2.2, 1.9, 2.5, 2.2, 2.2, 2.2], tcp=[2.2, 2.21, 2.19])
+    exp = next(e for e in load_experiments(["rsf"]) if e.key == "rsf/table2_s0")
+    croot = kb.cache_root(tmp_path)
+    _store(croot, exp, [1, 2, 3], values=values)
+    _store(croot, exp, list(range(4, 11)), {"lia"}, values=values)
+    k = runner.reproduce(["rsf"], seeds=10, kernel_seeds=3, out=tmp_path, backend="linux", beds=1,
+                         only=["table2_s0"], ci_target=0.05, kernel_max_seeds=(5, 10), report=False,
+                         kernel_cache_only=True).kernel
+    assert k.more_seeds == {"rsf/table2_s0 lia": 10}
+    assert k.jobs == 6 * 3 + 7
+    # at 8 the rule asked for 15, above the cap
+    per_run = _per_run({("p/t3", "lia", NAN, "mptcp_mbps"): values["lia"][:8]})
+    assert _named(runner.kernel_repetitions_needed(per_run, None, 0.05, 100)) == {"p/t3 lia": 15}
