@@ -86,7 +86,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    "repetitions, each kernel cell (experiment x algorithm) whose published quantity's 95%% CI "
                    "half-width is above F times its mean gets more repetitions by the simulator's rule (Stein), "
                    "at most N in all (at least --kernel-seeds); N,N2: then a third stage from the counts the "
-                   "cells have, at most N2 (one stage per increasing cap); cached and resumable like the first "
+                   "cells have, at most N2 (one stage per increasing cap, the last repeated while a cell is still "
+                   "wide); cached and resumable like the first "
                    "(default: no kernel stage)")
     p.add_argument("--kernel-stage-only", action="append", default=None, metavar="PATTERN",
                    help="linux/both: the kernel's second stage only for these experiments (shell pattern as "
