@@ -1,16 +1,19 @@
-"""The verdicts of this report under the current verdict code, from its committed summaries.
+"""The verdicts of the committed reports under the current verdict code, from their summaries.
 
-This report was assembled before ``pathpool.reproduce.verdict`` counted only the pairs whose 95%
-CIs do not overlap (and are more than 2% apart) as a row's ordering, an overlap with a wide CI
-leaving the order open and a number outside the tolerance band then *undecided*, and before a
-claim became *undecided* when a wide interval's ends could change it. Its kernel runs are in no
-cache any more (hours of real time to repeat), but a verdict is a function of the summaries
-alone (mean, CI, n per algorithm), which ``results/`` holds. This prints, as Markdown, every
-published number of ``results/comparison.csv`` (simulator) and ``results/linux_comparison.csv``
-(kernel) and every claim of ``results/claims.csv`` and ``results/linux_claims.csv`` whose verdict
-the current code gives differently, and the totals before and after:
+A verdict is a function of the summaries alone (mean, CI, n per algorithm), which ``results/``
+holds, so the verdict code can be checked against a report without its runs. This prints, as
+Markdown, every published number of ``results/comparison.csv`` (simulator) and
+``results/linux_comparison.csv`` (kernel) and every claim of ``results/claims.csv`` and
+``results/linux_claims.csv`` whose verdict the current code gives differently, and the totals
+before and after:
 
     python report/kernel/current_verdicts.py
+
+It was written when the rule of "Orderings within the noise" (reproduce README) came in and this
+report's kernel runs were in no cache any more (24 Nov 2026, eighth session): it listed the 20
+kernel numbers and 8 claims the rule moved. Since this report was assembled again under the
+rule (ninth session) it prints no row, and tests/reproduce/test_verdict.py asserts that for
+report/ and report/kernel, so that a change of the rule without regenerating both fails there.
 """
 
 from __future__ import annotations
