@@ -56,11 +56,22 @@ def _named(need: dict) -> dict[str, int]:
 
 
 @pytest.mark.parametrize("args, says", [
-    (["--kernel-seeds", "3", "--kernel-max-seeds", "2"], "--kernel-max-seeds 2: must be at least --kernel-seeds (3)"),
-    (["--kernel-max-seeds", "2"], "--kernel-max-seeds 2: must be at least --kernel-seeds (10)"),
+    (["--kernel-seeds", "3", "--kernel-max-seeds", "2"], ("--kernel-max-seeds 2: increasing integers, the first at "
+                                                          "least --kernel-seeds (3)")),
+    (["--kernel-max-seeds", "2"], "--kernel-max-seeds 2: increasing integers, the first at least --kernel-seeds (10)"),
     (["--kernel-max-seeds", "5", "--ci-target", "0"], "needs --backend linux or both and --ci-target F > 0"),
     (["--kernel-stage-only", "table3"], "--kernel-stage-only needs --kernel-max-seeds"),
-    (["--kernel-seeds", "3", "--kernel-max-seeds", "2,5"], "--kernel-max-seeds 2,5: must be at least --kernel-seeds (3)"),
+    (["--kernel-seeds", "3", "--kernel-max-seeds", "2,5"], ("--kernel-max-seeds 2,5: increasing integers, the "
+                                                            "first at least --kernel-seeds (3)")),
+    (["--kernel-seeds", "3", "--kernel-max-seeds", "10", "--kernel-stage-only", "table2_s1=2"],
+     "--kernel-stage-only 'table2_s1=2': PATTERN or PATTERN=N with N an integer of at least --kernel-seeds (3)"),
+    (["--kernel-seeds", "3", "--kernel-max-seeds", "10", "--kernel-stage-only", "table2_s1=x"],
+     "--kernel-stage-only 'table2_s1=x': PATTERN or PATTERN=N"),
+    (["--kernel-seeds", "3", "--kernel-max-seeds", "10", "--kernel-stage-only", "=5"],
+     "--kernel-stage-only '=5': PATTERN or PATTERN=N"),
+    (["--kernel-seeds", "3", "--kernel-max-seeds", "10", "--kernel-stage-only", "nosuch=5"],
+     "--kernel-stage-only 'nosuch' matches no experiment (allowed: rsf/fig2,"),
+    (["--only", "nosuch"], "--only 'nosuch' matches no experiment"),
     (["--kernel-max-seeds", "10,5"], "'10,5': integers >= 1, comma-separated and increasing"),
     (["--kernel-max-seeds", "10,x"], "'10,x': integers >= 1, comma-separated and increasing"),
 ])
@@ -222,3 +233,36 @@ def test_the_last_stage_repeats_while_a_cell_is_still_wide(tmp_path):
     # at 8 the rule asked for 15, above the cap
     per_run = _per_run({("p/t3", "lia", NAN, "mptcp_mbps"): values["lia"][:8]})
     assert _named(runner.kernel_repetitions_needed(per_run, None, 0.05, 100)) == {"p/t3 lia": 15}
+
+
+@pytest.mark.parametrize("caps, patterns", [((5,), ["table2_s0=4", "table2_s5"]),
+                                            ((5, 8), ["table2_s0=4", "table2_s5=5"])])
+def test_a_stage_pattern_caps_its_experiments_below_the_caps(tmp_path, caps, patterns):
+    # Both scenarios' LIA is wide at 3 (33.9%: Stein asks 138). Scenario 0 may grow to 4 only
+    # (table2_s0=4), scenario 5 to the cap 5; with caps 5,8 scenario 5 is held at 5 too (at 5 its
+    # LIA is 12.6% wide, and the third stage would ask for 32, cap 8: seeds 6-8, not cached, so
+    # cache-only would stop).
+    exps = {e.key: e for e in load_experiments(["rsf"])}
+    croot = kb.cache_root(tmp_path)
+    for key in ("rsf/table2_s0", "rsf/table2_s5"):
+        _store(croot, exps[key], [1, 2, 3])
+    _store(croot, exps["rsf/table2_s0"], [4], {"lia"})
+    _store(croot, exps["rsf/table2_s5"], [4, 5], {"lia"})
+    k = runner.reproduce(["rsf"], seeds=10, kernel_seeds=3, out=tmp_path, backend="linux", beds=1,
+                         only=["table2_s0", "table2_s5"], ci_target=0.05, kernel_max_seeds=caps, report=False,
+                         kernel_cache_only=True, kernel_stage_only=patterns).kernel
+    assert k.more_seeds == {"rsf/table2_s0 lia": 4, "rsf/table2_s5 lia": 5}
+    n = k.summary.groupby(["experiment", "algorithm"])["n"].max()
+    assert n[("rsf/table2_s0", "lia")] == 4 and n[("rsf/table2_s5", "lia")] == 5
+
+
+def test_stage_patterns_by_hand():
+    assert runner.stage_pattern("balia/fig3=10", 5) == ("balia/fig3", 10)
+    assert runner.stage_pattern("table3", 5) == ("table3", None)
+    with pytest.raises(ValueError, match="at least --kernel-seeds \\(5\\)"):
+        runner.stage_pattern("table3=4", 5)
+    exps = [e for e in load_experiments(["rsf"]) if e.key in ("rsf/table2_s0", "rsf/table2_s5")]
+    # the smallest N of the patterns naming an experiment holds; no pattern: every one, no limit
+    got = runner._stage_ceilings(exps, [("table2_s*", 20), ("table2_s0", 12), ("table2_s0", None)])
+    assert got == {"rsf/table2_s0": 12, "rsf/table2_s5": 20}
+    assert runner._stage_ceilings(exps, None) == {"rsf/table2_s0": math.inf, "rsf/table2_s5": math.inf}

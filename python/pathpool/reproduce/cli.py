@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import itertools
 import time
 
 __all__ = ["register"]
@@ -16,20 +15,21 @@ def _default_out(paper: str) -> str:
 
 
 def caps_arg(text: str) -> tuple[int, ...]:
-    """argparse type of ``--kernel-max-seeds``: one cap or increasing caps, ``10`` or ``10,48``.
+    """argparse type of ``--kernel-max-seeds``: one cap or increasing caps, ``10`` or ``10,48``
+    (the first cap against ``--kernel-seeds`` is :func:`~pathpool.reproduce.runner.reproduce`'s
+    check, before anything is written).
 
     Examples
     --------
     >>> caps_arg("10,48")
     (10, 48)
     """
+    from pathpool.reproduce.runner import kernel_caps
+
     try:
-        caps = tuple(int(t) for t in text.split(","))
+        return kernel_caps([int(t) for t in text.split(",")], 1)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r}: integers >= 1, comma-separated and increasing (e.g. 10,48)") from None
-    if min(caps) < 1 or any(b <= a for a, b in itertools.pairwise(caps)):
-        raise argparse.ArgumentTypeError(f"{text!r}: integers >= 1, comma-separated and increasing (e.g. 10,48)")
-    return caps
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -89,9 +89,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    "cells have, at most N2 (one stage per increasing cap, the last repeated while a cell is still "
                    "wide); cached and resumable like the first "
                    "(default: no kernel stage)")
-    p.add_argument("--kernel-stage-only", action="append", default=None, metavar="PATTERN",
+    p.add_argument("--kernel-stage-only", action="append", default=None, metavar="PATTERN[=N]",
                    help="linux/both: the kernel's second stage only for these experiments (shell pattern as "
-                   "--only; repeatable; default every selected experiment)")
+                   "--only; repeatable; default every selected experiment); PATTERN=N: their cells stop at N "
+                   "repetitions, below --kernel-max-seeds (e.g. table5=10: long runs grow less)")
     p.add_argument("--kernel-cache-only", action="store_true",
                    help="linux/both: run no kernel job, take every one from the cache; if one is missing, stop "
                    "with one line before any run (assembling a report from cached runs)")
@@ -137,13 +138,8 @@ def _main(args: argparse.Namespace) -> int:
         return fail(f"pathpool reproduce: --ci-target {args.ci_target}: must be in [0, 1) (0 = off)")
     if args.ci_target > 0 and args.max_seeds < args.seeds:
         return fail(f"pathpool reproduce: --max-seeds {args.max_seeds}: must be at least --seeds ({args.seeds})")
-    if args.kernel_max_seeds is not None:
-        first = min(args.kernel_seeds or args.seeds, args.seeds)
-        if args.backend == "sim" or args.ci_target <= 0:
-            return fail("pathpool reproduce: --kernel-max-seeds needs --backend linux or both and --ci-target F > 0")
-        if args.kernel_max_seeds[0] < first:
-            return fail(f"pathpool reproduce: --kernel-max-seeds {','.join(map(str, args.kernel_max_seeds))}: "
-                        f"must be at least --kernel-seeds ({first})")
+    if args.kernel_max_seeds is not None and (args.backend == "sim" or args.ci_target <= 0):
+        return fail("pathpool reproduce: --kernel-max-seeds needs --backend linux or both and --ci-target F > 0")
     if args.kernel_stage_only and args.kernel_max_seeds is None:
         return fail("pathpool reproduce: --kernel-stage-only needs --kernel-max-seeds")
     papers = list(PAPERS) if args.paper == "all" else [args.paper]

@@ -228,7 +228,9 @@ def reproduce(
         :data:`MAX_REPEATS` times) while a cell below the last cap is still wide.
     kernel_stage_only : sequence of str, optional
         Patterns as ``only``: the kernel's second stage for these experiments only (the others
-        keep their first-stage repetitions); default every selected experiment.
+        keep their first-stage repetitions); default every selected experiment. ``PATTERN=N``
+        also caps the matching experiments' cells at N repetitions below ``kernel_max_seeds``
+        (:func:`stage_pattern`; Balia Table V's 160 s runs at 10 while Table III's grow to 48).
     kernel_cache_only : bool
         Take every kernel run from the cache and run none: if one is missing, raise before any
         run (assembling a report from the cache under the shared kernel lock).
@@ -265,19 +267,17 @@ def reproduce(
     seed_list = list(range(1, int(seeds) + 1)) if isinstance(seeds, int) else [int(s) for s in seeds]
     if workers is not None:
         check_jobs(workers, 1)
+    kseed_list = seed_list[:kernel_seeds] if kernel_seeds else seed_list
+    caps = () if kernel_max_seeds is None else kernel_caps(
+        (kernel_max_seeds,) if isinstance(kernel_max_seeds, int) else kernel_max_seeds, len(kseed_list))
+    stage_patterns = [stage_pattern(p, len(kseed_list)) for p in kernel_stage_only] if kernel_stage_only else None
+    # Patterns that match nothing are refused before the output folder is made.
+    experiments = select(load_experiments(papers, scenario_root), only)
+    staged = (_stage_ceilings(experiments, stage_patterns) if use_linux and ci_target > 0 and caps else {})
     out = ensure_directory(out)
     check_replaceable(out / "results", is_results_folder)
     # One reproduce per output folder at a time; the second is refused before simulating.
     with directory_lock(out / "results"):
-        experiments = select(load_experiments(papers, scenario_root), only)
-        kseed_list = seed_list[:kernel_seeds] if kernel_seeds else seed_list
-        caps = (() if kernel_max_seeds is None else (int(kernel_max_seeds),) if isinstance(kernel_max_seeds, int)
-                else tuple(int(c) for c in kernel_max_seeds))
-        if caps and (caps[0] < len(kseed_list) or any(b <= a for a, b in itertools.pairwise(caps))):
-            raise ValueError(f"kernel_max_seeds = {','.join(map(str, caps))}: must be at least the kernel's first "
-                             f"stage ({len(kseed_list)} repetitions), each cap above the one before")
-        staged = ({e.key for e in select(experiments, kernel_stage_only)}
-                  if use_linux and ci_target > 0 and caps else set())
         base_jobs = build_jobs(experiments, seed_list, options)
         jobs = base_jobs + trace_jobs(experiments, seed_list[0], options) if use_sim else []
         planned = None
@@ -402,6 +402,73 @@ def _widest(per_run: pd.DataFrame, by: list[str], with_n: bool = False) -> Any:
             pd.Series(cells.loc[widest.to_numpy(), "n"].to_numpy(), index=widest.index))
 
 
+def kernel_caps(caps: Sequence[int], first: int) -> tuple[int, ...]:
+    """The kernel stages' caps (``kernel_max_seeds``), checked: increasing, the first at least
+    the first stage's ``first`` repetitions.
+
+    Raises
+    ------
+    ValueError
+        Otherwise, in one line naming the caps and the rule.
+
+    Examples
+    --------
+    >>> kernel_caps([10, 48], 5)
+    (10, 48)
+    >>> kernel_caps([3, 10], 5)
+    Traceback (most recent call last):
+    ...
+    ValueError: --kernel-max-seeds 3,10: increasing integers, the first at least --kernel-seeds (5)
+    """
+    caps = tuple(int(c) for c in caps)
+    if not caps or caps[0] < max(first, 1) or any(b <= a for a, b in itertools.pairwise(caps)):
+        raise ValueError(f"--kernel-max-seeds {','.join(map(str, caps))}: increasing integers, the first at "
+                         f"least --kernel-seeds ({first})")
+    return caps
+
+
+def stage_pattern(text: str, first: int = 1) -> tuple[str, int | None]:
+    """One ``--kernel-stage-only`` entry: ``PATTERN`` or ``PATTERN=N`` (the matching experiments'
+    cells stop at N repetitions, N at least the first stage's ``first``).
+
+    Raises
+    ------
+    ValueError
+        N is not an integer of at least ``first`` (one line, naming the entry).
+
+    Examples
+    --------
+    >>> stage_pattern("table5=10")
+    ('table5', 10)
+    >>> stage_pattern("table2_s*")
+    ('table2_s*', None)
+    """
+    pattern, eq, n = text.rpartition("=") if "=" in text else (text, "", "")
+    if not eq:
+        return text, None
+    try:
+        cap = int(n)
+    except ValueError:
+        cap = 0
+    if not pattern or cap < max(first, 1):
+        raise ValueError(f"--kernel-stage-only {text!r}: PATTERN or PATTERN=N with N an integer of at least "
+                         f"--kernel-seeds ({first})")
+    return pattern, cap
+
+
+def _stage_ceilings(experiments: Sequence[Experiment],
+                    patterns: Sequence[tuple[str, int | None]] | None) -> dict[str, float]:
+    """Experiment key -> the most repetitions its kernel stage may give a cell (inf: the caps
+    alone; the smallest N of the patterns naming it)."""
+    if patterns is None:
+        return {e.key: math.inf for e in experiments}
+    out: dict[str, float] = {}
+    for pattern, cap in patterns:
+        for e in select(experiments, [pattern], "--kernel-stage-only"):
+            out[e.key] = min(out.get(e.key, math.inf), math.inf if cap is None else cap)
+    return out
+
+
 def stein_count(n0: int, h: float, target: float, cap: int) -> int:
     """Stein's two-stage count: ``ceil(n0 * (h / target)**2)`` at most ``cap``, never below n0."""
     if math.isnan(h) or h <= target:
@@ -468,7 +535,8 @@ def cell_name(cell: tuple[str, str, float]) -> str:
     return f"{exp} {alg}" + ("" if math.isnan(x) else f" x={x:g}")
 
 
-def select(experiments: Sequence[Experiment], only: Sequence[str] | None) -> list[Experiment]:
+def select(experiments: Sequence[Experiment], only: Sequence[str] | None,
+           option: str = "--only") -> list[Experiment]:
     """The experiments whose key or name matches one of the ``only`` patterns (all if None).
 
     Raises
@@ -482,7 +550,7 @@ def select(experiments: Sequence[Experiment], only: Sequence[str] | None) -> lis
 
     for pat in only:
         if not any(fnmatchcase(e.key, pat) or fnmatchcase(e.name, pat) for e in experiments):
-            raise ValueError(f"--only {pat!r} matches no experiment (allowed: {', '.join(e.key for e in experiments)})")
+            raise ValueError(f"{option} {pat!r} matches no experiment (allowed: {', '.join(e.key for e in experiments)})")
     return [e for e in experiments if any(fnmatchcase(e.key, p) or fnmatchcase(e.name, p) for p in only)]
 
 
@@ -494,7 +562,7 @@ MAX_REPEATS = 8
 class KernelStage:
     """The kernel's later stages (:func:`reproduce`'s ``kernel_max_seeds``)."""
 
-    experiments: set[str]       # experiment keys they may grow
+    experiments: dict[str, float]  # experiment keys they may grow -> most repetitions of a cell
     first: list[int]            # the first stage's seeds
     target: float               # ci_target
     caps: tuple[int, ...]       # kernel_max_seeds: one cap per stage after the first
@@ -509,8 +577,11 @@ def _stage_jobs(experiments: Sequence[Experiment], stage: KernelStage, per_run: 
     cell at the repetitions it has by then. The extra seeds continue the cell's numbering (4,
     5, ... after 1..3), so runs made earlier with a larger ``--kernel-seeds``, or by
     ``scripts/kernel_cell.py``, are found in the cache."""
-    rows = per_run[per_run["experiment"].isin(stage.experiments)]
-    need = kernel_repetitions_needed(rows, None if later else len(stage.first), stage.target, cap)
+    rows = per_run[per_run["experiment"].isin(list(stage.experiments))]
+    need: dict[tuple[str, str, float], int] = {}
+    for exp, sub in rows.groupby("experiment"):
+        need |= kernel_repetitions_needed(sub, None if later else len(stage.first), stage.target,
+                                          int(min(cap, stage.experiments[str(exp)])))
     by_key = {e.key: e for e in experiments}
     jobs: list[Job] = []
     for (exp, alg, x), n in need.items():
