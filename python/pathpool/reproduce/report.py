@@ -280,8 +280,9 @@ KERNEL_ACKS = {
 #: A paper's paragraph is shown when one of its experiments is among the disagreeing rows.
 KERNEL_EXPLAINED = {
     "rsf": (
-        "**RSF Table 2** (Linux 6.18, quickack reading, 3 repetitions, 6-10 for the cells of scenarios 0, 2 and 5 "
-        "the second stage grew; simulator 30 seeds with Linux recovery, "
+        "**RSF Table 2** (Linux 6.18, quickack reading; the ratios and measurements in this paragraph are "
+        "from the runs of 23 Nov, 3 repetitions and 6-10 in scenarios 0, 2 and 5, the list above has the "
+        "report's own; simulator 30 seeds with Linux recovery, "
         "RACK-TLP + PRR; numbers in `python/pathpool/reproduce/README.md`): with **one subflow** (scenario 0) "
         "every algorithm agrees within 10% (kernel/simulator 1.03-1.08), single-path TCP on the kernel's reno "
         "within 6%. With **two subflows** the kernel is slower for every algorithm, coupled or not (RSF-DB is "
@@ -322,7 +323,8 @@ KERNEL_EXPLAINED = {
         "gap, decomposed\"."
     ),
     "khalili": (
-        "**Khalili** (Linux 6.18, quickack reading, 3 repetitions of 60 s, 10 or 20 flows; the access is an IFB "
+        "**Khalili** (Linux 6.18, quickack reading, runs of 60 s, 10 or 20 flows, the numbers of this paragraph "
+        "from 3 repetitions on 23 Nov; the access is an IFB "
         "device shaped by `tbf`): the type-1 users' total is 3-8% below the simulator's on the kernel for every "
         "multipath algorithm (single-path TCP: 1%). The kernel's access forwards between 1% fewer and 5% more "
         "packets than the simulator's for less goodput (the MPTCP sub-MSS segments seen in RSF Table 2), and "
@@ -331,8 +333,9 @@ KERNEL_EXPLAINED = {
         "keep more (LIA: 8.64 against 7.55 Mbit/s)."
     ),
     "balia": (
-        "**Balia Tables III-V and Fig. 3** (Linux 6.18, quickack reading, 3 repetitions, 8-10 in Table III, every "
-        "algorithm; "
+        "**Balia Tables III-V and Fig. 3** (Linux 6.18, quickack reading, every algorithm; the measurements in "
+        "this paragraph are from the runs of 23 Nov, 3 repetitions and 8-10 in Table III, the list above has "
+        "the report's own ratios; "
         "numbers in `python/pathpool/reproduce/README.md`): without single-path users (Table IV) the engines "
         "agree within 4%. Where a multipath flow shares link 2 with single-path TCP (Tables III and V) the "
         "kernel's multipath flow takes less and the single-path user more. Table III (the multipath flow at "
@@ -356,7 +359,8 @@ KERNEL_EXPLAINED = {
         "so the loss sharing accounts for most of the gap. Why the simulator's overflows spare the subflow "
         "we have not isolated; its Table V runs are nearly deterministic (of 30 seeds, 3-6 distinct outcomes "
         "per algorithm, Coupled 15), so the narrow simulator CIs reflect few distinct drop patterns. Fig. 3: "
-        "the window oscillation of Coupled (x1.82) and OLIA (x2.55) is higher on the kernel, where they take "
+        "the window oscillation of Coupled and OLIA is higher on the kernel (x1.82 and x2.55 at 3 runs), where "
+        "they take "
         "about twice the simulator's window reductions (20-120 s, both subflows: Coupled 36 against 18, OLIA "
         "20 against 10; every other algorithm and the single Reno flow within 25%: Reno 11.7 against 11.0), "
         "their summed window spends 54% and 41% of the time below the link's 83-packet bandwidth-delay "
@@ -376,7 +380,9 @@ KERNEL_EXPLAINED = {
         "the restart off (more idle, 50% utilisation) or a 4 MB receive buffer (no change) confirm the "
         "restart is a consequence and the window not the limit; a 4 MB send buffer leaves Coupled's idles "
         "and removed OLIA's (0 of 6 runs below 90% utilisation, window CV 0.174, against 9 of 15 with the "
-        "default send buffer). Numbers "
+        "default send buffer). Balia's is higher on the kernel too once it has 10 runs (the list above; its 3 "
+        "runs of 23 Nov gave 0.178 against the simulator's 0.167, its reductions within 25%): not "
+        "decomposed. Numbers "
         "in `python/pathpool/reproduce/README.md`, \"Balia Fig. 3 on the kernel\"."
     ),
 }
