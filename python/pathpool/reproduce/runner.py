@@ -443,7 +443,7 @@ def stage_pattern(text: str, first: int = 1) -> tuple[str, int | None]:
     >>> stage_pattern("table2_s*")
     ('table2_s*', None)
     """
-    pattern, eq, n = text.rpartition("=") if "=" in text else (text, "", "")
+    pattern, eq, n = text.rpartition("=")
     if not eq:
         return text, None
     try:
