@@ -123,7 +123,8 @@ impl Ack {
 /// - `Acks`: one increment step per ACK whatever it acknowledges, and a slow-start ACK does
 ///   nothing else (the leftover is dropped): the out-of-tree Linux MPTCP v0.95 coupled
 ///   algorithms (`mptcp_ccc_cong_avoid`: `snd_cwnd_cnt++` per call; `tcp_slow_start();
-///   return;`), which the seed papers' kernels ran. With delayed ACKs (one ACK per two
+///   return;`), which the kernels of the reproduced papers ran (MPTCP v0.88 in Peng et al.
+///   2016, v0.93 in Pokhrel & Williamson 2020). With delayed ACKs (one ACK per two
 ///   segments) it grows about half as fast per RTT as `Bytes`.
 ///
 /// Slow start counts acknowledged segments in both modes (Linux `tcp_slow_start(tp, acked)`,
@@ -157,7 +158,7 @@ impl Counting {
     }
 }
 
-/// One algorithm's window rules at one state, as seed 004 eq. (7) needs them to turn the
+/// One algorithm's window rules at one state, as Peng et al. 2016, eq. (7) needs them to turn the
 /// algorithm into a fluid model (`k_r = x_r D_r / tau_r`, `phi_r = I_r / D_r`).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct WindowRules {

@@ -1,9 +1,10 @@
 //! # pathpool-cc
 //!
-//! Every congestion-control algorithm of the pathpool seed papers as a pure state machine behind
-//! one small trait, [`Controller`]. No I/O, no clock, no simulator types: a transport (the
-//! pathpool simulator, a test, or the kernel port's test vectors) feeds events in and reads
-//! windows out.
+//! Every congestion-control algorithm of the papers pathpool reproduces (Pokhrel & Williamson
+//! 2020; Peng, Walid, Hwang & Low 2016; Khalili et al. 2013) and of the standards they build on,
+//! as a pure state machine behind one small trait, [`Controller`]. No I/O, no clock, no
+//! simulator types: a transport (the pathpool simulator, a test, or the kernel port's test
+//! vectors) feeds events in and reads windows out.
 //!
 //! Pick an algorithm by name with [`build`]; list them with [`catalog`]. The concrete types are
 //! public in [`algos`] for inspection (LIA's alpha, OLIA's sets, RSF's estimates). The crate

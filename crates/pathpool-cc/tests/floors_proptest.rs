@@ -9,7 +9,7 @@ use pathpool_cc::{build, ParamValue, Params, MIN_CWND, MIN_SSTHRESH};
 use proptest::prelude::*;
 
 /// (name, params, ssthresh floor). Coupled and Balia go down to 1 with several paths
-/// (seed 004 Section V); everything else keeps Linux's 2.
+/// (Peng et al. 2016, Section V); everything else keeps Linux's 2.
 fn config(k: usize, x: f64, y: f64, flag: bool) -> (&'static str, Params, f64) {
     let text = |s: &str| ParamValue::Text(s.into());
     match k {

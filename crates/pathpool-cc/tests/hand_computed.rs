@@ -104,7 +104,7 @@ fn coupled_increase_is_one_over_total_and_decrease_is_half_the_total() {
     let s = after_loss("coupled", &Params::new(), base.clone(), 2);
     close(s[2].ssthresh, 10.0);
     close(s[2].cwnd, 10.0);
-    // Loss on 0: 4 - 20 = -16 -> floor 1 (three active paths, seed 004 Section V).
+    // Loss on 0: 4 - 20 = -16 -> floor 1 (three active paths, Peng et al. 2016, Section V).
     let s = after_loss("coupled", &Params::new(), base.clone(), 0);
     close(s[0].ssthresh, 1.0);
     close(s[0].cwnd, 1.0);
@@ -190,7 +190,7 @@ fn balia_continuous_increase_and_decrease() {
     );
     close(s[0].ssthresh, 4.0);
     // w = (1.5, 20): alpha_0 = 13.3, decrease 0.75 * 1.5 = 1.125 -> 0.375, floored at 1
-    // (two paths: seed 004 Section V minimum ssthresh 1).
+    // (two paths: Peng et al. 2016, Section V: minimum ssthresh 1).
     let s = after_loss(
         "balia",
         &Params::new(),

@@ -1,4 +1,4 @@
-//! RSF-DB (seed 001 eq. 1) and RSF-LB (seed 001 eq. 2).
+//! RSF-DB (Pokhrel & Williamson 2020, eq. 1) and RSF-LB (Pokhrel & Williamson 2020, eq. 2).
 
 mod common;
 

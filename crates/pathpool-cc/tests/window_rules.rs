@@ -1,4 +1,4 @@
-//! `Controller::window_rules` (what fluid models read, seed 004 eq. (7)) is what the controller
+//! `Controller::window_rules` (what fluid models read: Peng et al. 2016, eq. (7)) is what the controller
 //! does: on random congestion-avoidance states, one acknowledged segment adds exactly
 //! `increase`, one loss event sets `ssthresh = w - decrease` wherever that is above the floor.
 

@@ -1,6 +1,6 @@
 //! `pathpool._core.window_rules`: one pathpool-cc controller's per-segment increase and per-loss
 //! decrease ([`Controller::window_rules`]) on every subflow of a state. The fluid model of
-//! `pathpool.analysis` takes its rules from here (seed 004 eq. 7 turns them into `k_r`,
+//! `pathpool.analysis` takes its rules from here (Peng et al. 2016, eq. 7 turns them into `k_r`,
 //! `phi_r`), so it has no copy of its own and every registry algorithm with rules has one.
 //!
 //! The state is congestion avoidance (`ssthresh` below every window), every subflow active,

@@ -1,4 +1,4 @@
-//! Helpers shared by the algorithms: Linux slow start, the halving loss response, rates, floors.
+//! Building blocks shared by the algorithms: Linux slow start, the halving loss response, rates, floors.
 //!
 //! Conventions every algorithm here follows (see the crate README):
 //! - An ACK with `acked_bytes == 0` acknowledges nothing new and changes nothing.

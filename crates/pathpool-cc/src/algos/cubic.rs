@@ -1,4 +1,5 @@
-//! `cubic`: CUBIC (RFC 9438), uncoupled on every subflow.
+//! `cubic`: CUBIC (Xu, Ha, Rhee, Goel & Eggert, RFC 9438, 2023, Section 4, eq. (1), (2) and (4);
+//! the algorithm of Ha, Rhee & Xu 2008), uncoupled on every subflow.
 
 use super::common::{ca_credit, secs, set_ssthresh};
 use crate::controller::{Ack, Controller, Counting, Nanos, Subflow, MIN_CWND, MIN_SSTHRESH};
@@ -7,7 +8,8 @@ use crate::registry::{AlgorithmInfo, CcError, Params};
 pub(crate) const INFO: AlgorithmInfo = AlgorithmInfo {
     name: "cubic",
     summary: "CUBIC on every subflow, uncoupled (what upstream Linux MPTCP runs by default)",
-    source: "RFC 9438 Section 4 (eq. 1 W_cubic, eq. 2 K, eq. 4 W_est, Sections 4.6-4.8)",
+    source: "Xu, Ha, Rhee, Goel & Eggert 2023 (RFC 9438), Section 4 (eq. 1 W_cubic, eq. 2 K, eq. 4 \
+             W_est, Sections 4.6-4.8); Ha, Rhee & Xu 2008",
     formula: "W_cubic(t) = C (t - K)^3 + W_max, K = cbrt((W_max - cwnd_epoch)/C), C = 0.4; per segment acked in CA: \
               target = clamp(W_cubic(t + RTT), cwnd, 1.5 cwnd), cwnd += (target - cwnd)/cwnd, or \
               cwnd = W_est in the Reno-friendly region (W_est += alpha_cubic * segments_acked/cwnd, \
@@ -49,7 +51,7 @@ struct CubicState {
     epoch: Epoch,
 }
 
-/// CUBIC per RFC 9438, run independently on every subflow.
+/// CUBIC per RFC 9438 (Xu, Ha, Rhee, Goel & Eggert 2023), run independently on every subflow.
 ///
 /// Congestion avoidance, per ACK (RFC 9438 Section 4.2-4.4), time `t` from the start of the
 /// epoch (the first CA ACK after a congestion event):

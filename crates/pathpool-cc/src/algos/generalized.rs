@@ -1,4 +1,5 @@
-//! `generalized`: the (eta, beta) design family of seed 002 ("Design of the tradeoff").
+//! `generalized`: the (eta, beta) design family of Walid, Hwang, Peng & Low 2014 (slide "Design of
+//! the tradeoff"), the two-parameter form of Peng et al. 2016's family, eq. (16).
 
 use super::common::{active_count, add_credited, ca_credit, halve, rates, set_ssthresh};
 use crate::controller::{
@@ -8,9 +9,10 @@ use crate::registry::{number, AlgorithmInfo, CcError, ParamInfo, Params};
 
 pub(crate) const INFO: AlgorithmInfo = AlgorithmInfo {
     name: "generalized",
-    summary: "The (eta, beta) family of seed 002: eta tunes responsiveness, beta friendliness",
-    source: "Seed 002 slide \"Design of the tradeoff\" (k_r, phi_r); window rules derived through seed 004 \
-             eq. (7) (k_r = x_r D_r / tau_r, phi_r = I_r / D_r) with Reno's normalisation",
+    summary: "The (eta, beta) family of Walid et al. 2014: eta tunes responsiveness, beta friendliness",
+    source: "Walid et al. 2014, slide \"Design of the tradeoff\" (k_r, phi_r; Peng et al. 2016, eq. (16)); \
+             window rules derived through Peng et al. 2016, eq. (7) (k_r = x_r D_r / tau_r, \
+             phi_r = I_r / D_r) with Reno's normalisation",
     formula: "a_r = x_max/x_r; per segment acked on r: w_r += x_r/(tau_r (sum_k x_k)^2) * (1 + beta(a_r-1)) * \
               (1 + eta(a_r-1)); per loss on r: w_r -= w_r/2 * (1 + eta(a_r-1)), ssthresh floor 2. \
               (eta, beta) = (0, 1) is Max (LIA without its cap) for equal RTTs; (0.5, 0.2) has Balia's increase",
@@ -34,18 +36,18 @@ pub(crate) const INFO: AlgorithmInfo = AlgorithmInfo {
     build,
 };
 
-/// The generalized family of seed 002 ("Design of the tradeoff"), and Balia as its member
-/// (eta, beta) = (0.5, 0.2) with Balia's own decrease.
+/// The generalized family of Walid, Hwang, Peng & Low 2014 (slide "Design of the tradeoff"), and
+/// Balia as its member (eta, beta) = (0.5, 0.2) with Balia's own decrease.
 ///
-/// The slide gives the fluid-model functions (seed 004 eq. (3); seed 004's eq. (16), the family
-/// itself, was lost in extraction, so the slide's two-parameter form is the one used):
+/// The slide gives the fluid-model functions of the model of Peng et al. 2016, eq. (3), in the
+/// two-parameter form used here (Peng et al. 2016 write the family as their eq. (16)):
 ///
 /// ```text
 /// k_r   = x_r (x_r + eta (x_max - x_r))
 /// phi_r = f_r (x_r + beta (x_max - x_r)),   f_r = 1 / (tau_r^2 x_r ||x||_1^2)
 /// ```
 ///
-/// Seed 004 eq. (7) links them to the per-ACK increment I_r and per-loss decrement D_r:
+/// Peng et al. 2016, eq. (7), links them to the per-ACK increment I_r and per-loss decrement D_r:
 /// `k_r = x_r D_r / tau_r`, `phi_r = I_r / D_r`. Reno (I = 1/w, D = w/2) has `k = x^2/2`,
 /// `phi = 2/(x tau)^2`, while the slide's family on one path (x_max = x_r) gives `k = x^2` and
 /// `phi = 1/(x tau)^2`: the slide omits the factors 1/2 and 2 (its product `k phi` is Reno's).
@@ -63,14 +65,15 @@ pub(crate) const INFO: AlgorithmInfo = AlgorithmInfo {
 /// (beta, eta) = (0, 1) keeps the increase but gives `D_r = (w_r/2) a_r`, which is not LIA's. So
 /// the slide's labelling (eta, beta) is the consistent one.
 ///
-/// **Balia** (seed 002 slide "Balia"; seed 004 Section I eq. (1)-(2); seed 001 Table 1) is
-/// (eta, beta) = (0.5, 0.2): its increase `(1+a)/2 (4+a)/5` is the family's. Its decrease
-/// `(w_r/2) min(a_r, 1.5)` is not the family's `(w_r/2)(1 + a_r)/2`: seed 004 Section IV-B says
+/// **Balia** (Peng et al. 2016, Section I, eq. (1)-(2); Walid et al. 2014, slide "Balia";
+/// Pokhrel & Williamson 2020, Table 1) is (eta, beta) = (0.5, 0.2): its increase
+/// `(1+a)/2 (4+a)/5` is the family's. Its decrease `(w_r/2) min(a_r, 1.5)` is not the family's
+/// `(w_r/2)(1 + a_r)/2`: Peng et al. 2016, Section IV-B, says
 /// Balia departs from the family there on purpose ("we add a cap for the decrement of window
 /// size"). [`Generalized::balia`] is therefore this type with [`Decrease::Balia`]; the family as
-/// derived is [`Decrease::Family`] (no cap, Reno's `ssthresh >= 2`). Balia's floors: seed 004
-/// Section V, "for the Coupled and our algorithm, the minimum ssthresh is set to 1 instead of 2
-/// when more than 1 path is available"; the v0.95 kernel does the same (`max(cwnd - md, 1)` with
+/// derived is [`Decrease::Family`] (no cap, Reno's `ssthresh >= 2`). Balia's floors: Peng et al.
+/// 2016, Section V, "for the Coupled and our algorithm, the minimum ssthresh is set to 1 instead
+/// of 2 when more than 1 path is available"; the v0.95 kernel does the same (`max(cwnd - md, 1)` with
 /// more than one established subflow, `tcp_reno_ssthresh` otherwise).
 ///
 /// **Float operations.** A factor `1 + p (a_r - 1)` with `p = 1/n` for a whole number `n` is
@@ -104,7 +107,7 @@ pub enum Decrease {
 /// Which Balia: the paper's or the v0.95 kernel's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum BaliaVariant {
-    /// Seed 002 / 004 formula with real-valued `alpha_r`.
+    /// The published formula (Peng et al. 2016, eq. (1)-(2)) with real-valued `alpha_r`.
     Continuous,
     /// Linux MPTCP v0.95 `mptcp_balia.c`: the decrease uses the integer quotient
     /// `alpha_r = max_rate / rate` (so `min(alpha_r, 1.5)` is 1 or 1.5). Its increase uses the

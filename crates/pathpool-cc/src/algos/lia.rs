@@ -1,5 +1,6 @@
-//! `lia`: the Linked Increases Algorithm of RFC 6356, with alpha kept on the connection the way
-//! the out-of-tree Linux MPTCP v0.95 (`mptcp_coupled.c`) keeps it.
+//! `lia`: the Linked Increases Algorithm of RFC 6356 (Raiciu, Handley & Wischik 2011, Section 3;
+//! the RFC numbers no equations), with alpha kept on the connection the way the out-of-tree
+//! Linux MPTCP v0.95 (`mptcp_coupled.c`) keeps it.
 
 use super::common::{active_count, add_credited, alpha_ratio, ca_credit, halve};
 use crate::controller::{
@@ -10,8 +11,9 @@ use crate::registry::{flag, AlgorithmInfo, CcError, ParamInfo, Params};
 pub(crate) const INFO: AlgorithmInfo = AlgorithmInfo {
     name: "lia",
     summary: "Linked Increases Algorithm (MPTCP's standard coupled congestion control)",
-    source: "RFC 6356 Section 3 (alpha: eq. in Section 3, increase min(alpha/w_total, 1/w_r)); \
-             Linux MPTCP v0.95 mptcp_coupled.c for when alpha is recomputed",
+    source: "Raiciu, Handley & Wischik 2011 (RFC 6356), Section 3 (alpha: the unnumbered equation \
+             of Section 3, increase min(alpha/w_total, 1/w_r)); Linux MPTCP v0.95 mptcp_coupled.c \
+             for when alpha is recomputed",
     formula: "alpha = w_total * max_i(w_i/rtt_i^2) / (sum_i w_i/rtt_i)^2; per segment acked on r: \
               w_r += min(alpha/w_total, 1/w_r); per loss: ssthresh = max(w_r/2, 2), w_r = ssthresh",
     params: &[ParamInfo {
@@ -26,9 +28,9 @@ pub(crate) const INFO: AlgorithmInfo = AlgorithmInfo {
     build,
 };
 
-/// RFC 6356 LIA.
+/// RFC 6356 LIA (Raiciu, Handley & Wischik 2011).
 ///
-/// RFC 6356 Section 3, in segments:
+/// RFC 6356 Section 3 (its equations are unnumbered), in segments:
 ///
 /// ```text
 /// alpha   = w_total * max_i(w_i / rtt_i^2) / (sum_i w_i / rtt_i)^2

@@ -1,9 +1,11 @@
-//! `ewtcp`, `coupled`, `semicoupled`, `max`: the four earlier multipath designs that seed 004
-//! models in Section II-B, one type each ([`Ewtcp`], [`Coupled`], [`Semicoupled`], [`Max`]).
-//! Seed 004's formulas for them (its eq. (1)-(16) region) were lost in extraction; the standard
-//! forms used are those of Wischik, Raiciu, Greenhalgh, Handley, "Design, implementation and
-//! evaluation of congestion control for multipath TCP", NSDI 2011, Section 2 (hence the module
-//! name), as restated in /work/shared/seeds/README.md.
+//! `ewtcp`, `coupled`, `semicoupled`, `max`: the four earlier multipath designs that Peng,
+//! Walid, Hwang & Low (IEEE/ACM ToN 2016) model in Section II-B, one type each ([`Ewtcp`],
+//! [`Coupled`], [`Semicoupled`], [`Max`]). Their window rules are the standard forms of Wischik,
+//! Raiciu, Greenhalgh & Handley, "Design, implementation and evaluation of congestion control for
+//! multipath TCP", NSDI 2011, Section 2 (hence the module name), with equal RTTs and `w_total`
+//! the sum of the connection's windows. Each is written as a per-ACK increment `I_r` and a
+//! per-loss decrement `D_r`, the form Peng et al. 2016, eq. (7), maps to their fluid model
+//! (`k_r = x_r D_r / tau_r`, `phi_r = I_r / D_r`).
 //!
 //! All four run Linux slow start and one congestion-avoidance increment per acknowledged
 //! segment (per ACK under [`Counting::Acks`]).
@@ -19,7 +21,8 @@ use crate::registry::{number, AlgorithmInfo, CcError, ParamInfo, Params};
 pub(crate) const EWTCP_INFO: AlgorithmInfo = AlgorithmInfo {
     name: "ewtcp",
     summary: "Equally-weighted TCP: Reno on every subflow with the increase scaled by a weight a",
-    source: "Seed 004 Section II-B (EWTCP, Honda et al. 2009); standard form of Wischik et al., NSDI 2011",
+    source: "Honda et al. 2009; standard form of Wischik et al. 2011 (NSDI), Section 2; Peng et al. 2016 \
+             (IEEE/ACM ToN), Section II-B, fluid form via eq. (7)",
     formula: "per segment acked on r: w_r += a/w_r; per loss on r: w_r -= w_r/2 (ssthresh = max(w_r/2, 2))",
     params: &[ParamInfo {
         name: "a",
@@ -35,9 +38,10 @@ pub(crate) const EWTCP_INFO: AlgorithmInfo = AlgorithmInfo {
 pub(crate) const COUPLED_INFO: AlgorithmInfo = AlgorithmInfo {
     name: "coupled",
     summary: "Fully coupled: every subflow grows by 1/w_total and cuts w_total/2 from its window",
-    source: "Seed 004 Section II-B (Coupled, Kelly & Voice 2005, Han et al. 2006); Wischik et al., NSDI 2011",
+    source: "Kelly & Voice 2005; Han et al. 2006; standard form of Wischik et al. 2011 (NSDI), Section 2; \
+             Peng et al. 2016 (IEEE/ACM ToN), Section II-B, fluid form via eq. (7)",
     formula: "per segment acked on r: w_r += 1/w_total; per loss on r: ssthresh_r = max(w_r - w_total/2, floor), \
-              w_r = ssthresh_r; floor = 1 with more than one active subflow (seed 004 Section V), else 2",
+              w_r = ssthresh_r; floor = 1 with more than one active subflow (Peng et al. 2016, Section V), else 2",
     params: &[],
     coupled: true,
     build: build_coupled,
@@ -46,7 +50,8 @@ pub(crate) const COUPLED_INFO: AlgorithmInfo = AlgorithmInfo {
 pub(crate) const SEMICOUPLED_INFO: AlgorithmInfo = AlgorithmInfo {
     name: "semicoupled",
     summary: "Semicoupled: coupled increase a/w_total, Reno decrease w_r/2",
-    source: "Seed 004 Section II-B (Semicoupled, Wischik et al. 2011); Wischik et al., NSDI 2011",
+    source: "Wischik et al. 2011 (NSDI), Section 2; Peng et al. 2016 (IEEE/ACM ToN), Section II-B, \
+             fluid form via eq. (7)",
     formula:
         "per segment acked on r: w_r += a/w_total; per loss on r: w_r -= w_r/2 (ssthresh = max(w_r/2, 2))",
     params: &[ParamInfo {
@@ -63,7 +68,8 @@ pub(crate) const MAX_INFO: AlgorithmInfo = AlgorithmInfo {
     name: "max",
     summary: "Max: LIA's increase without the cap at 1/w_r, Reno decrease",
     source:
-        "Seed 004 Section II-B (Max, Wischik et al. 2011); RFC 6356 Section 3 without the min()",
+        "Wischik et al. 2011 (NSDI), Section 2; Peng et al. 2016 (IEEE/ACM ToN), Section II-B, fluid form \
+         via eq. (7); Raiciu, Handley & Wischik 2011 (RFC 6356), Section 3, without the min()",
     formula:
         "per segment acked on r: w_r += max_k(w_k/rtt_k^2) / (sum_k w_k/rtt_k)^2; per loss on r: \
               w_r -= w_r/2 (ssthresh = max(w_r/2, 2))",
@@ -89,8 +95,8 @@ fn on_ack_with(
     add_credited(&mut subflows[i], n, inc);
 }
 
-/// EWTCP, equally-weighted TCP (Honda et al. 2009; seed 004 Section II-B, whose equations
-/// were lost in extraction; the standard form of Wischik et al., NSDI 2011, Section 2).
+/// EWTCP, equally-weighted TCP (Honda et al. 2009; standard form of Wischik et al. 2011, NSDI,
+/// Section 2; modelled by Peng et al. 2016, Section II-B, through eq. (7)).
 ///
 /// Per segment acknowledged on r in congestion avoidance, per loss on r:
 ///
@@ -127,8 +133,9 @@ impl Ewtcp {
     }
 }
 
-/// Coupled, the fully coupled design (Kelly & Voice 2005; Han et al. 2006; seed 004 Section
-/// II-B, equations lost in extraction; standard form of Wischik et al., NSDI 2011, Section 2).
+/// Coupled, the fully coupled design (Kelly & Voice 2005; Han et al. 2006; standard form of
+/// Wischik et al. 2011, NSDI, Section 2; modelled by Peng et al. 2016, Section II-B, through
+/// eq. (7)).
 ///
 /// Per segment acknowledged on r, per loss on r (`w_total` = sum of the windows of the
 /// active subflows):
@@ -139,8 +146,8 @@ impl Ewtcp {
 ///
 /// `D_r` can exceed the path's own window; it is applied as
 /// `ssthresh_r = max(w_r - w_total/2, floor)`, `w_r = ssthresh_r`, with `floor = 1` when more
-/// than one subflow is active (seed 004, Section V: "for the Coupled ... algorithm, the minimum
-/// ssthresh is set to 1 instead of 2 when more than 1 path is available") and Linux's 2 on a
+/// than one subflow is active (Peng et al. 2016, Section V: "for the Coupled ... algorithm, the
+/// minimum ssthresh is set to 1 instead of 2 when more than 1 path is available") and Linux's 2 on a
 /// single path, where the rule is Reno's `max(w/2, 2)`.
 #[derive(Debug, Clone)]
 pub struct Coupled {
@@ -172,8 +179,8 @@ impl Default for Coupled {
     }
 }
 
-/// Semicoupled (Wischik et al. 2011; seed 004 Section II-B, equations lost in extraction;
-/// standard form of Wischik et al., NSDI 2011, Section 2).
+/// Semicoupled (Wischik et al. 2011, NSDI, Section 2; modelled by Peng et al. 2016, Section II-B,
+/// through eq. (7)).
 ///
 /// ```text
 /// I_r = a / w_total    D_r = w_r / 2   (ssthresh = max(w_r/2, 2))
@@ -205,8 +212,9 @@ impl Semicoupled {
     }
 }
 
-/// Max (Wischik et al. 2011; seed 004 Section II-B, equations lost in extraction; RFC 6356
-/// Section 3's increase without its `min(., 1/w_r)` cap, i.e. LIA uncapped).
+/// Max (Wischik et al. 2011, NSDI, Section 2; modelled by Peng et al. 2016, Section II-B, through
+/// eq. (7)): the increase of RFC 6356 (Raiciu, Handley & Wischik 2011), Section 3, without its
+/// `min(., 1/w_r)` cap, i.e. LIA uncapped.
 ///
 /// ```text
 /// I_r = max_k(w_k/rtt_k^2) / (sum_k w_k/rtt_k)^2    D_r = w_r / 2   (ssthresh = max(w_r/2, 2))

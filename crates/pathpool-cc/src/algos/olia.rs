@@ -1,4 +1,5 @@
-//! `olia`: the Opportunistic Linked Increases Algorithm.
+//! `olia`: the Opportunistic Linked Increases Algorithm (Khalili, Gast, Popovic & Le Boudec,
+//! IEEE/ACM ToN 2013, Section V; restated in Pokhrel & Williamson 2020, Table 1).
 
 use super::common::{add_credited, ca_credit, halve, participates};
 use crate::controller::{Ack, Controller, Counting, Nanos, Subflow, WindowRules};
@@ -8,8 +9,9 @@ pub(crate) const INFO: AlgorithmInfo = AlgorithmInfo {
     name: "olia",
     summary: "Opportunistic Linked Increases Algorithm (Pareto-optimal alternative to LIA)",
     source:
-        "Khalili, Gast, Popovic, Le Boudec, \"MPTCP is not Pareto-optimal: performance issues and \
-             a possible solution\", IEEE/ACM ToN 21(5) 2013, Section V (OLIA); \
+        "Khalili, Gast, Popovic & Le Boudec 2013, \"MPTCP is not Pareto-optimal: performance issues \
+             and a possible solution\", IEEE/ACM ToN 21(5), Section V (OLIA); Pokhrel & Williamson \
+             2020, Table 1; \
              draft-khalili-mptcp-congestion-control-05; Linux MPTCP v0.95 mptcp_olia.c",
     formula: "per segment acked on r: w_r += (w_r/rtt_r^2)/(sum_p w_p/rtt_p)^2 + alpha_r/w_r; \
               l_r = max(l1_r, l2_r); B = argmax l_r/rtt_r^2; M = argmax w_r; \

@@ -1,4 +1,5 @@
-//! `reno`: NewReno-style AIMD, each subflow on its own (RFC 5681).
+//! `reno`: NewReno-style AIMD, each subflow on its own (Allman, Paxson & Blanton, RFC 5681, 2009,
+//! Section 3.1, eq. (3) and (4)).
 
 use super::common::{add_credited, ca_credit, halve};
 use crate::controller::{Ack, Controller, Counting, Nanos, Subflow, WindowRules};
@@ -7,7 +8,8 @@ use crate::registry::{AlgorithmInfo, CcError, Params};
 pub(crate) const INFO: AlgorithmInfo = AlgorithmInfo {
     name: "reno",
     summary: "Uncoupled NewReno AIMD on every subflow (single-path TCP when there is one subflow)",
-    source: "RFC 5681 Section 3.1 (eq. 3 and 4); Linux tcp_reno_cong_avoid / tcp_reno_ssthresh",
+    source: "Allman, Paxson & Blanton 2009 (RFC 5681), Section 3.1, eq. (3) and (4); Linux \
+             tcp_reno_cong_avoid / tcp_reno_ssthresh",
     formula:
         "slow start: w += acked segments (up to ssthresh); per segment acked in CA: w += 1/w; \
               per loss: ssthresh = max(w/2, 2), w = ssthresh",
@@ -16,7 +18,7 @@ pub(crate) const INFO: AlgorithmInfo = AlgorithmInfo {
     build,
 };
 
-/// Uncoupled Reno on every subflow.
+/// Uncoupled Reno on every subflow (Allman, Paxson & Blanton 2009, RFC 5681, Section 3.1).
 ///
 /// Congestion avoidance (RFC 5681 eq. 3, in segments): `w += 1/w` per acknowledged segment
 /// (default [`Counting::Bytes`], Linux 6.18 `tcp_reno_cong_avoid` -> `tcp_cong_avoid_ai(tp, w,

@@ -1,4 +1,6 @@
-//! `rsf-db` and `rsf-lb`: the rent-seeking-framework designs of Pokhrel & Williamson (seed 001).
+//! `rsf-db` and `rsf-lb`: the rent-seeking-framework designs of Pokhrel & Williamson, "A
+//! Rent-Seeking Framework for Multipath TCP", IFIP Performance 2020: RSF-DB is its eq. (1),
+//! RSF-LB its eq. (2).
 
 use super::common::{add_credited, ca_credit, halve, secs};
 use crate::controller::{Ack, Controller, Counting, Nanos, Subflow};
@@ -7,8 +9,8 @@ use crate::registry::{number, AlgorithmInfo, CcError, ParamInfo, Params};
 pub(crate) const DB_INFO: AlgorithmInfo = AlgorithmInfo {
     name: "rsf-db",
     summary: "Delay-balanced MPTCP: Reno increase scaled down as the forward queueing delay nears d",
-    source: "Pokhrel & Williamson, \"A Rent-Seeking Framework for Multipath TCP\", IFIP Performance 2020 \
-             (seed 001) Section 2, eq. (1)",
+    source: "Pokhrel & Williamson 2020, \"A Rent-Seeking Framework for Multipath TCP\", IFIP Performance \
+             2020, Section 2, eq. (1)",
     formula: "per new ACK on i: W_i += (1/W_i) min{1, (d - q_i)/q_i} (factor 1 if q_i <= 0; may be \
               negative); per loss: W_i -= W_i/2 (ssthresh = max(W_i/2, 2)); q_i = one-way delay - \
               minimum one-way delay seen on i (fallback: latest RTT - min RTT)",
@@ -25,8 +27,8 @@ pub(crate) const DB_INFO: AlgorithmInfo = AlgorithmInfo {
 pub(crate) const LB_INFO: AlgorithmInfo = AlgorithmInfo {
     name: "rsf-lb",
     summary: "Loss-balanced MPTCP: Reno increase scaled down as the loss rate lambda_i l_i nears mu",
-    source: "Pokhrel & Williamson, \"A Rent-Seeking Framework for Multipath TCP\", IFIP Performance 2020 \
-             (seed 001) Section 2, eq. (2)",
+    source: "Pokhrel & Williamson 2020, \"A Rent-Seeking Framework for Multipath TCP\", IFIP Performance \
+             2020, Section 2, eq. (2)",
     formula: "per new ACK on i: W_i += (1/W_i) min{1, (mu - lambda_i l_i)/(lambda_i l_i)} (factor 1 if \
               lambda_i l_i = 0); per loss: W_i -= W_i/2; lambda_i = W_i/srtt_i, l_i = EWMA of the \
               per-packet loss indicator over ~loss_window packets",
@@ -48,7 +50,7 @@ pub(crate) const LB_INFO: AlgorithmInfo = AlgorithmInfo {
     build: build_lb,
 };
 
-/// RSF-DB (seed 001, eq. (1)).
+/// RSF-DB, delay-balanced (Pokhrel & Williamson 2020, Section 2, eq. (1)).
 ///
 /// ```text
 /// per loss on i:    W_i <- W_i / 2                      (ssthresh = max(W_i/2, 2))
@@ -159,7 +161,7 @@ struct LossEstimate {
     weight: f64,
 }
 
-/// RSF-LB (seed 001, eq. (2)).
+/// RSF-LB, loss-balanced (Pokhrel & Williamson 2020, Section 2, eq. (2)).
 ///
 /// ```text
 /// per loss on i:    W_i <- W_i / 2                      (ssthresh = max(W_i/2, 2))

@@ -1,4 +1,4 @@
-//! Helpers shared by the integration tests.
+//! Subflow builders and checks shared by the integration tests.
 #![allow(dead_code)]
 
 use pathpool_cc::{Ack, Nanos, ParamValue, Params, Subflow};
