@@ -1,4 +1,4 @@
-"""The RSF rent-seeking game (seed 001 Section 3)."""
+"""The RSF rent-seeking game (Pokhrel & Williamson 2020, Section 3)."""
 
 import numpy as np
 import pytest
@@ -72,8 +72,8 @@ def test_unique_under_path_capacities_from_many_starts():
     np.testing.assert_allclose(sol.lam.sum(axis=0), [1.0, 2.0], rtol=1e-9)  # (16) binds
 
 
-# Dynamics converging to the normalized equilibrium (issue 4: "best-response dynamics or the
-# continuous-time dynamics converging"). z = 1 everywhere: diagonal strict concavity holds on the
+# Dynamics converging to the normalized equilibrium: best-response dynamics and the
+# continuous-time dynamics both reach it. z = 1 everywhere: diagonal strict concavity holds on the
 # whole orthant (test_dsc_region_k2), so Rosen's Theorem 9 promises global convergence.
 DYNAMICS_CASES = [
     (1, 2, 1.0),                      # one connection, shared capacity (7)
@@ -295,8 +295,8 @@ def test_split_capacity_best_response_stops_at_a_non_normalized_equilibrium():
 
 
 def test_closed_form_with_a_binding_lower_bound():
-    # Issue 14: z = (1, 2, 3, 4), p_hat = 0, B = 1 gave lambda_1 = -0.44. Player 1 sits at the
-    # bound; the others share B - lb with mu = (2 B + lb) / (B^2 (1/2 + 1/3 + 1/4)):
+    # z = (1, 2, 3, 4), p_hat = 0, B = 1: the interior closed form gives lambda_1 = -0.44, below
+    # the bound. Player 1 sits at the bound; the others share B - lb with mu = (2 B + lb) / (B^2 (1/2 + 1/3 + 1/4)):
     # lambda_i = 1 - mu / z_i = 1 - (2 + lb) / (13/12 z_i).
     game = RentSeekingGame(1, 4, p_hat=0.0)
     lb = 1e-9

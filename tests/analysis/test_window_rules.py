@@ -1,10 +1,10 @@
 """The fluid model takes its window rules from pathpool-cc (``_core.window_rules``), no copy.
 
-Issue 15: the rules existed in Rust, C and Python, and the Python copy was checked against
-nothing. Now ``pathpool.analysis.algorithms`` reads pathpool-cc's ``Controller::window_rules``;
-pathpool-cc's tests/window_rules.rs checks those are the steps on_ack / on_congestion_event
-take. Here: the rules against hand computation (seed README's standard forms, RFC 6356, the
-Balia slide, Khalili et al. for OLIA), the fluid parameters of eq. 7 from them, and OLIA's
+``pathpool.analysis.algorithms`` reads pathpool-cc's ``Controller::window_rules`` rather than a
+Python copy of the rules; pathpool-cc's tests/window_rules.rs checks those are the steps
+on_ack / on_congestion_event take. Here: the rules against hand computation (the standard forms
+of Wischik et al. 2011, RFC 6356, the Balia rules of Peng et al. 2016, eq. (1)-(2), Khalili et
+al. 2013 for OLIA), the fluid parameters of eq. 7 from them, and OLIA's
 loss history in the fluid model (l_r = 1/q_r).
 """
 
@@ -21,7 +21,7 @@ def _rates(w, tau):
 
 
 def _hand(name, params, w, tau):
-    """The rules as the seed README / RFC 6356 / the Balia slide write them."""
+    """The rules as Wischik et al. 2011 / RFC 6356 / Peng et al. 2016 write them."""
     x = _rates(w, tau)
     total, s = w.sum(), x.sum()
     a = x.max() / x

@@ -10,7 +10,7 @@ scenario dict for :func:`pathpool.run`.
     One MPTCP connection (two subflows, RTTs 40 and 60 ms) and one TCP Reno flow (RTT 50 ms)
     through one bottleneck with Bernoulli loss 1 %.
 ``khalili``
-    Khalili's two-link network (seed 002): C1 = C2 = 10 Mbps drop-tail, N1 multipath users on
+    Khalili's two-link network (Walid et al. 2014): C1 = C2 = 10 Mbps drop-tail, N1 multipath users on
     both links, N2 single-path TCP users on link 2 (RTT 100 ms; the slides do not give it).
 
 Why random-loss links.  The fluid model's price is the per-packet loss probability.  On a link

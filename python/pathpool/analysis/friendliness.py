@@ -1,9 +1,9 @@
-"""TCP-friendliness in the fluid model (seed 004 Section III-D, Theorem III.4, Table III).
+"""TCP-friendliness in the fluid model (Peng et al. 2016, Section III-D, Theorem III.4, Table III).
 
 Two test networks:
 
 ``fig1``
-    Seed 004 Fig. 1 as the text describes it: "all paths traverse a single bottleneck link with
+    Peng et al. 2016, Fig. 1 as the text describes it: "all paths traverse a single bottleneck link with
     capacity c, with all other links with capacities strictly higher than c"; one multipath
     (MP) flow with ``n`` paths and one single-path (SP) TCP NewReno flow.  Each MP path also has
     an access link of capacity ``10 c``.
@@ -27,7 +27,7 @@ from pathpool.analysis.fluid import Network, solve_equilibrium
 
 __all__ = ["PAPER_TABLE_THREE", "fig1_network", "fig2_network", "friendliness"]
 
-#: Seed 004 Table III (Mbps): MP-TCP and SP-TCP throughput in the Fig. 2 test bed.
+#: Peng et al. 2016, Table III (Mbps): MP-TCP and SP-TCP throughput in the Fig. 2 test bed.
 PAPER_TABLE_THREE = pd.DataFrame(
     {
         "mp_mbps": [2.75, 2.65, 2.60, 2.52, 2.44, 2.61],
@@ -39,7 +39,7 @@ PAPER_TABLE_THREE = pd.DataFrame(
 
 def fig1_network(algorithm: str, n_paths: int = 2, capacity: float = 1000.0,
                  tau: float | np.ndarray = 0.1, tau_sp: float = 0.1) -> Network:
-    """Seed 004 Fig. 1: ``n_paths`` MP paths and one SP flow through one bottleneck.
+    """Peng et al. 2016, Fig. 1: ``n_paths`` MP paths and one SP flow through one bottleneck.
 
     Parameters
     ----------
@@ -74,7 +74,7 @@ def fig1_network(algorithm: str, n_paths: int = 2, capacity: float = 1000.0,
 
 def fig2_network(algorithm: str, c1: float = 1000.0, c2: float = 1000.0, tau: float = 0.1,
                  n_sp: int = 1) -> Network:
-    """Two links; the MP flow on both, ``n_sp`` SP flows on link 1 (seed 004 Fig. 2).
+    """Two links; the MP flow on both, ``n_sp`` SP flows on link 1 (Peng et al. 2016, Fig. 2).
 
     Returns
     -------
