@@ -34,11 +34,11 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "analyze": ("pathpool.analysis.cli", "fluid model, conditions C0-C5, friendliness, RSF game"),
     "reproduce": (
         "pathpool.reproduce.cli",
-        "run the seed papers' experiments and write a report beside the published numbers",
+        "run the papers' published experiments and write a report beside their numbers",
     ),
     "ratecontrol": (
         "pathpool.ratecontrol.cli",
-        "TCP-friendly rate control for non-TCP multipath flows (seed 003)",
+        "TCP-friendly rate control for non-TCP multipath flows (Pluntke & Rio 2011)",
     ),
     "compare": (
         "pathpool.compare_cli",

@@ -1,4 +1,4 @@
-"""Seed 003, Section 2: TCP and MPTCP equation rates."""
+"""Pluntke & Rio 2011, Section 2: TCP and MPTCP equation rates."""
 
 import numpy as np
 import pytest
@@ -8,11 +8,11 @@ P = [0.10, 0.02, 0.01]
 RTT = [0.020, 0.100, 0.300]
 
 
-def test_lia_capped_reading_reproduces_seed_003_example():
+def test_lia_capped_reading_reproduces_pluntke_rio_example():
     res = mptcp_rates(P, RTT, cap=True)
     assert np.round(res.rates, 1).tolist() == [88.2, 88.2, 47.1]
     assert res.capped.tolist() == [False, False, True]
-    # path 3 sits exactly at seed 003's TCP rate sqrt(2/0.01)/0.3
+    # path 3 sits exactly at Pluntke & Rio's TCP rate sqrt(2/0.01)/0.3
     assert res.rates[2] == pytest.approx(np.sqrt(200.0) / 0.3, rel=1e-12)
 
 
@@ -75,8 +75,8 @@ def test_bad_inputs_raise(p, rtt):
 @pytest.mark.parametrize("cap", [True, False])
 @pytest.mark.parametrize(("p", "rtt"), [(0.001, 0.01), (0.1, 0.02), (0.02, 0.1), (0.5, 1.0)])
 def test_single_path_mptcp_is_single_path_tcp(p, rtt, cap):
-    # One path: k_unc = sqrt(2p) is the lower end of the capped bracket exactly (issue 14: brentq
-    # raised on the zero-width bracket). Both readings give x = sqrt(2/p)/RTT and a = 1.
+    # One path: k_unc = sqrt(2p) is the lower end of the capped bracket exactly (brentq
+    # must not be handed that zero-width bracket: it raises). Both readings give x = sqrt(2/p)/RTT and a = 1.
     r = mptcp_rates([p], [rtt], cap=cap)
     assert r.rates == pytest.approx(tcp_rate(p, rtt), rel=1e-12)
     assert r.a == pytest.approx(1.0, rel=1e-12)

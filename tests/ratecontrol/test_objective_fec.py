@@ -1,4 +1,4 @@
-"""Seed 003, Section 3: Chebyshev deadline bound, the optimising controller, FEC residual loss."""
+"""Pluntke & Rio 2011, Section 3: Chebyshev deadline bound, the optimising controller, FEC residual loss."""
 
 import numpy as np
 import pytest
@@ -36,7 +36,7 @@ def test_bound_is_above_monte_carlo_miss_rate(kind, dist):
         assert late_bound(mean, var, d, kind)[0] >= emp - 4 * se
 
 
-def test_optimiser_on_seed_003_paths_sends_almost_all_on_path_1():
+def test_optimiser_on_pluntke_rio_paths_sends_almost_all_on_path_1():
     p = np.array([0.1, 0.02, 0.01])
     rtt = np.array([0.02, 0.1, 0.3])
     phi = 0.05

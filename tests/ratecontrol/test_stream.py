@@ -1,4 +1,4 @@
-"""The streaming run of seed 003, Figure 1: determinism, probing, accounting, config errors, CLI."""
+"""The streaming run of Pluntke & Rio 2011, Figure 1: determinism, probing, accounting, config errors, CLI."""
 
 import json
 
@@ -16,7 +16,7 @@ def short_run():
     return run_stream(None, seed=5, **SHORT)
 
 
-def test_shipped_scenario_loads_with_seed_003_paths():
+def test_shipped_scenario_loads_with_pluntke_rio_paths():
     cfg = load_config()
     assert [(p.loss, p.rtt_mean) for p in cfg.paths] == [(0.1, 0.02), (0.02, 0.1), (0.01, 0.3)]
     assert cfg.deadline == pytest.approx(0.3) and cfg.switch_at == 250.0

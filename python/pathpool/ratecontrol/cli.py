@@ -1,4 +1,4 @@
-"""``pathpool ratecontrol``: equation rates, the optimised allocation, and seed 003's streaming run."""
+"""``pathpool ratecontrol``: equation rates, the optimised allocation, and Pluntke & Rio's streaming run."""
 
 from __future__ import annotations
 
@@ -64,7 +64,7 @@ def _cmd_rates(args: argparse.Namespace) -> int:
             "optimised": opt.rates.tolist(), "optimised_goodput_bound": opt.goodput_bound, "method": opt.method,
         }, indent=2))
         return 0
-    t = Table(title=f"seed 003 rates (packets/s); deadline {args.deadline * 1e3:g} ms, probing {args.probe:g}")
+    t = Table(title=f"Pluntke & Rio 2011, Section 2: rates (packets/s); deadline {args.deadline * 1e3:g} ms, probing {args.probe:g}")
     for col in ("path", "p", "RTT ms", "x^TCP", "MPTCP (LIA cap)", "MPTCP (printed)", f"{args.bound} P(late)<=",
                 "weight", "optimised"):
         t.add_column(col, justify="right")
@@ -125,8 +125,8 @@ def _cmd_stream(args: argparse.Namespace) -> int:
         atomic_write_csv(out / "sensitivity.csv", pd.DataFrame(rows))
         summary["sensitivity_csv"] = "sensitivity.csv"
     atomic_write_json(out / "summary.json", summary)
-    t = Table(title=f"seed 003 Figure 1 run (seed {res.config.seed}) -> {out}")
-    for col in ("controller", "goodput 003", "goodput ours", "FEC 003", "FEC ours", "throughput ours",
+    t = Table(title=f"Pluntke & Rio 2011, Figure 1 run (seed {res.config.seed}) -> {out}")
+    for col in ("controller", "goodput paper", "goodput ours", "FEC paper", "FEC ours", "throughput ours",
                 "residual loss ours", "rates ours"):
         t.add_column(col, justify="right")
     pub = summary.get("published", {})
@@ -142,7 +142,7 @@ def _cmd_stream(args: argparse.Namespace) -> int:
     c = Console()
     c.print(t)
     if "goodput_increase" in summary:
-        c.print(f"goodput increase: ours {summary['goodput_increase']:.0%}, seed 003 {pub.get('goodput_increase', float('nan')):.0%}")
+        c.print(f"goodput increase: ours {summary['goodput_increase']:.0%}, Pluntke & Rio 2011 {pub.get('goodput_increase', float('nan')):.0%}")
     c.print("wrote: " + ", ".join(str(p.name) for p in [out / "intervals.csv", out / "paths.csv", out / "summary.json", *files]))
     return 0
 
@@ -220,7 +220,7 @@ def register(subparsers) -> None:
     r.add_argument("--json", action="store_true", help="print JSON instead of a table")
     r.set_defaults(func=_cmd_rates)
 
-    s = sub.add_parser("stream", help="run seed 003's streaming experiment (Figure 1) and compare with its numbers")
+    s = sub.add_parser("stream", help="run Pluntke & Rio's streaming experiment (Figure 1) and compare with its numbers")
     s.add_argument("--config", default=None, type=scenario_arg,
                    help="scenario TOML or shipped name (default: the shipped pluntke2011/fig1_stream)")
     add_out(s, "results/ratecontrol/stream")
@@ -234,14 +234,14 @@ def register(subparsers) -> None:
                    help="also run block length x FEC loss model x delay model and write sensitivity.csv")
     s.set_defaults(func=_cmd_stream)
 
-    k = sub.add_parser("packetsim", help="drive a simulator scenario's rate flow with seed 003's controllers; "
+    k = sub.add_parser("packetsim", help="drive a simulator scenario's rate flow with Pluntke & Rio's controllers; "
                                          "measure its TCP-friendliness beside real TCP flows")
     k.add_argument("scenario", type=scenario_arg, help="simulator scenario with a kind = \"rate\" flow, e.g. "
                                     "scenarios/pluntke2011/friendliness_shared_bottleneck.toml")
     k.add_argument("--controller", choices=("mptcp", "optimised", "fixed"), default=None,
                    help="default: the flow's controller field")
     k.add_argument("--loss-measure", choices=("packets", "events"), default="packets",
-                   help="loss rate the equations use: lost packets/sent (seed 003) or TFRC loss events/sent (RFC 5348)")
+                   help="loss rate the equations use: lost packets/sent (Pluntke & Rio 2011) or TFRC loss events/sent (RFC 5348)")
     k.add_argument("--seed", type=int, default=None, help="default: the scenario's first seed")
     k.add_argument("--interval", type=positive_float, default=None, help="control interval, s (default: the flow's feedback_interval)")
     k.add_argument("--flow", default=None, help="the rate flow, if the scenario has several")

@@ -1,6 +1,6 @@
-"""The TCP-friendly region of seed 003, eq. (1), and linear rate allocation over it.
+"""The TCP-friendly region of Pluntke & Rio 2011, eq. (1), and linear rate allocation over it.
 
-Seed 003, eq. (1): a multipath flow over the path set ``R`` is TCP-friendly when
+Pluntke & Rio 2011, eq. (1): a multipath flow over the path set ``R`` is TCP-friendly when
 
     for all S subset of R:  sum_{r in S} x_r <= max_{r in S} x_r^TCP.
 
@@ -138,7 +138,7 @@ def friendly_region_lp(x_tcp, c, probe_fraction: float = 0.0, constraints: str =
         Objective weight per path.
     probe_fraction : float, default 0
         Fraction ``phi`` of the total rate reserved for probing, spread equally over the ``n`` paths:
-        ``x_r >= (phi / n) sum_s x_s`` for every path (seed 003, Section 3: "a small fixed fraction of
+        ``x_r >= (phi / n) sum_s x_s`` for every path (Pluntke & Rio 2011, Section 3: "a small fixed fraction of
         the total throughput is used for probing"). Must lie in ``[0, 1)``.
     constraints : {"subsets", "chain"}
         ``"subsets"`` writes eq. (1) literally, one row per non-empty subset (``2^n - 1`` rows, so for

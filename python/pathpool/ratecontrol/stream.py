@@ -1,4 +1,4 @@
-"""Packet-level simulation of seed 003's live-streaming run (Figure 1).
+"""Packet-level simulation of Pluntke & Rio's live-streaming run (Figure 1).
 
 The sender emits a paced stream of FEC blocks (``n`` packets: ``k`` source, ``n - k`` repair), spreads
 the packets over the paths by smooth weighted round robin in proportion to the controller's rates,
@@ -56,12 +56,12 @@ def _scenario_dir() -> Path:
 
 
 def default_config_path() -> Path:
-    """Path of the shipped reconstruction of seed 003's run, ``scenarios/pluntke2011/fig1_stream.toml``."""
+    """Path of the shipped reconstruction of Pluntke & Rio's run, ``scenarios/pluntke2011/fig1_stream.toml``."""
     return _scenario_dir() / "fig1_stream.toml"
 
 
 def published_numbers() -> dict[str, float]:
-    """Seed 003's published numbers, read from ``scenarios/pluntke2011/published.csv``."""
+    """Pluntke & Rio's published numbers, read from ``scenarios/pluntke2011/published.csv``."""
     df = pd.read_csv(_scenario_dir() / "published.csv")
     return {str(q): float(v) for q, v in zip(df["quantity"], df["value"])}
 
@@ -79,7 +79,7 @@ class PathSpec:
     rtt_std : float
         RTT standard deviation (s); equals the mean for ``"exponential"``.
     distribution : str
-        ``"exponential"`` (seed 003), ``"gamma"`` (mean and std) or ``"constant"``.
+        ``"exponential"`` (Pluntke & Rio 2011), ``"gamma"`` (mean and std) or ``"constant"``.
     """
 
     loss: float
@@ -139,7 +139,7 @@ def load_config(source: str | Path | dict | None = None) -> StreamConfig:
     Parameters
     ----------
     source : str, pathlib.Path, dict or None
-        A TOML file, a dict with the same tables, or ``None`` for the shipped seed-003 scenario.
+        A TOML file, a dict with the same tables, or ``None`` for the shipped scenario (``scenarios/pluntke2011/fig1_stream.toml``).
 
     Returns
     -------
@@ -306,7 +306,7 @@ class WindowEstimator:
 
 
 class MptcpEquationController:
-    """Equation-based MPTCP rates (seed 003, Section 2) from the current estimates."""
+    """Equation-based MPTCP rates (Pluntke & Rio 2011, Section 2) from the current estimates."""
 
     name = "mptcp"
 
@@ -319,7 +319,7 @@ class MptcpEquationController:
 
 
 class OptimisingController:
-    """Seed 003's optimising controller (Section 3) from the current estimates."""
+    """Pluntke & Rio's optimising controller (Section 3) from the current estimates."""
 
     name = "optimised"
 
@@ -352,7 +352,7 @@ class StreamResult:
     paths : pandas.DataFrame
         One row per interval and path: rate, estimates, bounds (long form).
     summary : dict
-        Phase averages beside seed 003's numbers.
+        Phase averages beside Pluntke & Rio's numbers.
     config : StreamConfig
     """
 
@@ -373,7 +373,7 @@ def _draw_rtts(rng: np.random.Generator, spec: PathSpec, size: int) -> np.ndarra
 
 def run_stream(config: str | Path | dict | StreamConfig | None = None, seed: int | None = None,
                **overrides: Any) -> StreamResult:
-    """Run the streaming experiment of seed 003, Figure 1.
+    """Run the streaming experiment of Pluntke & Rio 2011, Figure 1.
 
     Parameters
     ----------
@@ -517,6 +517,6 @@ def _summarise(df: pd.DataFrame, pf: pd.DataFrame, cfg: StreamConfig) -> dict[st
             "optimised": {"goodput_pps": pub.get("optimised_goodput"), "fec_ratio": pub.get("optimised_fec_ratio")},
             "goodput_increase": pub.get("goodput_increase"),
             "switch_at_s": pub.get("switch_time"),
-            "source": "scenarios/pluntke2011/published.csv (seed 003_2814a621a505d86d.txt)",
+            "source": "scenarios/pluntke2011/published.csv (Pluntke & Rio 2011)",
         }
     return out
