@@ -1,4 +1,4 @@
-"""Argument types and output helpers shared by every ``pathpool`` subcommand.
+"""Argument types and output functions shared by every ``pathpool`` subcommand.
 
 Kept free of heavy imports: every subcommand's ``register`` uses it while ``--help`` is timed.
 """

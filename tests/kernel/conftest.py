@@ -23,6 +23,7 @@ def kernel_toolchain() -> None:
 @pytest.fixture(scope="module")
 def kernel_unclaimed(kernel_toolchain) -> None:
     """kernel_toolchain, and skip if pp_* are registered already (another loader, another
-    helper's run): loading ours would clash with them, and unloading would remove theirs."""
+    test run on this machine): loading ours would clash with them, and unloading would remove
+    theirs."""
     if loader.registered():
         pytest.skip(f"pp_* already registered by something else: {loader.registered()}")

@@ -88,7 +88,7 @@ def test_entry_lifetime_under_threads(host_built):
 
 
 def test_entry_lifetime_checks_catch_the_pre_fix_race(host_built):
-    """The same test against the lifetime before the fix (kernel/test/life_v0.h, issue 11): a
+    """The same test against the lifetime before the fix (kernel/test/life_v0.h): a
     join that read the hint before the last release revives the freed entry, which another
     connection then claims. Both the scripted interleavings and the stress alone must see it."""
     proc = subprocess.run([str(KDIR / "build/life_test_v0"), "0"], capture_output=True,
@@ -478,7 +478,7 @@ def test_entry_lifetime_under_connection_churn(loaded):
     """Many short MPTCP connections over 4 paths, each closed (FIN or RST) while its MP_JOINs
     complete, some refused MP_CAPABLE (TCP fallback): once every socket is gone, pp_conn_ids is
     empty and no pp_conns entry holds a reference (a leak, or a join that revived a freed
-    entry, issue 11, would leave one). The entries' generations (one per claim) show that the
+    entry, would leave one). The entries' generations (one per claim) show that the
     connections did claim entries, so the empty dump means freed, not unused."""
     prog = loaded.prog_ids["pp_lia"]
 

@@ -1,4 +1,4 @@
-"""The conventions every ``pathpool`` subcommand follows (issue 13): one registry imported lazily,
+"""The conventions every ``pathpool`` subcommand follows: one registry imported lazily,
 ``--version``, ``-o/--out``, ``--json``, one-line errors with exit 2, quiet closed pipes, plain
 progress lines without a terminal."""
 

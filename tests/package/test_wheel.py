@@ -1,4 +1,4 @@
-"""The wheel a user installs carries everything it needs (issue 13).
+"""The wheel a user installs carries everything it needs.
 
 Builds the wheel exactly as `make wheel` does (manylinux2014 via zig), installs it into a fresh
 virtualenv and runs the commands a new user runs first, from an empty directory outside the

@@ -164,8 +164,8 @@ def test_ack_readings_set_delayed_acks_and_counting_per_paper(experiments):
 
 
 def _edited(path, edit):
-    """The scenario file edited as a dict (the way experiments.py built jobs before issue 15),
-    validated: an independent construction to compare the overrides against."""
+    """The scenario file edited as a dict, then validated: a construction independent of
+    experiments.py's, to compare the overrides against."""
     import tomllib
 
     doc = tomllib.loads(path.read_text(encoding="utf-8"))

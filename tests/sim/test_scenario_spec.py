@@ -1,4 +1,4 @@
-"""The validated scenario Rust hands Python (issue 15): every Python consumer reads it, so a
+"""The validated scenario Rust hands Python: every Python consumer reads it, so a
 unit the simulator accepts means the same thing everywhere, and nothing is parsed twice."""
 
 from __future__ import annotations

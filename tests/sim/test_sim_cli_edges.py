@@ -1,4 +1,4 @@
-"""Rough CLI edges of issue 14: bad --out / --output, --jobs 0 and -1, an unreachable Dask
+"""Rough CLI edges: bad --out / --output, --jobs 0 and -1, an unreachable Dask
 scheduler. Each gives one line on stderr and exit 2, before any simulation."""
 
 from __future__ import annotations

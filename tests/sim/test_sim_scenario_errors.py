@@ -166,7 +166,7 @@ def test_cli_rejects_bad_seed_list(tiny_path, tmp_path, cli):
     assert "bad seed 'two'" in r.err
 
 
-# --- the bad-input corpus (issue 14): one small file per mistake, tests/bad_scenarios/ ---------
+# --- the bad-input corpus: one small file per mistake, tests/bad_scenarios/ ----------------------
 
 CORPUS = Path(__file__).resolve().parents[1] / "bad_scenarios"
 CORPUS_FILES = sorted(CORPUS.glob("*.toml"))

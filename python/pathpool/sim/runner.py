@@ -70,7 +70,7 @@ def parse_seeds(text: str, max_seeds: int | None = MAX_SEEDS) -> list[int]:
 
 def _check_seeds(seeds: Iterable[int], origin: str) -> tuple[int, ...]:
     out: list[int] = []
-    seen: set[int] = set()  # a list's `in` made 10^5 seeds take minutes (issue 14)
+    seen: set[int] = set()  # a list's `in` would make 10^5 seeds take minutes
     for item in seeds:
         try:
             s = operator.index(item)  # int, numpy integer; not float or str
