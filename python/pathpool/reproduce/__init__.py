@@ -1,4 +1,6 @@
-"""Reproduce the seed papers' experiments beside their published numbers (``pathpool reproduce``).
+"""Reproduce the published experiments of Pokhrel & Williamson 2020 (RSF-MPTCP), Peng, Walid, Hwang
+& Low 2016 (Balia) and Khalili's scenario as Walid et al. 2014 ran it, beside the published numbers
+(``pathpool reproduce``).
 
 ::
 

@@ -1,4 +1,4 @@
-"""``pathpool reproduce rsf|balia|khalili|all``: the seeds' experiments beside the published numbers."""
+"""``pathpool reproduce rsf|balia|khalili|all``: the papers' experiments beside the published numbers."""
 
 from __future__ import annotations
 
@@ -38,7 +38,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "reproduce",
         description=(
-            "Run the published experiments of the seed papers in the simulator and/or the real Linux kernel "
+            "Run the published experiments of the reproduced papers in the simulator and/or the real Linux kernel "
             "(--backend; the shipped scenarios rsf2020, balia2016, khalili) and write OUT/index.html, OUT/README.md, OUT/results/ "
             "and OUT/figures/. Runs are cached under OUT/cache/ (kernel: OUT/cache-linux/) and reused unless --force."
         ),
@@ -71,7 +71,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="Balia Tables III/V: two 2 Mbps links (default) or one 4 Mbps bottleneck for every path")
     p.add_argument("--ack-reading", choices=["quickack", "linux", "seeds", "seeds-rsf-bytes"], default="quickack",
                    help="quickack: an ACK per segment (default); linux: delayed ACKs, every flow per acknowledged "
-                   "segment; seeds: delayed ACKs, multipath per ACK as the seeds' kernels, TCP as their Linux "
+                   "segment; seeds: delayed ACKs, multipath per ACK as the papers' kernels, TCP as their Linux "
                    "(4.9 per segment for RSF, 3.11 per ACK for Balia/Khalili), RSF per ACK; seeds-rsf-bytes: "
                    "the same with RSF per segment")
     p.add_argument("--backend", choices=["sim", "linux", "both"], default="sim",
@@ -109,7 +109,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--only", action="append", default=None, metavar="PATTERN",
                    help="run only the experiments whose key or name matches (shell pattern, e.g. 'table2_s*' or "
                    "rsf/fig2; repeatable); their report is written to --out as usual")
-    # Default linux: the seeds' kernels all ran TLP and PRR, and the committed report uses it, so a
+    # Default linux: the papers' kernels all ran TLP and PRR, and the committed report uses it, so a
     # bare `pathpool reproduce` gives the report's numbers.
     p.add_argument("--recovery-reading", choices=["rfc6675", "linux"], default="linux",
                    help="loss recovery of every TCP/MPTCP flow: linux (RACK-TLP and PRR, Linux >= 4.18's "

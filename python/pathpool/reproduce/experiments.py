@@ -109,7 +109,7 @@ class Options:
         :data:`ACK_READINGS`). ``quickack`` (default): an ACK per segment, so counting does not
         matter. ``linux``: delayed ACKs (Linux's default), every flow grows per acknowledged
         segment (Linux >= 4.0 ``tcp_cong_avoid_ai(tp, w, acked)``, RFC 6356). ``seeds``: delayed
-        ACKs, multipath algorithms one step per ACK as the seeds' out-of-tree MPTCP kernels
+        ACKs, multipath algorithms one step per ACK as the papers' out-of-tree MPTCP kernels
         (v0.88-v0.95 ``mptcp_ccc_cong_avoid``); single-path TCP per acknowledged segment in the
         RSF test bed (Linux 4.9) and one step per ACK in Balia's and Khalili's (Linux 3.11,
         before the stretch-ACK counting of Linux 4.0); RSF-DB/LB per ACK.

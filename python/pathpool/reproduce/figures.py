@@ -1,4 +1,4 @@
-"""The seeds' figures redrawn from our runs (matplotlib, Agg), with the paper's points overlaid
+"""The papers' figures redrawn from our runs (matplotlib, Agg), with the paper's points overlaid
 where the text gives them. Each figure is written as PNG (200 dpi) and PDF (vector); the PNG bytes
 are returned for embedding in the HTML report."""
 
@@ -215,7 +215,7 @@ def draw_all(outcome) -> list[tuple[str, str, bytes]]:
     t2 = comparison[comparison["table"].str.startswith("rsf/table2")]
     if len(t2):
         add(_table2_fig(t2), "rsf_table2",
-            "Seed 001 Table 2, one panel per scenario: our mean per-connection throughput (bars, 95% CI) beside "
+            "Pokhrel & Williamson 2020, Table 2, one panel per scenario: our mean per-connection throughput (bars, 95% CI) beside "
             "the paper's (hatched)." + kcap)
     sweeps = {
         "rsf/fig2": ("File size (MB)", "Fig. 2: scenario 2 (10 Mbps, 150 ms, 2% loss)"),
@@ -227,49 +227,49 @@ def draw_all(outcome) -> list[tuple[str, str, bytes]]:
         if exp in keys:
             add(_sweep_fig(summary, exp, "throughput_mbps", xl, "Mbps per connection", title, ksum),
                 exp.replace("/", "_"),
-                f"Seed 001 {title}. Lines: our mean over seeds, band: 95% CI; stars: the paper's Table 2 numbers "
+                f"Pokhrel & Williamson 2020, {title}. Lines: our mean over seeds, band: 95% CI; stars: the paper's Table 2 numbers "
                 "placed at our reading of the row's x (the figure's own points are not in the text)." + kcap)
     if "rsf/fig3" in keys:
         fig = _summary_bars(summary, ksum, "rsf/fig3", "jain", "Jain's index of the 5 connections",
                             "Fig. 3: fairness, scenario 2, 4 MB")
         if fig is not None:
             fig.axes[0].set_ylim(0.8, 1.01)
-        add(fig, "rsf_fig3", "Seed 001 Fig. 3: Jain's fairness index over the five connections (the paper gives no "
+        add(fig, "rsf_fig3", "Pokhrel & Williamson 2020, Fig. 3: Jain's fairness index over the five connections (the paper gives no "
             "number, only 'close to unity')." + kcap)
     tr = _series(tables, "rsf/trace", "rsf-db", seed)
     if len(tr):
         add(_trace_fig(tables, outcome), "rsf_trace_rsfdb",
-            "What RSF-DB's factor min{1, (d - q)/q} does in scenario 2 (seed 001 eq. 1, d = 100 ms): the bottleneck's "
+            "What RSF-DB's factor min{1, (d - q)/q} does in scenario 2 (Pokhrel & Williamson 2020, eq. 1, d = 100 ms): the bottleneck's "
             "queueing delay q stays far below d, so the factor is 1 and RSF-DB is uncoupled Reno on each subflow; "
             "LIA's coupled windows for contrast (first seed)." + scap)
     if "balia/table3" in keys:
         add(_comparison_bars(comparison, "balia/table3", "Mbps", "Balia Table III: friendliness"), "balia_table3",
-            "Seed 004 Table III: aggregate throughput of the MP-TCP user and of the SP-TCP user, ours and the paper's."
+            "Peng et al. 2016, Table III: aggregate throughput of the MP-TCP user and of the SP-TCP user, ours and the paper's."
             + kcap)
     if "balia/table4" in keys:
         add(_comparison_bars(comparison, "balia/table4", "Mbps", "Balia Table IV: WiFi + 3G"), "balia_table4",
-            "Seed 004 Table IV: MP-TCP throughput over WiFi and 3G, ours and the paper's." + kcap)
+            "Peng et al. 2016, Table IV: MP-TCP throughput over WiFi and 3G, ours and the paper's." + kcap)
     if "balia/table5" in keys:
         add(_table5_fig(tables, outcome, seed), "balia_fig4_table5",
-            "Seed 004 Fig. 4 / Table V: the MP-TCP flow's second-path window while one SP-TCP flow shares that "
+            "Peng et al. 2016, Fig. 4 / Table V: the MP-TCP flow's second-path window while one SP-TCP flow shares that "
             "path from 40 s to 80 s (first seed)." + scap)
         for metric, yl in (("recovery_s", "seconds after the SP flow left"), ("sptcp_mbps", "SP-TCP Mbps, 40-80 s")):
             add(_summary_bars(summary, ksum, "balia/table5", metric, yl, f"Balia Table V: {metric}"),
                 f"balia_table5_{metric}",
-                f"Seed 004 Table V ({metric}); the paper's numbers were lost in extraction, only its ordering claims "
+                f"Peng et al. 2016, Table V ({metric}); the paper's numbers were lost in extraction, only its ordering claims "
                 "remain." + kcap)
     if "balia/fig3" in keys:
         add(_fig3(tables, outcome, seed), "balia_fig3",
-            "Seed 004 Fig. 3: aggregate window of a Balia MP-TCP flow (two subflows, one link) and the window of one "
+            "Peng et al. 2016, Fig. 3: aggregate window of a Balia MP-TCP flow (two subflows, one link) and the window of one "
             "TCP Reno flow alone on the same link (first seed)." + scap)
         add(_summary_bars(summary, ksum, "balia/fig3", "window_cv", "std/mean of the aggregate window",
                           "Window oscillation"), "balia_fig3_cv",
-            "Seed 004 Fig. 3: coefficient of variation of the aggregate congestion window, 20-120 s, every algorithm "
+            "Peng et al. 2016, Fig. 3: coefficient of variation of the aggregate congestion window, 20-120 s, every algorithm "
             "and Reno ('tcp')." + kcap)
     for n in ("khalili/n1_5", "khalili/n1_15"):
         if n in keys:
             add(_comparison_bars(comparison, n, "aggregate Mbps", f"Khalili scenario, {n.split('/')[1]}"),
-                n.replace("/", "_"), f"Seed 002 Khalili slides ({n}): type-1 and type-2 aggregate throughput, ours and "
+                n.replace("/", "_"), f"Walid et al. 2014, slides on Khalili's scenario ({n}): type-1 and type-2 aggregate throughput, ours and "
                 "the slides' (RSF-DB and RSF-LB are ours only)." + kcap)
     return out
 
@@ -309,7 +309,7 @@ def _table2_fig(t2: pd.DataFrame):
     labels = [f"{k} (95% CI, {n_all[k]})" if n_all.get(k) else legend[k][1] for k in keys]
     axes.flat[-1].legend(handles, labels, loc="center", fontsize=9)
     who = "the simulator, the Linux kernel" if has_kernel else "ours"
-    fig.suptitle(f"RSF-MPTCP Table 2 (seed 001): {who} and the paper", fontsize=11)
+    fig.suptitle(f"RSF-MPTCP Table 2 (Pokhrel & Williamson 2020): {who} and the paper", fontsize=11)
     return fig
 
 

@@ -96,7 +96,7 @@ def khalili(t: dict[str, pd.DataFrame], e: Experiment, o: Options) -> list[dict]
 
 
 def recovery_time(time_s: np.ndarray, cwnd: np.ndarray, reference: tuple[float, float], leave: float) -> tuple[float, bool]:
-    """Seed 004 Table V footnote: first time after ``leave`` that ``cwnd`` reaches its average.
+    """Peng et al. 2016, Table V footnote: first time after ``leave`` that ``cwnd`` reaches its average.
 
     Parameters
     ----------

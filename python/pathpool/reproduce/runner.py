@@ -107,8 +107,8 @@ class Outcome:
 
 
 def trace_jobs(experiments: Sequence[Experiment], seed: int, options: Options) -> list[Job]:
-    """Runs with time series that show what RSF-DB's factor min{1, (d - q)/q} does (seed 001
-    eq. 1): scenario 2 of Table 2 with RSF-DB and LIA, windows and queues sampled every 100 ms."""
+    """Runs with time series that show what RSF-DB's factor min{1, (d - q)/q} does (Pokhrel &
+    Williamson 2020, eq. 1): scenario 2 of Table 2 with RSF-DB and LIA, windows and queues sampled every 100 ms."""
     out = []
     for e in experiments:
         if e.key == "rsf/table2_s2":
