@@ -701,7 +701,7 @@ void BPF_PROG(pp_pkts_acked, struct sock *sk, const struct ack_sample *sample)
 }
 
 /*
- * RSF-DB's q_i (seed 001: queueing plus service delay from source to sink, no propagation):
+ * RSF-DB's q_i (Pokhrel & Williamson 2020: queueing + service delay to the sink, no propagation):
  * the latest RTT sample minus the path's minimum RTT. This attributes all of the queueing on
  * the round trip to the forward path, which is exact when the return path carries only ACKs
  * and its queue stays empty (the test bed, and the usual bulk-download case). TCP timestamps

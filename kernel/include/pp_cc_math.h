@@ -135,7 +135,7 @@ PP_INLINE pp_u64 pp_clamp_w(pp_u64 w)
 	return pp_clamp_u64(w, PP_MIN_CWND_W, PP_W_MAX);
 }
 
-/* Negate-aware helpers: BPF (clang 14, cpu v1-v3) has no signed division. */
+/* Negate-aware arithmetic: BPF (clang 14, cpu v1-v3) has no signed division. */
 PP_INLINE pp_s64 pp_neg_if(pp_u64 mag, int neg)
 {
 	return neg ? -(pp_s64)mag : (pp_s64)mag;
@@ -660,7 +660,7 @@ PP_INLINE pp_u64 pp_olia_marks_l(const struct pp_olia_marks *m)
 /* ----------------------------------------------------------------- BALIA -------------------- */
 
 /*
- * Peng, Walid, Hwang, Low (seed 004 eq. 1-2; seed 002 slide "Balia"), x_k = w_k / rtt_k:
+ * Peng, Walid, Hwang & Low 2016, eq. (1)-(2); Walid et al. 2014, slide "Balia"; x_k = w_k / rtt_k:
  *   alpha_r = max_k x_k / x_r
  *   per ACK on r:  w_r += x_r / (rtt_r (sum_k x_k)^2) * (1 + alpha_r)/2 * (4 + alpha_r)/5
  *   per loss on r: w_r -= w_r/2 * min(alpha_r, 3/2)
@@ -737,9 +737,9 @@ PP_INLINE pp_u64 pp_balia_ssthresh(const struct pp_sf_view *v, int nsf, int i, i
 /* ------------------------------------- EWTCP, Coupled, Semicoupled, Max (NSDI 2011) ------- */
 
 /*
- * The four earlier designs of seed 004 Section II-B, in the standard forms of Wischik, Raiciu,
- * Greenhalgh, Handley, "Design, implementation and evaluation of congestion control for
- * multipath TCP", NSDI 2011, Section 2 (seed 004's own equations were lost in extraction), as
+ * The four earlier designs Peng et al. 2016 model in Section II-B, in the standard forms of
+ * Wischik, Raiciu, Greenhalgh & Handley, "Design, implementation and evaluation of congestion
+ * control for multipath TCP", NSDI 2011, Section 2, as
  * crates/pathpool-cc/src/algos/nsdi2011.rs implements them. Per segment acknowledged on r
  * (w_total = sum of the windows of the subflows taking part, pp_participates):
  *   EWTCP        w_r += a / w_r           loss: ssthresh = max(w_r/2, 2)      a = 1/n^2 default
@@ -748,7 +748,7 @@ PP_INLINE pp_u64 pp_balia_ssthresh(const struct pp_sf_view *v, int nsf, int i, i
  *   Max          w_r += max_k(w_k/rtt_k^2) / (sum_k w_k/rtt_k)^2   (RFC 6356 Section 3
  *                without the min(., 1/w_r) cap; Reno's 1/w_r if r has no RTT sample)
  *                                         loss: ssthresh = max(w_r/2, 2)
- * Coupled's floor is 1 segment when more than one subflow takes part (seed 004 Section V: "the
+ * Coupled's floor is 1 segment when >1 subflow takes part (Peng et al. 2016, Section V: "the
  * minimum ssthresh is set to 1 instead of 2 when more than 1 path is available"), Linux's 2 on
  * a single path. The weights a are q32; the kernel accepts a in [1e-4, 2] (PP_A_MIN_Q32 ..
  * PP_A_MAX_Q32): below 1e-4 the q32 rounding of a alone would exceed the 1e-5 relative bound,
@@ -838,7 +838,7 @@ PP_INLINE pp_u64 pp_coupled_ssthresh(const struct pp_sf_view *v, int nsf, int i)
 /* ----------------------------------------------------------------- RSF ---------------------- */
 
 /*
- * Pokhrel & Williamson (seed 001) eq. (1), RSF-DB:  w_i += (1/w_i) * min{1, (d - q_i)/q_i}
+ * Pokhrel & Williamson 2020, eq. (1), RSF-DB:  w_i += (1/w_i) * min{1, (d - q_i)/q_i}
  * and eq. (2), RSF-LB:  w_i += (1/w_i) * min{1, (mu - L_i)/L_i}, L_i = lambda_i l_i (pkt/s).
  * Both factors lie in (-1, 1] for d, mu > 0; q = 0 or L = 0 gives the factor 1 (the limit).
  * The factor is computed in q32 and applied with 24 bits, so its error is below 2^-24.
@@ -999,7 +999,7 @@ PP_INLINE pp_s64 pp_rsf_factor_wide_q32(pp_u64 target, pp_u64 measured)
 	return pp_rsf_factor_q32(target, measured);
 }
 
-/* RSF-LB (seed 001 eq. 2): w += (1/w) min{1, (mu - L)/L}; mu, L in packets per second q24. */
+/* RSF-LB (Pokhrel & Williamson 2020, eq. 2): w += (1/w) min{1, (mu - L)/L}; mu, L pkt/s q24. */
 PP_INLINE pp_s64 pp_rsflb_inc(pp_u64 w, pp_u64 mu_q24, pp_u64 l_q24)
 {
 	return pp_scale_inc(pp_reno_inc(w), pp_rsf_factor_wide_q32(mu_q24, l_q24));

@@ -14,7 +14,7 @@ struct pp_tunables {
 	unsigned long long semicoupled_a_q32; /* Semicoupled's weight a * 2^32 */
 };
 
-/* Defaults: d = 100 ms and mu = 4 packets/s, the values of seed 001 Section 4; loss_window
+/* Defaults: d = 100 ms and mu = 4 packets/s (Pokhrel & Williamson 2020, Section 4); loss_window
  * 1000 packets, pathpool-cc's rsf-lb default: (1 - 1/1000) * 2^32 rounded; byte counting
  * (pathpool-cc's Counting::Bytes); EWTCP's a = 1/n^2 with n the subflows the connection
  * couples when the ACK arrives (pathpool-cc: n = the flow's configured subflows), Semicoupled's

@@ -2,8 +2,8 @@
 /*
  * life_v0.h: the entry lifetime as pp_common.bpf.h had it before kernel/include/pp_conn_life.h
  * (pp_conn_index, pp_init's refs++, pp_conn_put; commit 79f63bf), behind the same interface,
- * with the same race points. Kept only so that life_test can show that its checks catch the
- * race issue 11 describes (life_test_v0 must fail). Never used by the BPF code.
+ * with the same race points. Kept only so that life_test can show that its checks catch a join
+ * that reads the hint before the last release (life_test_v0 must fail). Not used by BPF code.
  *
  * Here word is the reference count alone and owner (0 = free) marks the entry taken.
  */
