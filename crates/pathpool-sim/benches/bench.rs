@@ -1,5 +1,5 @@
 //! `cargo bench -p pathpool-sim`: run scenarios/bench/bench.toml and report simulated data
-//! packets per wall-clock second (issue 2 section 5). A plain harness: one run is seconds long
+//! packets per wall-clock second. A plain harness: one run is seconds long
 //! and its own measurement; we report the best of three to damp noise from other processes.
 
 use std::path::PathBuf;

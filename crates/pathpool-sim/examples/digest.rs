@@ -3,7 +3,7 @@
 //! give byte-identical results on those scenarios: the check that a refactor of the engine
 //! changed no result.
 //! `cargo run --release -p pathpool-sim --example digest -- SECS FILE...`
-//! The seed papers' scenarios carry a `[reproduce]` table for the Python report (sweeps); it is
+//! The reproduced papers' scenarios carry a `[reproduce]` table for the Python report (sweeps); it is
 //! dropped here, so their base configuration runs.
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};

@@ -179,7 +179,7 @@ fn lia_at_a_drop_tail_bottleneck() {
     assert!(lia > 0.8, "LIA starved: {lia:.3}");
 }
 
-/// Issue 10's setting: two disjoint 10 Mb/s links, 100 ms RTT, 85-packet drop-tail buffers
+/// Two disjoint 10 Mb/s links, 100 ms RTT, 85-packet drop-tail buffers
 /// (about one BDP); an MPTCP LIA connection with a subflow on each and one Reno flow on link a.
 fn two_links_long_rtt(secs: u32) -> String {
     let jitter = "start_jitter = \"500ms\"";
@@ -199,7 +199,7 @@ fn long_rtt_drop_tail_losses_are_repaired_without_timeouts() {
     // rto_min floor is on the variance term, `tcp_rtt_estimator`), so it cannot expire while
     // the repair is under way: Linux sees (almost) no timeouts. With the floor on the sum
     // (srtt + 4 rttvar clamped to 200 ms) the RTO sat barely above a 100 ms srtt and expired in
-    // most loss events: 24 of 25 on the uncontested link (issue 10), ~30 RTOs per run here.
+    // most loss events: 24 of 25 on the uncontested link, ~30 RTOs per run here.
     let sc = scenario(&two_links_long_rtt(200));
     for seed in [1, 2, 3] {
         let out = run(&sc, seed).unwrap();
