@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Kernel cells of ``pathpool reproduce`` to many repetitions: where their 95% CIs sit against
-the tolerance (issue 12, "a verdict never depends on a CI made wide by few seeds").
+the tolerance (the rule: "a verdict never depends on a CI made wide by few seeds").
 
 The report's kernel second stage (``--ci-target F --kernel-max-seeds N``) grows every wide cell of
 the staged experiments up to one cap; a single cell whose CI still contains a tolerance boundary

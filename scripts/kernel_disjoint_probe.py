@@ -1,4 +1,4 @@
-"""Issue 11 probe: an MPTCP connection (2 subflows) on two disjoint drop-tail paths against a
+"""Probe: an MPTCP connection (2 subflows) on two disjoint drop-tail paths against a
 Reno TCP on each path, with the kernel's own algorithms, on the test bed of
 tests/kernel/test_fairness.py (10 Mbit/s, 10 ms one way, 30-packet queues, delayed ACKs).
 
@@ -15,7 +15,7 @@ rwnd/sndbuf-limited time, cwnd, retransmissions), the client's and server's MPTc
 sending socket, the share of ACKs in state Open on which the socket was not cwnd-limited in
 the sense of Linux's tcp_is_cwnd_limited(), i.e. on which Reno/LIA grow nothing. ``--wmem``,
 ``--offload``, ``--client-qdisc`` and ``--rev-delay-only`` change one thing of the bed each
-(issue 11's hypotheses a, b and c).
+(the hypotheses a, b and c for its shortfall).
 """
 
 from __future__ import annotations

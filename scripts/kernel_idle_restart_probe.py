@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Balia Fig. 3 on the kernel with and without Linux's restart after idle (issue 12).
+"""Balia Fig. 3 on the kernel with and without Linux's restart after idle.
 
 The kernel's Coupled and OLIA runs of Balia Fig. 3 (report/kernel) take about twice the
 simulator's window reductions. Half of them come with the bottleneck queue empty and leave the

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""What leaves a kernel MPTCP subflow below its window in RSF Table 2 scenario 2 (issue 12).
+"""What leaves a kernel MPTCP subflow below its window in RSF Table 2 scenario 2.
 
 Reads the raw per-tick samples the test bed's sender keeps (``python -m pathpool.kernel.transfer
 send``: each subflow's ``tcp_info`` and, since 24 Nov 2026, the connection's send side,

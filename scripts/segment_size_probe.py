@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Why a kernel MPTCP data packet carries fewer payload bytes than the simulator's 1,448 (issue 12).
+"""Why a kernel MPTCP data packet carries fewer payload bytes than the simulator's 1,448.
 
 RSF Table 2's two-subflow scenarios on the kernel give 1,190-1,405 delivered payload bytes per
 new data packet (``b`` of ``two_subflow_gap.py``), the simulator 1,448 (its MSS). This probe

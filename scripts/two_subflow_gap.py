@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""RSF Table 2's two-subflow gap, decomposed with one definition for both engines (issue 12).
+"""RSF Table 2's two-subflow gap, decomposed with one definition for both engines.
 
 In RSF Table 2's two-subflow scenarios the kernel's downloads are slower than the simulator's
 for every algorithm, uncoupled RSF-DB too. This script splits the kernel/simulator ratio of the

@@ -1,4 +1,4 @@
-"""The ACK-reading table of report/kernel/README.md (issue 12: the seeds' ACK counting).
+"""The ACK-reading table of report/kernel/README.md (how the papers' kernels counted ACKs).
 
 Reads, from ``results/ack_readings/`` beside this file, each reading's simulator comparison
 (``READING_comparison.csv``: paper, mean, CI, n per Table 2 row) and, where the kernel ran it, the

@@ -10,9 +10,8 @@ before and after:
     python report/kernel/current_verdicts.py
 
 It was written when the rule of "Orderings within the noise" (reproduce README) came in and this
-report's kernel runs were in no cache any more (24 Nov 2026, eighth session): it listed the 20
-kernel numbers and 8 claims the rule moved. Since this report was assembled again under the
-rule (ninth session) it prints no row, and tests/reproduce/test_verdict.py asserts that for
+report's kernel runs were in no cache any more: it listed the 20 kernel numbers and 8 claims the
+rule moved. Since this report was assembled again under the rule it prints no row, and tests/reproduce/test_verdict.py asserts that for
 report/ and report/kernel, so that a change of the rule without regenerating both fails there.
 """
 

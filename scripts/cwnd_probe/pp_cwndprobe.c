@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Loader of the issue 11 probe: pp_cwndprobe OBJ PORT_LO PORT_HI. Attaches the tracepoint
+ * Loader of the cwnd probe: pp_cwndprobe OBJ PORT_LO PORT_HI. Attaches the tracepoint
  * program, prints "ready", waits for SIGINT/SIGTERM (or stdin closing), then prints one JSON
  * line per socket counted and exits; the links close with the process.
  */
