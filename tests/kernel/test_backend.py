@@ -183,7 +183,7 @@ def test_file_downloads_and_kernel_reno():
     # Reno counting acks and LIA counting acks agree on the global tunable.
     assert plan.tunables == {"counting": "acks"}
     # kernel_tcp: single-path Reno counting segments becomes the kernel's reno, leaving the
-    # tunable to the pp_* flows (which may count ACKs, as the seeds' kernels did).
+    # tunable to the pp_* flows (which may count ACKs, as the papers' kernels did).
     flows[0]["counting"] = "bytes"
     with pytest.raises(UnsupportedScenario, match="tunables are global"):
         map_scenario(_scenario(flows=flows))
