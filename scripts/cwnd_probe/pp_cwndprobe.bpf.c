@@ -72,7 +72,7 @@ static struct sock_stats *get(struct tcp_sock *tp)
 SEC("tp_btf/tcp_probe")
 int BPF_PROG(on_probe, struct sock *sk, struct sk_buff *skb)
 {
-	/* The tracepoint's sk is typed struct sock: the helper gives the verifier a tcp_sock. */
+	/* The tracepoint's sk is typed struct sock: bpf_skc_to_tcp_sock gives the verifier a tcp_sock. */
 	struct tcp_sock *tp = bpf_skc_to_tcp_sock(sk);
 	struct sock_stats *s;
 	struct tcphdr th;
