@@ -2,7 +2,7 @@
 """What leaves a kernel MPTCP subflow below its window in RSF Table 2 scenario 2.
 
 Reads the raw per-tick samples the test bed's sender keeps (``python -m pathpool.kernel.transfer
-send``: each subflow's ``tcp_info`` and, since 24 Nov 2026, the connection's send side,
+send``: each subflow's ``tcp_info`` and, where the sender recorded it, the connection's send side,
 :func:`pathpool.kernel.transfer.conn_info`) and labels every subflow sample by one rule, in this
 order (a subflow that has sent nothing yet is left out):
 
