@@ -120,7 +120,7 @@ def test_pp_reno_matches_kernel_reno_and_lia_against_the_best_tcp(loaded_bytes):
     not tuned). On these drop-tail paths even uncoupled MPTCP misses 2x: kernel reno over MPTCP
     gets 1.25x the better TCP, because Linux MPTCP's MP_JOIN subflow takes about 2.2x the
     TCP's losses per packet at an overflow (README, "why the MPTCP subflows get less";
-    scripts/kernel_disjoint_probe.py --cwnd). With independent random loss the same
+    research/kernel_disjoint/kernel_disjoint_probe.py --cwnd). With independent random loss the same
     uncoupled connection gets about 2x (measured 1.88), which this test asserts too: Linux's
     subflows grow as fast as TCP when losses follow packets, as RFC 6356 assumes."""
     got = _medians({"renos": _renos, "disjoint": _disjoint,
