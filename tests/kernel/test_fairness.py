@@ -6,10 +6,10 @@ Every comparison runs its flows at the same time on one test bed, so they see th
 each is repeated RUNS times and the median ratio is checked. Independent test beds run in
 parallel (different namespace prefixes and ports) to keep the suite short.
 
-Thresholds come from the measurements in python/pathpool/kernel/README.md ("Fairness with
+Thresholds come from the measurements in report/FINDINGS.md ("Fairness with unmodified
 iperf3"), each several standard deviations of the median away from the measured median. The
-RFC 6356 targets the issue states are recorded next to them; where the measured median misses
-one, the README says so (a finding, not a tuned number).
+RFC 6356 targets are recorded next to them; where the measured median misses one, the findings
+say so (a finding, not a tuned number).
 """
 
 from __future__ import annotations
