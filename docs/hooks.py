@@ -27,7 +27,18 @@ def _include(rel: str) -> str:
         from pathpool.sim.reference import update_reference
 
         text = update_reference(text)
-    return _LINK.sub(lambda m: f"{m.group(1)} (`{m.group(2)}`)", text)
+    return _LINK.sub(lambda m: _link(rel, m.group(1), m.group(2)), text)
+
+
+def _link(rel: str, label: str, target: str) -> str:
+    """A relative link of an included file: into the site when it points at a page of docs/ (the
+    including pages sit at docs/'s top), else a plain repository path."""
+    path, _, anchor = target.partition("#")
+    docs = ROOT / "docs"
+    resolved = ((ROOT / rel).parent / path).resolve()
+    if resolved.suffix == ".md" and resolved.is_relative_to(docs) and resolved.is_file():
+        return f"[{label}]({resolved.relative_to(docs).as_posix()}{'#' + anchor if anchor else ''})"
+    return f"{label} (`{target}`)"
 
 
 def _cli_reference() -> str:

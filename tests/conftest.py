@@ -7,7 +7,6 @@ import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -18,20 +17,6 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 def repo_root() -> Path:
     """The source tree (scenarios/, crates/, python/ ...)."""
     return REPO_ROOT
-
-
-@pytest.fixture(scope="session")
-def script_module() -> Callable[[str], Any]:
-    """``load(NAME)``: the module of ``scripts/NAME.py`` (the scripts are not a package)."""
-    import importlib.util
-
-    def load(name: str) -> Any:
-        spec = importlib.util.spec_from_file_location(name, REPO_ROOT / "scripts" / f"{name}.py")
-        mod = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(mod)
-        return mod
-
-    return load
 
 
 @dataclasses.dataclass

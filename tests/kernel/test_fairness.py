@@ -6,10 +6,10 @@ Every comparison runs its flows at the same time on one test bed, so they see th
 each is repeated RUNS times and the median ratio is checked. Independent test beds run in
 parallel (different namespace prefixes and ports) to keep the suite short.
 
-Thresholds come from the measurements in python/pathpool/kernel/README.md ("Fairness with
+Thresholds come from the measurements in report/FINDINGS.md ("Fairness with unmodified
 iperf3"), each several standard deviations of the median away from the measured median. The
-RFC 6356 targets the issue states are recorded next to them; where the measured median misses
-one, the README says so (a finding, not a tuned number).
+RFC 6356 targets are recorded next to them; where the measured median misses one, the findings
+say so (a finding, not a tuned number).
 """
 
 from __future__ import annotations
@@ -120,7 +120,7 @@ def test_pp_reno_matches_kernel_reno_and_lia_against_the_best_tcp(loaded_bytes):
     not tuned). On these drop-tail paths even uncoupled MPTCP misses 2x: kernel reno over MPTCP
     gets 1.25x the better TCP, because Linux MPTCP's MP_JOIN subflow takes about 2.2x the
     TCP's losses per packet at an overflow (README, "why the MPTCP subflows get less";
-    scripts/kernel_disjoint_probe.py --cwnd). With independent random loss the same
+    research/kernel_disjoint/kernel_disjoint_probe.py --cwnd). With independent random loss the same
     uncoupled connection gets about 2x (measured 1.88), which this test asserts too: Linux's
     subflows grow as fast as TCP when losses follow packets, as RFC 6356 assumes."""
     got = _medians({"renos": _renos, "disjoint": _disjoint,

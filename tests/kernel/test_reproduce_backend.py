@@ -150,15 +150,6 @@ def test_sigterm_stops_everything(root_env, tmp_path):
     assert not (tmp_path / "out" / "results" / "per_run.csv").exists()
 
 
-def test_sigterm_stops_a_kernel_cell_run(root_env, tmp_path):
-    # scripts/kernel_cell.py runs the report's plans for hours under nohup; killed by SIGTERM's
-    # default action it left its namespaces, senders and loader behind (found 24 Nov).
-    script = Path(__file__).resolve().parents[2] / "scripts" / "kernel_cell.py"
-    p = subprocess.Popen([sys.executable, str(script), "run", "rsf/table2_s1", "lia", "--seeds", "1", "--beds", "1",
-                          "-o", str(tmp_path / "out")], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    _terminate_midrun(p, "kernel_cell.py", progress="runs ")
-
-
 def _terminate_midrun(p: subprocess.Popen, name: str, progress: str | None = None) -> None:
     """SIGTERM ``p`` once its senders run inside a reproduce test bed; check that it exits 143
     with one line (besides its progress lines, starting with ``progress``) and leaves no

@@ -83,10 +83,9 @@ def test_seeds_reading_rsf_counting():
 
 
 def test_seeds_rsf_bytes_reuses_the_seeds_and_linux_kernel_runs():
-    """report/kernel/ack_readings.py composes the kernel's ``seeds-rsf-bytes`` column from the
-    ``seeds`` reading's runs (coupled) and the ``linux`` runs (RSF): that holds only while the
-    plans, hence the cache keys, are equal; and the ``seeds`` reading's keys differ from
-    ``linux``'s and ``quickack``'s."""
+    """The kernel's seeds-rsf-bytes column (report/kernel/ACK_READINGS.md) is composed from the seeds
+    runs (coupled) and the linux runs (RSF): that holds only while the plans, hence the cache
+    keys, are equal; and the seeds reading's keys differ from linux's and quickack's."""
     keys = {}
     for reading in ("quickack", "linux", "seeds", "seeds-rsf-bytes"):
         _, runnable, _ = _plan(["rsf"], reading)

@@ -102,8 +102,8 @@ def test_conclusions_only_for_experiments_that_ran(tmp_path):
     out = reproduce(["khalili"], seeds=[1, 2], out=tmp_path, workers=2,
                     options=Options(time_scale=0.05, size_scale=0.02))
     page = (out.out / "index.html").read_text()
-    assert "Khalili&#x27;s scenario (seed 002)" in page or "Khalili's scenario (seed 002)" in page
-    assert "RSF-DB is uncoupled Reno" not in page and "Balia (seed 004)" not in page
+    assert "Khalili&#x27;s scenario (Walid et al. 2014)" in page or "Khalili's scenario (Walid et al. 2014)" in page
+    assert "RSF-DB is uncoupled Reno" not in page and "Balia (Peng et al. 2016)" not in page
     assert "not run" not in page
 
 

@@ -230,13 +230,13 @@ def test_an_order_claim_counts_neighbours_as_a_rows_pairs():
 
 
 def test_the_committed_reports_give_the_current_codes_verdicts():
-    """report/kernel/current_verdicts.py on the committed summaries of report/ and report/kernel
+    """current_verdicts.py (beside this file) on the committed summaries of report/ and report/kernel
     (both engines): every published number's and every claim's verdict is the one the current
     verdict code gives, so a change of the rule without regenerating the reports fails here."""
     import importlib.util
 
     root = Path(__file__).resolve().parents[2]
-    spec = importlib.util.spec_from_file_location("current_verdicts", root / "report/kernel/current_verdicts.py")
+    spec = importlib.util.spec_from_file_location("current_verdicts", Path(__file__).with_name("current_verdicts.py"))
     cv = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(cv)
     kres = root / "report/kernel/results"

@@ -275,117 +275,9 @@ KERNEL_ACKS = {
     "seeds-rsf-bytes": "as `seeds`, with RSF-DB/LB per acknowledged segment",
 }
 
-#: What we measured about the engines' differences, per paper (kept with the code that produced
-#: the rows; revised by hand from the last full kernel run, see python/pathpool/reproduce/README.md).
-#: A paper's paragraph is shown when one of its experiments is among the disagreeing rows.
-KERNEL_EXPLAINED = {
-    "rsf": (
-        "**RSF Table 2** (Linux 6.18, quickack reading; the ratios and measurements in this paragraph are "
-        "from the runs of 23 Nov, 3 repetitions and 6-10 in scenarios 0, 2 and 5, the list above has the "
-        "report's own; simulator 30 seeds with Linux recovery, "
-        "RACK-TLP + PRR; numbers in `python/pathpool/reproduce/README.md`): with **one subflow** (scenario 0) "
-        "every algorithm agrees within 10% (kernel/simulator 1.03-1.08), single-path TCP on the kernel's reno "
-        "within 6%. With **two subflows** the kernel is slower for every algorithm, coupled or not (RSF-DB is "
-        "Reno per subflow): 0.86-0.90 without loss (scenario 1), 0.72-0.83 at 2% loss (scenario 2 and Fig. 2 at "
-        "4 MB, the same runs), 0.77-0.91 at 10% (scenario 3), 0.77-0.88 (scenario 4), 0.59-0.77 with 20 + 60 ms "
-        "paths (scenario 5), 0.72-0.84 (scenario 6). So the gap comes with MPTCP's second subflow, not with the "
-        "congestion-control arithmetic, which the single-subflow runs and the BPF test vectors check. It is not "
-        "the simulator's loss recovery either: switching it from RFC 6675 to Linux's RACK-TLP + PRR moved its "
-        "means by -2.5% to +8% (scenario 3: +9% to +20%; same 3 seeds) and the gaps stayed, and the simulator "
-        "now takes fewer RTOs than the kernel (scenario 2: 0-1.2 per run against 0.3-3.3; scenario 5: 0.7-5.2 "
-        "against 1-13). Decomposed for scenario 2 (10 kernel repetitions per algorithm against 30 simulator "
-        "seeds, `scripts/two_subflow_gap.py`: goodput = averaging x window / srtt x window use x (1 - "
-        "retransmitted share) x payload bytes per packet, each factor computed the same way on both engines, "
-        "the factor ratios multiplying exactly to the goodput ratio of 0.73-0.83): the kernel's summed window "
-        "is 0.82-0.86 of the simulator's (95% bootstrap intervals within 0.79-0.94), a kernel MPTCP packet "
-        "carries 1,383-1,396 payload bytes against the simulator's 1,448 (0.96: Linux MPTCP's DSS option and "
-        "sub-MSS segments, which the simulator does not model), its subflows use 92-98% as much of their "
-        "windows (4-10% of kernel samples have a window not full with no data assigned to the subflow), its "
-        "smaller windows queue less (srtt 0.97, in its favour), and the retransmitted share is the same "
-        "(2.0%). The window is not lost to stalls (no new byte for an RTO: under 0.2% of the kernel's "
-        "download time), RTOs (under 0.5 per connection), undo, the receive window or slow start alone: "
-        "reductions cut as deep on both engines, but the kernel's windows grow 7-18% more slowly per RTT in "
-        "congestion avoidance and take 4-10% more reductions per packet sent. Linux's whole-segment windows "
-        "(`tcp_init_cwnd_reduction()` zeroes `snd_cwnd_cnt`, ssthresh in whole segments; the simulator keeps "
-        "a real-valued window) account for 2-5% of the window in a model. The rest: Linux grows no window "
-        "that does not limit the sender (`tcp_is_cwnd_limited()`), and the kernel's subflows sit below their "
-        "window for 6-10% of their congestion-avoidance time (the simulator's under 1%, only in a download's "
-        "last second), nearly always with their own queue empty while the other subflow's queue holds the data: "
-        "Linux's MPTCP scheduler (`mptcp_subflow_get_send()`) hands a subflow data up to its send buffer, far "
-        "beyond its window, and never moves it, so a subflow that empties its queue waits for its sibling, "
-        "behind the connection's full send buffer or, the file all written, to the download's end (5 runs per "
-        "algorithm; by a model worth 1.5-4.3% of the window, and 3-6% of the download time at its end; "
-        "shorter queues, `tcp_notsent_lowat` 16 kB, did not raise goodput); "
-        "with a full window RSF-DB's Reno grows exactly as in the simulator (0.99), the coupled algorithms at "
-        "0.90-0.96 (not separated further). A 4 MB send buffer does not help (3 runs per algorithm: goodput "
-        "0.64-0.78 of the simulator's against 0.71-0.82 for the same seeds; more idle subflows, shorter "
-        "packets). Full numbers in `python/pathpool/reproduce/README.md`, \"RSF Table 2's two-subflow "
-        "gap, decomposed\"."
-    ),
-    "khalili": (
-        "**Khalili** (Linux 6.18, quickack reading, runs of 60 s, 10 or 20 flows, the numbers of this paragraph "
-        "from 3 repetitions on 23 Nov; the access is an IFB "
-        "device shaped by `tbf`): the type-1 users' total is 3-8% below the simulator's on the kernel for every "
-        "multipath algorithm (single-path TCP: 1%). The kernel's access forwards between 1% fewer and 5% more "
-        "packets than the simulator's for less goodput (the MPTCP sub-MSS segments seen in RSF Table 2), and "
-        "with N1 = 5 it drops nothing at the access for any multipath algorithm (simulator: 300-540 drops per "
-        "run): the type-1 users do not keep the access full, link 2's queue limits them, so the type-2 users "
-        "keep more (LIA: 8.64 against 7.55 Mbit/s)."
-    ),
-    "balia": (
-        "**Balia Tables III-V and Fig. 3** (Linux 6.18, quickack reading, every algorithm; the measurements in "
-        "this paragraph are from the runs of 23 Nov, 3 repetitions and 8-10 in Table III, the list above has "
-        "the report's own ratios; "
-        "numbers in `python/pathpool/reproduce/README.md`): without single-path users (Table IV) the engines "
-        "agree within 4%. Where a multipath flow shares link 2 with single-path TCP (Tables III and V) the "
-        "kernel's multipath flow takes less and the single-path user more. Table III (the multipath flow at "
-        "0.71-0.89 of the simulator's for every algorithm but EWTCP, 0.93): its subflow on its own link "
-        "under-fills that link on the kernel (1.38-1.86 against 1.93 Mbit/s, EWTCP too) and its subflow on "
-        "the shared link gets 0.19-0.54 against 0.64-0.70 Mbit/s. Table V, over 40-80 s: the kernel's "
-        "link-2 subflow (the connection's MP_JOIN subflow) holds a mean window of 15.3 (Max), 15.8 (Balia), "
-        "18.4 (LIA), 19.2 (OLIA) and 3.2 (Coupled) packets against the simulator's 38.4, 30.5, 28.0, 34.9 and "
-        "8.7 at link-2 RTTs within 6%, while with EWTCP (23.5 vs 27.7) and Semicoupled (28.3 vs 25.4) they "
-        "agree. Measured from the 40-80 s window series (window reductions below 0.7 of the last peak, the "
-        "same detector on both engines; kernel 3 runs, simulator 30 seeds): the engines share link 2's "
-        "drop-tail losses differently. On the kernel the link-2 subflow and the SP-TCP flow each take about "
-        "one reduction per overflow (Max 5.0 and 5.0, Balia 5.7 and 4.0, LIA 4.3 and 4.7, OLIA 4.0 and 4.7 "
-        "in 40 s), so the smaller window loses more per packet (subflow / SP reductions per packet, median "
-        "of runs: Max 2.5, Balia 3.2, LIA 2.0, OLIA 1.3); in the simulator the SP-TCP flow takes 1.6-3.1x the "
-        "subflow's reductions (Max 9.0 against 3.0, OLIA 7.5 against 2.4, Balia 6.9 against 4.2, LIA 6.2 "
-        "against 3.1), per packet 0.11-0.54x the other way. The window follows 1/sqrt(loss rate): scaling "
-        "the simulator's windows by the square root of the two engines' reductions-per-packet ratio gives the "
-        "kernel's link-2 subflow 19.4, 20.4, 18.7 and 19.7 packets (measured 15.3, 15.8, 18.4, 19.2) and its "
-        "SP-TCP flow 39.2, 41.6, 35.6 and 35.5 (measured 38.2, 37.5, 35.9, 34.7) for Max, Balia, LIA and OLIA, "
-        "so the loss sharing accounts for most of the gap. Why the simulator's overflows spare the subflow "
-        "we have not isolated; its Table V runs are nearly deterministic (of 30 seeds, 3-6 distinct outcomes "
-        "per algorithm, Coupled 15), so the narrow simulator CIs reflect few distinct drop patterns. Fig. 3: "
-        "the window oscillation of Coupled and OLIA is higher on the kernel (x1.82 and x2.55 at 3 runs), where "
-        "they take "
-        "about twice the simulator's window reductions (20-120 s, both subflows: Coupled 36 against 18, OLIA "
-        "20 against 10; every other algorithm and the single Reno flow within 25%: Reno 11.7 against 11.0), "
-        "their summed window spends 54% and 41% of the time below the link's 83-packet bandwidth-delay "
-        "product (simulator 22% and 3%) and the link carries 63% and 87% of its capacity (simulator 94% and "
-        "99%). Classified by the queue each reduction met (script `scripts/kernel_idle_restart_probe.py`), "
-        "the reductions at a full queue agree between the engines (Coupled 16.3 against 18.1 per run, OLIA "
-        "8.3 against 9.9); the excess (18.3 and 8.0 per run) comes with the queue empty, most of it to "
-        "exactly 10 packets: Linux's restart after idle (`tcp_cwnd_restart()`, Linux 6.18), after a subflow "
-        "sat idle for seconds (Coupled 17-22 s of 100 s) while the link was not full. The joined (MP_JOIN) "
-        "subflow is not the one singled out (the idle one is either), and overflows that cut both subflows "
-        "at once (OLIA 3.0 per run against 0.7) do not add to the overflow reductions. In re-runs keeping the raw `tcp_info`, a subflow "
-        "was idle with an open window and nothing to send while the other subflow sat at a window of 1-2 "
-        "packets (Coupled's loss response w_r - w_total/2, floor one segment) holding, under Coupled, "
-        "40-240 KB of connection data already assigned to it; the receive window was open (MBs). Linux "
-        "MPTCP hands data to a subflow's send queue ahead of its window, the simulator only to a subflow "
-        "with room in it, so only the kernel's connection stalls behind a 1-2 packet subflow. Re-runs with "
-        "the restart off (more idle, 50% utilisation) or a 4 MB receive buffer (no change) confirm the "
-        "restart is a consequence and the window not the limit; a 4 MB send buffer leaves Coupled's idles "
-        "and removed OLIA's (0 of 6 runs below 90% utilisation, window CV 0.174, against 9 of 15 with the "
-        "default send buffer). Balia's is higher on the kernel too once it has 10 runs (the list above; its 3 "
-        "runs of 23 Nov gave 0.178 against the simulator's 0.167, its reductions within 25%): not "
-        "decomposed. Numbers "
-        "in `python/pathpool/reproduce/README.md`, \"Balia Fig. 3 on the kernel\"."
-    ),
-}
+#: Where the causes of the engines' differences are written down. They took investigations beyond
+#: one report's runs, so they live with the findings that name their runs, not in this code.
+KERNEL_FINDINGS = "report/FINDINGS.md"
 
 KERNEL_METHOD = (
     "Every experiment the namespace test bed can express ran on the real kernel from the same scenario file as "
@@ -468,11 +360,10 @@ def kernel_sections(outcome) -> list[tuple[str, str, str, str]]:
                              f"(x{_num(r.ratio)}); retransmitted: simulator {rs}, kernel {rk}; packets through the "
                              f"bottleneck(s) per run: simulator {ps}, kernel {pk}.")
             text = (f"Each row below differs by more than {DISAGREE:.0%} between the engines; what was measured is "
-                    "listed, with the retransmitted share of the packets each engine sent (same runs). What we could "
-                    "establish about the causes follows the list; where it says nothing, we do not know why.\n\n"
-                    + "\n".join(lines) + "".join(
-                        f"\n\n{text}" for paper, text in KERNEL_EXPLAINED.items()
-                        if any(e.split("/")[0] == paper for e in dis["experiment"])))
+                    "listed, with the retransmitted share of the packets each engine sent (same runs). What could be "
+                    f"established about the causes, with the runs each number comes from, is in `{KERNEL_FINDINGS}` "
+                    "of pathpool's repository; where it says nothing, the cause is not known.\n\n"
+                    + "\n".join(lines))
             out.append((f"Where the engines disagree by more than {DISAGREE:.0%}", "", text, _md_to_html(text)))
     if getattr(outcome, "backend", "sim") == "both" and len(k.claims):
         head = ("claim", "measured on the kernel", "kernel verdict")

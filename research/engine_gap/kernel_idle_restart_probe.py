@@ -14,11 +14,11 @@ as ``pathpool reproduce balia --only fig3 --recovery-reading linux``) with that 
 the test bed's namespaces, and classifies every window reduction of the cached runs and of the
 new ones the same way (:func:`classify`). It is a diagnostic counterfactual, never a reading of
 the report: its runs go to their own cache (``--out``, default
-``/work/kcache/probe-idle-restart``), never to the report's.
+``KCACHE/probe-idle-restart``), never to the report's.
 
-    flock /run/pathpool-kernel.lock python scripts/kernel_idle_restart_probe.py run \
+    flock /run/pathpool-kernel.lock python research/engine_gap/kernel_idle_restart_probe.py run \
         --algorithms coupled olia --seeds 1 2 3 [--sysctl KEY=VALUE ...]
-    python scripts/kernel_idle_restart_probe.py table    # cached runs against the probe's
+    python research/engine_gap/kernel_idle_restart_probe.py table    # cached runs against the probe's
 
 ``--sysctl`` (repeatable; default ``net.ipv4.tcp_slow_start_after_idle=0``) is set in the bed's
 three namespaces right after they come up, before any flow starts; each set of sysctls has its
@@ -228,8 +228,8 @@ def main() -> None:
                    help=f"set in the test bed's namespaces (repeatable; default {DEFAULT_SYSCTL}; "
                         "'none': the report's bed unchanged)")
     p.add_argument("--beds", type=int, default=3)
-    p.add_argument("--out", default="/work/kcache/probe-idle-restart")
-    p.add_argument("--report-cache", default="/work/kcache")
+    p.add_argument("--out", required=True)
+    p.add_argument("--report-cache", required=True)
     args = p.parse_args()
     args.sysctl = [kv for kv in (args.sysctl or [DEFAULT_SYSCTL]) if kv != "none"]
     run(args) if args.command == "run" else table(args)

@@ -13,10 +13,10 @@ call of ours (``pp_ss <sk> r=<returned>``), every state change (``pp_st``) and a
 snd_ssthresh above 2^20 that set_state finds (``pp_huge``) are logged there; ``trace``
 matches each ``pp_huge`` with the socket's last ``pp_ss`` before it.
 
-    python scripts/kernel_ssthresh_probe.py scan --cache /work/kcache
-    flock /run/pathpool-kernel.lock python scripts/kernel_ssthresh_probe.py run \\
-        --only table2_s3 --algorithms balia lia --seeds 1 2 3 --out /work/kcache/kssth
-    python scripts/kernel_ssthresh_probe.py trace --out /work/kcache/kssth
+    python research/engine_gap/kernel_ssthresh_probe.py scan --cache KCACHE
+    flock /run/pathpool-kernel.lock python research/engine_gap/kernel_ssthresh_probe.py run \\
+        --only table2_s3 --algorithms balia lia --seeds 1 2 3 --out KCACHE/kssth
+    python research/engine_gap/kernel_ssthresh_probe.py trace --out KCACHE/kssth
 """
 
 from __future__ import annotations
@@ -184,12 +184,12 @@ def trace(args: argparse.Namespace) -> None:
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("command", choices=["scan", "run", "trace"])
-    p.add_argument("--cache", default="/work/kcache", help="scan: a kernel cache (read only)")
+    p.add_argument("--cache", required=True, help="scan: a kernel cache (read only)")
     p.add_argument("--only", default="table2_s3")
     p.add_argument("--algorithms", nargs="+", default=None)
     p.add_argument("--seeds", nargs="+", type=int, default=[1, 2, 3])
     p.add_argument("--beds", type=int, default=3)
-    p.add_argument("--out", default="/work/kcache/kssth", help="run/trace: this probe's folder")
+    p.add_argument("--out", required=True, help="run/trace: this probe's folder")
     a = p.parse_args()
     {"scan": scan, "run": run, "trace": trace}[a.command](a)
 

@@ -1,4 +1,4 @@
-"""scripts/segment_size_probe.py: the packet parser reads payload, option bytes and an MPTCP DSS
+"""segment_size_probe.py: the packet parser reads payload, option bytes and an MPTCP DSS
 mapping from hand-built IPv4/TCP packets (RFC 8684 Section 3.3 layout), and the summary counts
 retransmissions, sub-MSS segments and mapping tails as computed by hand."""
 

@@ -25,7 +25,7 @@ G and r get 95% percentile bootstrap intervals over seeds (both settings of a se
 together). A second table gives the ratios behind r: download time, the subflows' mean window
 and RTT, loss events per packet; and RTOs per connection.
 
-    python scripts/option_bytes_gap.py --seeds 30 -j 2
+    python research/segment_size/option_bytes_gap.py --seeds 30 -j 2
 """
 
 from __future__ import annotations

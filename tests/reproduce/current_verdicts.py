@@ -7,7 +7,7 @@ Markdown, every published number of ``results/comparison.csv`` (simulator) and
 ``results/linux_claims.csv`` whose verdict the current code gives differently, and the totals
 before and after:
 
-    python report/kernel/current_verdicts.py
+    python tests/reproduce/current_verdicts.py
 
 It was written when the rule of "Orderings within the noise" (reproduce README) came in and this
 report's kernel runs were in no cache any more: it listed the 20 kernel numbers and 8 claims the
@@ -23,7 +23,7 @@ import pandas as pd
 from pathpool.reproduce.compare import claims, compare
 from pathpool.reproduce.experiments import PAPERS, load_experiments
 
-HERE = Path(__file__).resolve().parent / "results"
+HERE = Path(__file__).resolve().parents[2] / "report" / "kernel" / "results"
 KEY = ["table", "group", "algorithm", "metric"]
 
 

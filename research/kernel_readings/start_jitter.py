@@ -6,7 +6,7 @@ cached runs of the report) and at the simulator's drawn start for that seed
 (``scenario_per_run.csv``), and prints one Markdown table: per row and metric, both means with
 their 95% t-based CIs and n, the difference in percent and whether the CIs overlap.
 
-    python report/kernel/start_jitter.py
+    python research/kernel_readings/start_jitter.py
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from pathlib import Path
 import pandas as pd
 from pathpool.reproduce.verdict import summarise
 
-HERE = Path(__file__).resolve().parent / "results" / "start_jitter"
+HERE = Path(__file__).resolve().parents[2] / "report" / "kernel" / "results" / "start_jitter"
 READINGS = ("off", "scenario")
 #: Per-run bookkeeping, not a measured quantity.
 SKIP = {"incomplete", "jain"}

@@ -1,4 +1,4 @@
-"""scripts/option_bytes_gap.py: the option is set on the MPTCP entries only, and the goodput
+"""option_bytes_gap.py: the option is set on the MPTCP entries only, and the goodput
 ratio splits exactly into A x b x r, checked on hand-built rows."""
 
 from __future__ import annotations

@@ -26,9 +26,9 @@ order (a subflow that has sent nothing yet is left out):
 Shares are of congestion-avoidance samples (``ca_state`` Open or Disorder, ``snd_cwnd >=
 snd_ssthresh``) and of all samples; samples are 100 ms apart, so sample shares are time shares.
 
-    flock /run/pathpool-kernel.lock python scripts/two_subflow_gap.py run --only table2_s2 \\
-        --seeds 11 12 13 14 15 --into /work/wt2/s2idle-out/s2     # the report's plans, own cache
-    python scripts/s2_idle_probe.py table --raw /work/wt2/s2idle-out/s2/raw
+    flock /run/pathpool-kernel.lock python research/engine_gap/two_subflow_gap.py run --only table2_s2 \\
+        --seeds 11 12 13 14 15 --into OUT/s2     # the report's plans, own cache
+    python research/engine_gap/s2_idle_probe.py table --raw OUT/s2/raw
 """
 
 from __future__ import annotations

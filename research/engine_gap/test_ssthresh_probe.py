@@ -1,4 +1,4 @@
-"""scripts/kernel_ssthresh_probe.py: the reading of the ~2^31 ssthresh of some cached kernel runs.
+"""kernel_ssthresh_probe.py: the reading of the ~2^31 ssthresh of some cached kernel runs.
 
 The PRR step is checked against Linux 6.18 ``tcp_cwnd_reduction`` by hand; the fit against the
 cwnd samples the shared cache holds (the numbers are copied here, so the test needs no cache);
@@ -32,7 +32,7 @@ def test_prr_first_step_by_hand(probe):
 
 @pytest.mark.parametrize(("cwnd", "before", "fit"), [
     # (first cwnd sample above 2^20, last cwnd sample before it, fitted step) from the shared
-    # kernel cache: /work/kcache/cache-linux/6.18.44-fc-v782, `scan` (2026-11-23).
+    # kernel cache: KCACHE/cache-linux/6.18.44-fc-v782, `scan` (2026-11-23).
     (1_082_663_049, 2, (2, 1, 1)),   # s2 olia seed 10 conn-3/0; s2 olia 3; s3 lia 3; s3 balia 1
     (721_775_368, 3, (3, 1, 2)),     # s3 balia seed 3 conn-1/0; s2 olia seed 2 conn-0/1
     (360_887_687, 6, (6, 1, 4)),     # s4 rsf-db seed 3 conn-3/1

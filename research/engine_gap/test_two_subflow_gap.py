@@ -1,4 +1,4 @@
-"""scripts/two_subflow_gap.py: the factor identity G = A x W / S x u x k x b, the stall and
+"""two_subflow_gap.py: the factor identity G = A x W / S x u x k x b, the stall and
 growth measures, and the ratio bootstrap, checked against hand-made series; and the script's
 kernel plans are the report's (RSF Table 2 s2 under the quickack reading, 100 ms sampling)."""
 

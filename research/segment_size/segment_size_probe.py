@@ -12,8 +12,8 @@ the subflow had sent). ``ss -tni`` in the client's namespace gives each socket's
 (``tcpi_snd_mss``), ``nstat`` the MPTCP counters of both ends (``MPTcpExtMPTCPRetrans``: the
 sender's MPTCP-level reinjections; ``MPTcpExtDuplicateData``: data the receiver got twice).
 
-    flock /run/pathpool-kernel.lock python scripts/segment_size_probe.py run --case s1 -o OUT
-    python scripts/segment_size_probe.py show OUT/*.json
+    flock /run/pathpool-kernel.lock python research/segment_size/segment_size_probe.py run --case s1 -o OUT
+    python research/segment_size/segment_size_probe.py show OUT/*.json
 
 Cases (two 10 Mbit/s, 150 ms paths, 1000-packet drop-tail queues as RSF Table 2; kernel Reno
 on every subflow and TCP, so no BPF is loaded; delays as the report's default reading):

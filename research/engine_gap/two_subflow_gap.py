@@ -39,8 +39,8 @@ flows' goodputs are compared with the report's job). The kernel's runs are read 
 kernel cache (``--kernel-cache``, the report's plans and keys: ``pathpool reproduce rsf --only
 table2_s2 --recovery-reading linux``, quickack reading).
 
-    python scripts/two_subflow_gap.py table --only table2_s2 --kernel-seeds 10 --sim-seeds 30
-    flock /run/pathpool-kernel.lock python scripts/two_subflow_gap.py run --only table2_s2 \\
+    python research/engine_gap/two_subflow_gap.py table --only table2_s2 --kernel-seeds 10 --sim-seeds 30
+    flock /run/pathpool-kernel.lock python research/engine_gap/two_subflow_gap.py run --only table2_s2 \\
         --seeds 7 8 9 10      # the report's plans into the shared cache, raw tcp_info kept
 
 ``run`` runs exactly the jobs ``pathpool reproduce rsf --only table2_s2 --backend linux
@@ -518,12 +518,12 @@ def main() -> None:
     p.add_argument("--sim-seeds", type=int, default=30)
     p.add_argument("--seeds", nargs="+", type=int, default=[7, 8, 9, 10], help="run: kernel seeds")
     p.add_argument("--beds", type=int, default=3)
-    p.add_argument("--kernel-cache", default="/work/kcache")
-    p.add_argument("--raw", default="/work/kcache/s2gap-raw", help="raw tcp_info of `run` (read by table)")
+    p.add_argument("--kernel-cache", required=True)
+    p.add_argument("--raw", required=True, help="raw tcp_info of `run` (read by table)")
     p.add_argument("--sysctl", action="append", default=[], metavar="KEY=VALUE",
                    help="a counterfactual: set in the test bed's namespaces (repeatable); its runs go to "
                    "--probe-out, never to the report's cache, and `table` then reads them")
-    p.add_argument("--probe-out", default="/work/kcache/s2gap-probe")
+    p.add_argument("--probe-out", required=True)
     p.add_argument("--into", default=None, metavar="DIR",
                    help="run: the report's plans into DIR's own cache, raw tcp_info in DIR/raw (never the "
                    "report's cache); table: read the kernel runs from there")

@@ -2,7 +2,7 @@
 burst lengths (packets of that flow whose gap to its previous packet is < GAP_US) and payload
 sizes (mean, and the three most common).
 
-    ip netns exec NS python scripts/kernel_burst_sniff.py DEV SECONDS
+    ip netns exec NS python research/kernel_disjoint/kernel_burst_sniff.py DEV SECONDS
 """
 
 import json

@@ -1,6 +1,6 @@
 """The ACK-reading table of report/kernel/README.md (how the papers' kernels counted ACKs).
 
-Reads, from ``results/ack_readings/`` beside this file, each reading's simulator comparison
+Reads, from ``report/kernel/results/ack_readings/``, each reading's simulator comparison
 (``READING_comparison.csv``: paper, mean, CI, n per Table 2 row) and, where the kernel ran it, the
 kernel's summary (``READING_kernel_summary.csv``), and prints one Markdown table: per Table 2 row
 the paper, every reading's mean [95% CI] on each engine, and RSF's ratio over LIA/OLIA/BALIA.
@@ -9,8 +9,8 @@ the paper, every reading's mean [95% CI] on each engine, and RSF's ratio over LI
 plans and its RSF flow the ``linux`` plan (per-segment counting, delayed ACKs), the same
 test-bed plans and so the same cache entries (:meth:`pathpool.reproduce.kernel.KernelJob.key`).
 
-    python report/kernel/ack_readings.py [SCENARIO ...]     # default: every scenario present
-    python report/kernel/ack_readings.py --shift [SCENARIO ...]   # per-ACK cost and RSF's ratio
+    python research/kernel_readings/ack_readings.py [SCENARIO ...]     # default: every scenario present
+    python research/kernel_readings/ack_readings.py --shift [SCENARIO ...]   # per-ACK cost and RSF's ratio
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pandas as pd
 
-HERE = Path(__file__).resolve().parent / "results" / "ack_readings"
+HERE = Path(__file__).resolve().parents[2] / "report" / "kernel" / "results" / "ack_readings"
 READINGS = ("quickack", "linux", "seeds", "seeds-rsf-bytes")
 COUPLED = ("lia", "olia", "balia")
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Two-disjoint-paths probe (not shipped; built by scripts/kernel_disjoint_probe.py --cwnd).
+ * Measurement probe (not shipped; built by research/kernel_disjoint/kernel_disjoint_probe.py --cwnd).
  *
  * Per sending socket: how many of the ACKs that advance snd_una in state Open find the socket
  * NOT cwnd-limited in the sense of tcp_is_cwnd_limited() (include/net/tcp.h, Linux 6.18), i.e.

@@ -7,11 +7,11 @@ rwnd/sndbuf-limited time, cwnd, retransmissions), the client's and server's MPTc
 (nstat deltas) and ``ss -tiM`` of the client at mid-run. Needs root; wrap in
 ``flock /run/pathpool-kernel.lock``.
 
-    python scripts/kernel_disjoint_probe.py --engine iperf3 --cc reno --runs 3
-    python scripts/kernel_disjoint_probe.py --engine own --cc cubic --runs 5 --alone
-    python scripts/kernel_disjoint_probe.py --engine iperf3 --cc reno --cwnd --wmem "4096 4194304 33554432"
+    python research/kernel_disjoint/kernel_disjoint_probe.py --engine iperf3 --cc reno --runs 3
+    python research/kernel_disjoint/kernel_disjoint_probe.py --engine own --cc cubic --runs 5 --alone
+    python research/kernel_disjoint/kernel_disjoint_probe.py --engine iperf3 --cc reno --cwnd --wmem "4096 4194304 33554432"
 
-``--cwnd`` attaches scripts/cwnd_probe (a tracepoint program, built here on first use): per
+``--cwnd`` attaches research/kernel_disjoint/cwnd_probe (a tracepoint program, built here on first use): per
 sending socket, the share of ACKs in state Open on which the socket was not cwnd-limited in
 the sense of Linux's tcp_is_cwnd_limited(), i.e. on which Reno/LIA grow nothing. ``--wmem``,
 ``--offload``, ``--client-qdisc`` and ``--rev-delay-only`` change one thing of the bed each
@@ -32,7 +32,7 @@ from pathpool.kernel.testbed import FlowSpec, PathSpec, Testbed, acked_rate_bps,
 
 SNIFF = Path(__file__).with_name("kernel_burst_sniff.py")
 PROBE_SRC = Path(__file__).with_name("cwnd_probe")
-PROBE_DIR = Path(__file__).resolve().parents[1] / "kernel" / "build" / "cwnd_probe"
+PROBE_DIR = Path(__file__).resolve().parents[2] / "kernel" / "build" / "cwnd_probe"
 DISJOINT = {"rate_mbps": 10.0, "delay_ms": 10.0, "queue_pkts": 30}
 #: test_fairness.py's shared bottleneck: both paths through one 20 Mbit/s link, 66 packets.
 SHARED = {"rate_mbps": 20.0, "delay_ms": 20.0, "queue_pkts": 66}

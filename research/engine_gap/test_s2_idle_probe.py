@@ -1,4 +1,4 @@
-"""scripts/s2_idle_probe.py: every label of a subflow sample from a hand-made tick, the
+"""s2_idle_probe.py: every label of a subflow sample from a hand-made tick, the
 congestion-avoidance selection, and shares counted by hand on a hand-made run record."""
 
 from __future__ import annotations

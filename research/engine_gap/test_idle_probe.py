@@ -1,4 +1,4 @@
-"""scripts/kernel_idle_restart_probe.py: the reduction detector, the idle measure and the queue
+"""kernel_idle_restart_probe.py: the reduction detector, the idle measure and the queue
 classification that explain Balia Fig. 3's engine gap, checked against hand-made series; and
 the probe's plans are the report's (Fig. 3 under the quickack reading, 50 ms sampling)."""
 
