@@ -10,28 +10,24 @@
 //! `SCENARIOS.md`.
 
 pub mod config;
-pub mod event;
-pub mod link;
+pub mod conn;
 pub(crate) mod mem;
 pub mod metrics;
-pub mod mptcp;
-mod net;
+pub mod net;
 pub mod output;
-pub mod packet;
 mod rate;
-pub mod recovery;
 pub mod rng;
-mod sim;
-pub mod tcp;
 pub mod time;
-mod transport;
 pub mod units;
+mod world;
+
+pub use net::link;
 
 pub use config::{ConfigError, Scenario};
 pub use metrics::jain_index;
 pub use output::{FlowRecord, LinkRecord, RunOutput, RunStats, Series, SubflowRecord};
 pub use rate::{PathCounters, RateFeedback, RateInfo};
-pub use sim::SimError;
+pub use world::SimError;
 
 /// Run one seed of a scenario.
 pub fn run(scenario: &Scenario, seed: u64) -> Result<RunOutput, SimError> {
@@ -55,7 +51,7 @@ pub fn run_with_progress(
 /// [`RunOutput`] as [`run`] (apart from `stats.wall_s`, the wall time spent building and
 /// running it).
 pub struct Simulation {
-    world: sim::World,
+    world: world::World,
     wall: std::time::Duration,
 }
 
@@ -63,7 +59,7 @@ impl Simulation {
     /// Build the world of `scenario` for `seed` (simulated time 0, nothing run yet).
     pub fn new(scenario: &Scenario, seed: u64) -> Result<Self, SimError> {
         let t0 = std::time::Instant::now();
-        let world = sim::World::build(scenario, seed)?;
+        let world = world::World::build(scenario, seed)?;
         Ok(Simulation {
             world,
             wall: t0.elapsed(),

@@ -12,14 +12,14 @@ use toml::Spanned;
 
 use super::raw::Quantity;
 use super::ConfigError;
-use crate::link::Buffer;
+use crate::net::link::Buffer;
 use crate::time::Nanos;
 use crate::units;
 
 pub const DEFAULT_MSS: u32 = 1448;
 /// Most TCP option bytes a data segment carries beyond the timestamps: the 40 bytes of option
 /// space (RFC 9293 Section 3.1) less the 12 of the timestamp option, which
-/// [`crate::packet::HEADER_BYTES`] already has.
+/// [`crate::net::packet::HEADER_BYTES`] already has.
 pub const MAX_OPTION_BYTES: u64 = 28;
 pub const DEFAULT_RCV_BUFFER: u64 = 4 * 1024 * 1024;
 pub const DEFAULT_BUFFER_PACKETS: u32 = 100;

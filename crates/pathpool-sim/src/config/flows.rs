@@ -184,14 +184,14 @@ fn flow(
                     Some(path_names.list()),
                 ));
             }
-            if ps.get_ref().len() > crate::mptcp::MAX_SUBFLOWS {
+            if ps.get_ref().len() > crate::conn::data::MAX_SUBFLOWS {
                 return Err(ctx.err(
                     Some(ps.span()),
                     f("paths"),
                     format!(
                         "{} paths: a connection has at most {} subflows",
                         ps.get_ref().len(),
-                        crate::mptcp::MAX_SUBFLOWS
+                        crate::conn::data::MAX_SUBFLOWS
                     ),
                     Some("1 to 255 path names"),
                 ));

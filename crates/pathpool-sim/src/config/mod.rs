@@ -23,7 +23,7 @@ use std::path::Path;
 
 use pathpool_cc::{Counting, Params};
 
-use crate::link::{Buffer, GilbertElliott, Reorder};
+use crate::net::link::{Buffer, GilbertElliott, Reorder};
 use crate::time::Nanos;
 
 pub use budget::{Estimate, Limits};

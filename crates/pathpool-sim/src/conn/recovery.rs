@@ -26,9 +26,9 @@
 //! unmarked (`tcp_timeout_mark_lost`: every un-SACKed segment is lost, as with `rfc6675`), and
 //! F-RTO.
 
-use crate::mptcp::Conn;
+use crate::conn::data::Conn;
+use crate::conn::sender::{AckEffect, Sender, EVER_RETX, JIFFY, LOST, RETX, RTO_MIN, SACKED};
 use crate::net::Net;
-use crate::tcp::{AckEffect, Sender, EVER_RETX, JIFFY, LOST, RETX, RTO_MIN, SACKED};
 use crate::time::{Nanos, NS_PER_MS};
 
 /// Linux `TCP_TIMEOUT_MIN` (2 jiffies): added to the loss probe timeout when more than one
@@ -142,7 +142,7 @@ impl LinuxState {
             s.snd_una
         };
         let mut reord = u64::MAX;
-        let mut blocks = [(0u64, 0u64); crate::packet::MAX_SACK_BLOCKS];
+        let mut blocks = [(0u64, 0u64); crate::net::packet::MAX_SACK_BLOCKS];
         let n = sacks.len();
         blocks[..n].copy_from_slice(sacks);
         blocks[..n].sort_unstable();
@@ -193,11 +193,11 @@ impl LinuxState {
             }
             let mut sacked = 0;
             let mut seq = s.high_sacked;
-            while seq > s.snd_una && sacked < crate::tcp::DUP_THRESH {
+            while seq > s.snd_una && sacked < crate::conn::sender::DUP_THRESH {
                 seq -= 1;
                 sacked += u32::from(s.seg(seq).flags() & SACKED != 0);
             }
-            if sacked >= crate::tcp::DUP_THRESH {
+            if sacked >= crate::conn::sender::DUP_THRESH {
                 return 0;
             }
         }
@@ -281,7 +281,7 @@ impl LinuxState {
                     TIMEOUT_MIN
                 }
         } else {
-            crate::tcp::RTO_INIT
+            crate::conn::sender::RTO_INIT
         };
         let rto_delta = if advancing_rto {
             s.rto
@@ -544,7 +544,7 @@ impl Conn {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tcp::SegPool;
+    use crate::conn::sender::SegPool;
     use crate::time::NS_PER_MS;
 
     const MS: Nanos = NS_PER_MS;

@@ -6,12 +6,14 @@
 
 use pathpool_cc::{Ack, MIN_CWND};
 
-use crate::event::{Ev, EventQueue};
-use crate::mptcp::{content_tag, seg_len, Conn};
+use crate::conn::data::{content_tag, seg_len, Conn};
+use crate::conn::recovery::Timer;
+use crate::conn::sender::{
+    AckEffect, Arrival, Sender, DELACK_TIMEOUT, DUP_THRESH, REINJECTED, SACKED,
+};
+use crate::net::event::{Ev, EventQueue};
+use crate::net::packet::{Packet, ACK_BYTES, MAX_SACK_BLOCKS};
 use crate::net::{Net, NO_EVENT};
-use crate::packet::{Packet, ACK_BYTES, MAX_SACK_BLOCKS};
-use crate::recovery::Timer;
-use crate::tcp::{AckEffect, Arrival, Sender, DELACK_TIMEOUT, DUP_THRESH, REINJECTED, SACKED};
 use crate::time::Nanos;
 
 impl Conn {

@@ -7,17 +7,17 @@ use std::fmt;
 use pathpool_cc::Subflow;
 
 use crate::config::{AckRoute, App, FlowKind, Recovery, Scenario};
-use crate::event::{Ev, EventQueue};
-use crate::link::Link;
+use crate::conn::data::{file_segs, Conn, DataReceiver};
+use crate::conn::recovery::LinuxState;
+use crate::conn::sender::{Receiver, SegPool, Sender};
 use crate::metrics::jain_index;
-use crate::mptcp::{file_segs, Conn, DataReceiver};
+use crate::net::event::{Ev, EventQueue};
+use crate::net::link::Link;
+use crate::net::packet::{Pool, HEADER_BYTES};
 use crate::net::{Hop, Net, Path, Route};
 use crate::output::{FlowRecord, LinkRecord, RunOutput, RunStats, Series, SubflowRecord};
-use crate::packet::{Pool, HEADER_BYTES};
 use crate::rate::{self, RateFlow};
-use crate::recovery::LinuxState;
 use crate::rng::Stream;
-use crate::tcp::{Receiver, SegPool, Sender};
 use crate::time::{secs, Nanos};
 
 /// A run that could not be carried out.
@@ -76,10 +76,10 @@ impl World {
             flows += size_of::<Endpoint>();
             match e {
                 Endpoint::Conn(c) => {
-                    flows += c.snd.capacity() * size_of::<crate::tcp::Sender>()
-                        + c.rcv.capacity() * size_of::<crate::tcp::Receiver>()
+                    flows += c.snd.capacity() * size_of::<crate::conn::sender::Sender>()
+                        + c.rcv.capacity() * size_of::<crate::conn::sender::Receiver>()
                         + c.views.capacity() * size_of::<Subflow>()
-                        + c.linux.capacity() * size_of::<crate::recovery::LinuxState>()
+                        + c.linux.capacity() * size_of::<crate::conn::recovery::LinuxState>()
                         + c.reinject.capacity() * size_of::<u64>()
                         + c.data.delivered_by_subflow.capacity() * size_of::<u64>()
                         + size_of_val(&*c.ctrl);

@@ -1,12 +1,16 @@
 //! The network: the clock, the event queue, the packet slab, the links and the routes over
 //! them. It moves packets hop by hop; what happens at a route's end (an endpoint) is
-//! [`crate::sim::Endpoint`]'s business.
+//! [`crate::world::Endpoint`]'s business.
 
-use crate::event::{Ev, EventQueue};
-use crate::link::Link;
-use crate::packet::{Packet, Pool, ACK_BYTES};
-use crate::tcp::SegPool;
+pub mod event;
+pub mod link;
+pub mod packet;
+
+use crate::conn::sender::SegPool;
 use crate::time::{serialisation, Nanos};
+use event::{Ev, EventQueue};
+use link::Link;
+use packet::{Packet, Pool, ACK_BYTES};
 
 /// "No timer event pending" for the per-endpoint timer bookkeeping.
 pub(crate) const NO_EVENT: Nanos = Nanos::MAX;

@@ -64,16 +64,16 @@
 use std::collections::VecDeque;
 
 use crate::config::{FlowSpec, Scenario};
-use crate::event::Ev;
-use crate::event::EventQueue;
+use crate::net::event::Ev;
+use crate::net::event::EventQueue;
+use crate::net::packet::{Packet, ACK_BYTES, HEADER_BYTES};
 use crate::net::{Net, Path, Route, NO_EVENT};
 use crate::output::Series;
 use crate::output::{FlowRecord, RunOutput, SubflowRecord};
-use crate::packet::{Packet, ACK_BYTES, HEADER_BYTES};
 use crate::rng::Stream;
-use crate::sim::SimError;
-use crate::sim::{Endpoint, World};
 use crate::time::{secs, serialisation, Nanos, NS_PER_SEC};
+use crate::world::SimError;
+use crate::world::{Endpoint, World};
 use crate::Simulation;
 
 pub const MAX_RATE_PATHS: usize = 1024;
@@ -405,7 +405,7 @@ pub(crate) struct RateFlow {
 }
 
 /// Base delay of a route: propagation plus serialisation of `bytes` on every link.
-fn base_delay(world_links: &[crate::link::Link], route: &Route, bytes: u32) -> Nanos {
+fn base_delay(world_links: &[crate::net::link::Link], route: &Route, bytes: u32) -> Nanos {
     route.delay
         + route
             .links
@@ -422,7 +422,7 @@ impl RateFlow {
         sc: &Scenario,
         f: &FlowSpec,
         seed: u64,
-        links: &[crate::link::Link],
+        links: &[crate::net::link::Link],
         routes: &[Route],
         paths: &[Path],
     ) -> Result<RateFlow, SimError> {

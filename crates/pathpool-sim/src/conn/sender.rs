@@ -9,7 +9,7 @@
 use std::collections::VecDeque;
 
 use crate::config::App;
-use crate::packet::MAX_SACK_BLOCKS;
+use crate::net::packet::MAX_SACK_BLOCKS;
 use crate::time::{Nanos, NS_PER_MS, NS_PER_SEC};
 
 /// Microseconds, Linux's unit of RTT state.
@@ -285,7 +285,7 @@ pub struct Sender {
     /// Bytes a data segment adds on the wire to its payload: [`HEADER_BYTES`] and the flow's
     /// `option_bytes`. Here, not in the connection: the sender's line is already hot.
     ///
-    /// [`HEADER_BYTES`]: crate::packet::HEADER_BYTES
+    /// [`HEADER_BYTES`]: crate::net::packet::HEADER_BYTES
     pub header: u32,
     /// RFC 6675 pipe, in segments.
     pub pipe: u32,
@@ -363,7 +363,7 @@ impl Default for Sender {
             sb: Scoreboard::default(),
             app: App::Bulk,
             mss: 1448,
-            header: crate::packet::HEADER_BYTES,
+            header: crate::net::packet::HEADER_BYTES,
             pipe: 0,
             awaiting_retx: 0,
             high_sacked: 0,
@@ -418,7 +418,7 @@ impl Sender {
     /// Payload bytes of the segment carrying `dsn`.
     #[inline]
     pub fn seg_len(&self, dsn: u64) -> u32 {
-        crate::mptcp::seg_len(self.app, self.mss, dsn)
+        crate::conn::data::seg_len(self.app, self.mss, dsn)
     }
 
     /// Change a segment's flags, keeping `pipe` and `awaiting_retx` consistent.

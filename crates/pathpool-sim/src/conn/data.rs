@@ -9,7 +9,7 @@ use std::collections::VecDeque;
 use pathpool_cc::{Controller, Subflow};
 
 use crate::config::{App, FlowKind, Scheduler};
-use crate::tcp::{Receiver, Sender};
+use crate::conn::sender::{Receiver, Sender};
 use crate::time::Nanos;
 
 /// Content tag of the payload at DSN `dsn` of a connection keyed `key` (SplitMix64 finaliser):
@@ -182,7 +182,7 @@ pub struct Conn {
     pub ctrl: Box<dyn Controller>,
     /// RACK-TLP and PRR state of each subflow with `recovery = "linux"`; empty with
     /// `"rfc6675"` (the transport tests `is_empty()` to pick the rules).
-    pub linux: Vec<crate::recovery::LinuxState>,
+    pub linux: Vec<crate::conn::recovery::LinuxState>,
     /// DSNs to send again on another subflow (after an RTO).
     pub reinject: VecDeque<u64>,
     pub next_dsn: u64,
