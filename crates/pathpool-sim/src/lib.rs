@@ -11,6 +11,7 @@
 
 pub mod config;
 pub mod conn;
+mod error;
 pub(crate) mod mem;
 pub mod metrics;
 pub mod net;
@@ -24,10 +25,10 @@ mod world;
 pub use net::link;
 
 pub use config::{ConfigError, Scenario};
+pub use error::SimError;
 pub use metrics::jain_index;
 pub use output::{FlowRecord, LinkRecord, RunOutput, RunStats, Series, SubflowRecord};
 pub use rate::{PathCounters, RateFeedback, RateInfo};
-pub use world::SimError;
 
 /// Run one seed of a scenario.
 pub fn run(scenario: &Scenario, seed: u64) -> Result<RunOutput, SimError> {

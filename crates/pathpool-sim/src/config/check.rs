@@ -37,6 +37,10 @@ pub const MAX_DELAY: Nanos = 1000 * 1_000_000_000;
 /// Most links in a scenario (each path crosses each at most once per direction).
 pub const MAX_LINKS: usize = 10_000;
 /// Most flows after `count` is expanded.
+/// Most subflows (paths) of one connection. (Linux MPTCP allows 8 by default,
+/// `MPTCP_PM_ADDR_MAX`.) The data-level receiver keeps the subflow that carried each held
+/// segment in a byte, with `u8::MAX` for a free slot, so 255 at most.
+pub const MAX_SUBFLOWS: usize = 255;
 pub const MAX_FLOWS: usize = 100_000;
 /// Most seeds a scenario may list.
 pub const MAX_SEEDS: usize = 100_000;

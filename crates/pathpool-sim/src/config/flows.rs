@@ -8,7 +8,7 @@ use pathpool_cc::{CcError, Counting, Params};
 use super::check::{
     bytes_in, param_value, Ctx, DEFAULT_DEADLINE, DEFAULT_FEEDBACK_INTERVAL, DEFAULT_MSS,
     DEFAULT_RCV_BUFFER, DEFAULT_SEND_JITTER, MAX_DELAY, MAX_FILE_BYTES, MAX_FLOWS,
-    MAX_OPTION_BYTES, MAX_RCV_BUFFER, MAX_TIME,
+    MAX_OPTION_BYTES, MAX_RCV_BUFFER, MAX_SUBFLOWS, MAX_TIME,
 };
 use super::network::Names;
 use super::raw::{Quantity, RawFlow};
@@ -184,14 +184,14 @@ fn flow(
                     Some(path_names.list()),
                 ));
             }
-            if ps.get_ref().len() > crate::conn::data::MAX_SUBFLOWS {
+            if ps.get_ref().len() > MAX_SUBFLOWS {
                 return Err(ctx.err(
                     Some(ps.span()),
                     f("paths"),
                     format!(
                         "{} paths: a connection has at most {} subflows",
                         ps.get_ref().len(),
-                        crate::conn::data::MAX_SUBFLOWS
+                        MAX_SUBFLOWS
                     ),
                     Some("1 to 255 path names"),
                 ));

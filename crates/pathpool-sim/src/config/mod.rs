@@ -30,7 +30,7 @@ pub use budget::{Estimate, Limits};
 pub use check::{
     DEFAULT_BUFFER_PACKETS, DEFAULT_DEADLINE, DEFAULT_FEEDBACK_INTERVAL, DEFAULT_MSS,
     DEFAULT_RCV_BUFFER, DEFAULT_SEND_JITTER, MAX_DELAY, MAX_FLOWS, MAX_OPTION_BYTES, MAX_SEEDS,
-    MAX_TIME,
+    MAX_SUBFLOWS, MAX_TIME,
 };
 
 /// How to read a scenario beyond its text.

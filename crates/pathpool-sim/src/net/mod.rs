@@ -1,12 +1,14 @@
-//! The network: the clock, the event queue, the packet slab, the links and the routes over
-//! them. It moves packets hop by hop; what happens at a route's end (an endpoint) is
-//! [`crate::world::Endpoint`]'s business.
+//! The network, as htsim's: packets travel routes of links, each a queue in front of a
+//! constant-rate transmitter ([`link`]), with the clock and the event queue ([`event`]) and the
+//! packet slab ([`packet`]). [`Net`] moves packets hop by hop, from a sender's host onto its
+//! route ([`Net::send_data`], [`Net::inject`]) to the route's end; what happens there (an
+//! endpoint) is the world's business.
 
 pub mod event;
 pub mod link;
 pub mod packet;
 
-use crate::conn::sender::SegPool;
+use crate::rng::Stream;
 use crate::time::{serialisation, Nanos};
 use event::{Ev, EventQueue};
 use link::Link;
@@ -51,8 +53,6 @@ pub(crate) struct Net {
     pub(crate) end: Nanos,
     pub(crate) q: EventQueue,
     pub(crate) pool: Pool,
-    /// Scoreboard chunks not in use by any subflow.
-    pub(crate) segs: SegPool,
     pub(crate) links: Vec<Link>,
     pub(crate) routes: Vec<Route>,
     /// Data packets and pure ACKs (reports) sent so far.
@@ -60,7 +60,42 @@ pub(crate) struct Net {
     pub(crate) ack_packets: u64,
 }
 
+/// A sender's host send queue: the random delay between the transport handing a data packet
+/// down and the packet reaching its first link (the flow's `send_jitter`), drawn from the
+/// sender's own random stream.
+#[derive(Debug)]
+pub struct SendJitter {
+    /// Delays are uniform in `[0, max)`; 0: none.
+    pub max: Nanos,
+    pub rng: Stream,
+}
+
 impl Net {
+    /// Send data packet `p` now through its sender's host: after the send delay drawn from
+    /// `jitter`, but never before the previous packet of the same queue (`tx_clock`, the time
+    /// the host last released one), so the host keeps its packets in order. Returns the packet
+    /// if the first link dropped it at once. The one way TCP/MPTCP and rate flows put data on
+    /// the network.
+    #[inline]
+    pub(crate) fn send_data(
+        &mut self,
+        p: Packet,
+        jitter: &mut SendJitter,
+        tx_clock: &mut Nanos,
+    ) -> Option<Packet> {
+        self.data_packets += 1;
+        if jitter.max > 0 {
+            let d = (jitter.rng.uniform() * jitter.max as f64) as Nanos;
+            let at = (self.now + d).max(*tx_clock);
+            *tx_clock = at;
+            let pid = self.pool.alloc(p);
+            self.q.push_near(at, pid);
+            None
+        } else {
+            self.inject(p)
+        }
+    }
+
     /// Put a packet on its route now. Returns it if the first link dropped it.
     #[inline]
     pub(crate) fn inject(&mut self, p: Packet) -> Option<Packet> {

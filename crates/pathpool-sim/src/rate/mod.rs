@@ -64,15 +64,15 @@
 use std::collections::VecDeque;
 
 use crate::config::{FlowSpec, Scenario};
+use crate::error::SimError;
 use crate::net::event::Ev;
 use crate::net::event::EventQueue;
 use crate::net::packet::{Packet, ACK_BYTES, HEADER_BYTES};
-use crate::net::{Net, Path, Route, NO_EVENT};
+use crate::net::{Net, Path, Route, SendJitter, NO_EVENT};
 use crate::output::Series;
 use crate::output::{FlowRecord, RunOutput, SubflowRecord};
 use crate::rng::Stream;
 use crate::time::{secs, serialisation, Nanos, NS_PER_SEC};
-use crate::world::SimError;
 use crate::world::{Endpoint, World};
 use crate::Simulation;
 
@@ -382,8 +382,8 @@ pub(crate) struct RateFlow {
     stop: Option<Nanos>,
     started: bool,
     open: bool,
-    send_jitter: Nanos,
-    rng: Stream,
+    /// The host's send delay (`send_jitter`) and the flow's own random stream.
+    jitter: SendJitter,
     tx: Vec<PathTx>,
     source_sent: u64,
     rx: RateReceiver,
@@ -472,8 +472,10 @@ impl RateFlow {
             stop: f.stop,
             started: false,
             open: false,
-            send_jitter: f.send_jitter,
-            rng,
+            jitter: SendJitter {
+                max: f.send_jitter,
+                rng,
+            },
             tx: spec
                 .rates
                 .iter()
@@ -622,16 +624,8 @@ impl RateFlow {
         tx.seq += 1;
         tx.sent += 1;
         tx.wire_bytes += u64::from(wire);
-        net.data_packets += 1;
         self.schedule(&mut net.q, e, r, now);
-        if self.send_jitter > 0 {
-            let d = (self.rng.uniform() * self.send_jitter as f64) as Nanos;
-            let tx = &mut self.tx[r];
-            let at = (now + d).max(tx.tx_clock);
-            tx.tx_clock = at;
-            let pid = net.pool.alloc(pkt);
-            net.q.push_near(at, pid);
-        } else if let Some(p) = net.inject(pkt) {
+        if let Some(p) = net.send_data(pkt, &mut self.jitter, &mut self.tx[r].tx_clock) {
             self.on_drop(&p);
         }
     }
