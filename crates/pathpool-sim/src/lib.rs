@@ -29,6 +29,7 @@ pub use error::SimError;
 pub use metrics::jain_index;
 pub use output::{FlowRecord, LinkRecord, RunOutput, RunStats, Series, SubflowRecord};
 pub use rate::{PathCounters, RateFeedback, RateInfo};
+use world::Endpoint;
 
 /// Run one seed of a scenario.
 pub fn run(scenario: &Scenario, seed: u64) -> Result<RunOutput, SimError> {
@@ -113,5 +114,43 @@ impl Simulation {
         let end = self.end();
         self.run_until(end);
         self.world.finish(self.wall.as_secs_f64())
+    }
+
+    // --- rate flows (`kind = "rate"`), driven from outside -----------------------------------
+
+    /// The receiver feedback of rate flow `flow` that reached its sender since the previous
+    /// call (per-path counters, as `pathpool.ratecontrol.stream.Feedback`), plus the sender's
+    /// own counts over the same calls.
+    pub fn rate_feedback(&mut self, flow: &str) -> Result<RateFeedback, SimError> {
+        let e = self.world.rate_index(flow)?;
+        Ok(self.world.rate(e).take_feedback())
+    }
+
+    /// Set rate flow `flow`'s per-path rates (packets/s, each finite and >= 0) from now on, and
+    /// the source packets per FEC block (1..=block length) from the next block on.
+    pub fn set_rates(
+        &mut self,
+        flow: &str,
+        rates: &[f64],
+        source_per_block: u32,
+    ) -> Result<(), SimError> {
+        self.world.set_rates(flow, rates, source_per_block)
+    }
+
+    /// Static facts about rate flow `flow`.
+    pub fn rate_info(&self, flow: &str) -> Result<RateInfo, SimError> {
+        let e = self.world.rate_index(flow)?;
+        let Endpoint::Rate(fl) = &self.world.endpoints[e as usize] else {
+            unreachable!("rate_index names a rate flow")
+        };
+        Ok(fl.info())
+    }
+
+    /// Names of the scenario's rate flows, in scenario order.
+    pub fn rate_flows(&self) -> Vec<String> {
+        self.world
+            .rate_flows()
+            .map(|(_, f)| f.name.clone())
+            .collect()
     }
 }

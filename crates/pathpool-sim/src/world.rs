@@ -247,6 +247,47 @@ impl World {
         self.net.data_packets
     }
 
+    /// The rate flows, in scenario order, with their endpoint indices.
+    pub(crate) fn rate_flows(&self) -> impl Iterator<Item = (u32, &RateFlow)> {
+        self.endpoints
+            .iter()
+            .enumerate()
+            .filter_map(|(e, ep)| match ep {
+                Endpoint::Rate(r) => Some((e as u32, &**r)),
+                Endpoint::Conn(_) => None,
+            })
+    }
+
+    /// The endpoint index of rate flow `flow`.
+    pub(crate) fn rate_index(&self, flow: &str) -> Result<u32, SimError> {
+        self.rate_flows()
+            .find(|(_, f)| f.name == flow)
+            .map(|(e, _)| e)
+            .ok_or_else(|| {
+                let names: Vec<&str> = self.rate_flows().map(|(_, f)| f.name.as_str()).collect();
+                SimError {
+                    message: if names.is_empty() {
+                        format!("no rate flow named {flow:?}: this scenario has no flow of kind \"rate\"")
+                    } else {
+                        format!("no rate flow named {flow:?} (rate flows: {})", names.join(", "))
+                    },
+                }
+            })
+    }
+
+    /// Rate flow `flow`'s new rates ([`crate::Simulation::set_rates`]).
+    pub(crate) fn set_rates(
+        &mut self,
+        flow: &str,
+        rates: &[f64],
+        source_per_block: u32,
+    ) -> Result<(), SimError> {
+        let e = self.rate_index(flow)?;
+        let now = self.net.now;
+        let fl = rate_of(&mut self.endpoints, e);
+        fl.set_rates(flow, &mut self.net.q, e, now, rates, source_per_block)
+    }
+
     #[cfg(test)]
     fn conn(&mut self, e: u32) -> &mut Conn {
         conn_of(&mut self.endpoints, e)
