@@ -1,7 +1,7 @@
 //! The network, as htsim's: packets travel routes of links, each a queue in front of a
 //! constant-rate transmitter ([`link`]), with the clock and the event queue ([`event`]) and the
-//! packet slab ([`packet`]). [`Net`] moves packets hop by hop, from a sender's host onto its
-//! route ([`Net::send_data`], [`Net::inject`]) to the route's end; what happens there (an
+//! packet slab ([`packet`]). `Net` moves packets hop by hop, from a sender's host onto its
+//! route (`Net::send_data`, `Net::inject`) to the route's end; what happens there (an
 //! endpoint) is the world's business.
 
 pub mod event;
