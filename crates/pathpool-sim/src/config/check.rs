@@ -12,14 +12,14 @@ use toml::Spanned;
 
 use super::raw::Quantity;
 use super::ConfigError;
-use crate::link::Buffer;
+use crate::net::link::Buffer;
 use crate::time::Nanos;
 use crate::units;
 
 pub const DEFAULT_MSS: u32 = 1448;
 /// Most TCP option bytes a data segment carries beyond the timestamps: the 40 bytes of option
 /// space (RFC 9293 Section 3.1) less the 12 of the timestamp option, which
-/// [`crate::packet::HEADER_BYTES`] already has.
+/// [`crate::net::packet::HEADER_BYTES`] already has.
 pub const MAX_OPTION_BYTES: u64 = 28;
 pub const DEFAULT_RCV_BUFFER: u64 = 4 * 1024 * 1024;
 pub const DEFAULT_BUFFER_PACKETS: u32 = 100;
@@ -37,6 +37,10 @@ pub const MAX_DELAY: Nanos = 1000 * 1_000_000_000;
 /// Most links in a scenario (each path crosses each at most once per direction).
 pub const MAX_LINKS: usize = 10_000;
 /// Most flows after `count` is expanded.
+/// Most subflows (paths) of one connection. (Linux MPTCP allows 8 by default,
+/// `MPTCP_PM_ADDR_MAX`.) The data-level receiver keeps the subflow that carried each held
+/// segment in a byte, with `u8::MAX` for a free slot, so 255 at most.
+pub const MAX_SUBFLOWS: usize = 255;
 pub const MAX_FLOWS: usize = 100_000;
 /// Most seeds a scenario may list.
 pub const MAX_SEEDS: usize = 100_000;

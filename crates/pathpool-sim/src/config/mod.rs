@@ -23,14 +23,14 @@ use std::path::Path;
 
 use pathpool_cc::{Counting, Params};
 
-use crate::link::{Buffer, GilbertElliott, Reorder};
+use crate::net::link::{Buffer, GilbertElliott, Reorder};
 use crate::time::Nanos;
 
 pub use budget::{Estimate, Limits};
 pub use check::{
     DEFAULT_BUFFER_PACKETS, DEFAULT_DEADLINE, DEFAULT_FEEDBACK_INTERVAL, DEFAULT_MSS,
     DEFAULT_RCV_BUFFER, DEFAULT_SEND_JITTER, MAX_DELAY, MAX_FLOWS, MAX_OPTION_BYTES, MAX_SEEDS,
-    MAX_TIME,
+    MAX_SUBFLOWS, MAX_TIME,
 };
 
 /// How to read a scenario beyond its text.

@@ -8,7 +8,7 @@ use super::check::{buffer, probability, rate, Ctx, DEFAULT_BUFFER_PACKETS, MAX_D
 use super::raw::{Quantity, RawLink, RawPath};
 use super::schema::allowed as a;
 use super::{AckRoute, ConfigError, LinkSpec, PathSpec};
-use crate::link::{Buffer, GilbertElliott, Reorder};
+use crate::net::link::{Buffer, GilbertElliott, Reorder};
 
 /// Names of one section, for lookups by name and "allowed" lists, checked unique in linear time.
 pub(super) struct Names {

@@ -3,8 +3,8 @@
 //! Linux 6.x runs them by default (`net.ipv4.tcp_recovery = 1`, `tcp_early_retrans = 3`; the
 //! same since 4.18, when RACK replaced DupThresh and FACK).
 //!
-//! This module is the per-subflow state and its arithmetic, testable on its own; the transport
-//! (`transport.rs`) calls it at the points where Linux's `tcp_ack`, `tcp_write_xmit` and the
+//! This module is the per-subflow state and its arithmetic, testable on its own; the connection
+//! ([`super::input`], [`super::send`], [`super::timers`]) calls it at the points where Linux's `tcp_ack`, `tcp_write_xmit` and the
 //! retransmission timer do. Functions followed (Linux 6.x):
 //!
 //! * RACK, net/ipv4/tcp_recovery.c: `tcp_rack_advance` (per newly delivered segment),
@@ -26,9 +26,8 @@
 //! unmarked (`tcp_timeout_mark_lost`: every un-SACKed segment is lost, as with `rfc6675`), and
 //! F-RTO.
 
-use crate::mptcp::Conn;
-use crate::net::Net;
-use crate::tcp::{AckEffect, Sender, EVER_RETX, JIFFY, LOST, RETX, RTO_MIN, SACKED};
+use super::scoreboard::{EVER_RETX, LOST, RETX, SACKED};
+use super::sender::{Sender, DUP_THRESH, JIFFY, RTO_INIT, RTO_MIN};
 use crate::time::{Nanos, NS_PER_MS};
 
 /// Linux `TCP_TIMEOUT_MIN` (2 jiffies): added to the loss probe timeout when more than one
@@ -142,7 +141,7 @@ impl LinuxState {
             s.snd_una
         };
         let mut reord = u64::MAX;
-        let mut blocks = [(0u64, 0u64); crate::packet::MAX_SACK_BLOCKS];
+        let mut blocks = [(0u64, 0u64); crate::net::packet::MAX_SACK_BLOCKS];
         let n = sacks.len();
         blocks[..n].copy_from_slice(sacks);
         blocks[..n].sort_unstable();
@@ -193,11 +192,11 @@ impl LinuxState {
             }
             let mut sacked = 0;
             let mut seq = s.high_sacked;
-            while seq > s.snd_una && sacked < crate::tcp::DUP_THRESH {
+            while seq > s.snd_una && sacked < DUP_THRESH {
                 seq -= 1;
                 sacked += u32::from(s.seg(seq).flags() & SACKED != 0);
             }
-            if sacked >= crate::tcp::DUP_THRESH {
+            if sacked >= DUP_THRESH {
                 return 0;
             }
         }
@@ -281,7 +280,7 @@ impl LinuxState {
                     TIMEOUT_MIN
                 }
         } else {
-            crate::tcp::RTO_INIT
+            RTO_INIT
         };
         let rto_delta = if advancing_rto {
             s.rto
@@ -392,159 +391,10 @@ impl LinuxState {
     }
 }
 
-impl Conn {
-    /// The rest of `tcp_ack` for subflow `i` with `recovery = "linux"`, after the scoreboard
-    /// took the ACK (`eff`) and the RTT estimator its sample: `tcp_process_tlp_ack`, RACK's
-    /// loss marking, recovery entry (`tcp_time_to_recover`: a segment is marked lost),
-    /// `tcp_set_xmit_timer`, then `tcp_cong_control` (PRR in recovery, else window growth)
-    /// and sending.
-    pub(crate) fn linux_on_ack(
-        &mut self,
-        net: &mut Net,
-        c: usize,
-        i: usize,
-        eff: &AckEffect,
-        rtt: Option<Nanos>,
-        owd: Nanos,
-    ) {
-        let now = net.now;
-        let conn = &mut *self;
-        let (s, lx) = (&mut conn.snd[i], &mut conn.linux[i]);
-        // tcp_process_tlp_ack: an ACK beyond the probe's snd_nxt after a retransmitted probe
-        // means the probe repaired a loss: reduce the window once (CWR, ended at once).
-        let mut tlp_loss = false;
-        if let Some(h) = lx.tlp_high_seq {
-            if s.snd_una >= h {
-                if !lx.tlp_retrans || !eff.advanced && !eff.new_sack {
-                    lx.tlp_high_seq = None;
-                } else if s.snd_una > h {
-                    lx.tlp_high_seq = None;
-                    tlp_loss = true;
-                }
-            }
-        }
-        // tcp_rack_mark_lost; its reordering timer replaces the RTO or probe timer.
-        let mut newly_lost = 0;
-        let mut reo_armed = false;
-        if lx.rack_may_mark(s) {
-            let (n, wait) = lx.detect_loss(s, now);
-            newly_lost = n;
-            if wait > 0 {
-                s.rto_deadline = now + LinuxState::reo_timeout(wait);
-                lx.timer = Timer::Reorder;
-                reo_armed = true;
-            }
-        }
-        lx.rack_advanced = false;
-        let v = &mut conn.views[i];
-        v.lost += u64::from(newly_lost);
-        v.in_flight = s.pipe;
-        if tlp_loss {
-            Self::account_cwnd(conn, i, now);
-            conn.views[i].loss_events += 1;
-            conn.ctrl.on_congestion_event(&mut conn.views, i, now);
-            conn.ctrl.on_recovery_exit(&mut conn.views, i, now);
-        }
-        let s = &conn.snd[i];
-        if !s.in_recovery && !s.in_loss && s.awaiting_retx > 0 {
-            Self::linux_enter_recovery(conn, i, now);
-        }
-        let (s, lx) = (&mut conn.snd[i], &mut conn.linux[i]);
-        if eff.advanced && !reo_armed && !lx.schedule_probe(s, true, now) {
-            lx.rearm_rto(s, now);
-        }
-        if s.in_recovery {
-            Self::account_cwnd(conn, i, now);
-            let (s, lx) = (&conn.snd[i], &mut conn.linux[i]);
-            let ssthresh = conn.views[i].ssthresh;
-            if let Some(w) = lx.prr_cwnd(ssthresh, s.pipe, eff.segs, eff.advanced, newly_lost) {
-                conn.views[i].cwnd = w;
-            }
-        } else if eff.segs > 0 {
-            Self::grow(conn, i, eff, rtt, owd, now);
-        }
-        Self::arm_rto(&mut net.q, &mut conn.snd[i], c, i);
-        self.try_send(net, c);
-    }
-
-    /// `tcp_enter_recovery` + `tcp_init_cwnd_reduction`: the controller sets `ssthresh`; PRR
-    /// then sets the window ACK by ACK from the window before the reduction.
-    fn linux_enter_recovery(conn: &mut Conn, i: usize, now: Nanos) {
-        Self::begin_recovery(conn, i, now);
-        conn.linux[i].prr_init(conn.views[i].cwnd);
-        conn.ctrl.on_congestion_event(&mut conn.views, i, now);
-    }
-
-    /// `tcp_send_loss_probe`: at most one probe per flight; new data if the connection has
-    /// any (sent whatever the window says: `tcp_write_xmit(.., push_one = 2)`), else the
-    /// highest outstanding segment again. Then the RTO restarts from now.
-    pub(crate) fn send_loss_probe(&mut self, net: &mut Net, c: usize, i: usize) {
-        let now = net.now;
-        let conn = &mut *self;
-        if conn.linux[i].tlp_high_seq.is_none() {
-            conn.linux[i].tlp_retrans = false;
-            if let Some((dsn, reinjection)) = conn.next_data() {
-                self.send_new(net, c, i, dsn, reinjection);
-            } else {
-                let seq = conn.snd[i].snd_nxt - 1;
-                self.send_segment(net, c, i, seq, None);
-                // `__tcp_retransmit_skb` without `tcp_retransmit_skb`'s accounting: the probe
-                // is not in `retrans_out`, so not in pipe.
-                let s = &mut self.snd[i];
-                let f = s.seg(seq).flags();
-                s.set_flags(seq, f & !RETX);
-                self.linux[i].tlp_retrans = true;
-            }
-            let conn = &mut *self;
-            let (s, lx) = (&mut conn.snd[i], &mut conn.linux[i]);
-            lx.tlp_high_seq = Some(s.snd_nxt);
-            lx.probes += 1;
-            // "Reset s.t. tcp_rearm_rto will restart timer from now".
-            lx.timer = Timer::Rto;
-        }
-        let conn = &mut *self;
-        let (s, lx) = (&mut conn.snd[i], &mut conn.linux[i]);
-        lx.rearm_rto(s, now);
-        Self::arm_rto(&mut net.q, s, c, i);
-    }
-
-    /// `tcp_rack_reo_timeout`: mark what is now overdue; if that marked anything, enter
-    /// recovery (from the open state; one PRR step for one delivered segment) and retransmit.
-    /// Then the RTO takes over again, at its original expiry.
-    pub(crate) fn rack_reo_timeout(&mut self, net: &mut Net, c: usize, i: usize) {
-        let now = net.now;
-        let conn = &mut *self;
-        let (s, lx) = (&mut conn.snd[i], &mut conn.linux[i]);
-        lx.reo_timeouts += 1;
-        let prior = s.pipe;
-        let (n, _) = lx.detect_loss(s, now);
-        conn.views[i].lost += u64::from(n);
-        conn.views[i].in_flight = s.pipe;
-        if conn.snd[i].pipe != prior {
-            let s = &conn.snd[i];
-            if !s.in_recovery && !s.in_loss {
-                Self::linux_enter_recovery(conn, i, now);
-                let (s, lx) = (&conn.snd[i], &mut conn.linux[i]);
-                let ssthresh = conn.views[i].ssthresh;
-                if let Some(w) = lx.prr_cwnd(ssthresh, s.pipe, 1, false, n) {
-                    conn.views[i].cwnd = w;
-                }
-            }
-            self.try_send(net, c);
-        }
-        let conn = &mut *self;
-        let (s, lx) = (&mut conn.snd[i], &mut conn.linux[i]);
-        if lx.timer != Timer::Rto {
-            lx.rearm_rto(s, now);
-        }
-        Self::arm_rto(&mut net.q, s, c, i);
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tcp::SegPool;
+    use crate::conn::scoreboard::SegPool;
     use crate::time::NS_PER_MS;
 
     const MS: Nanos = NS_PER_MS;

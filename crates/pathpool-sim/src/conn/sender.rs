@@ -1,15 +1,16 @@
-//! One TCP subflow: the sender's SACK scoreboard with RFC 6675 loss recovery and Linux's
-//! retransmission timer, and the receiver's reassembly state with SACK generation (RFC 2018).
+//! One subflow's sender: the scoreboard's bookkeeping under ACKs with RFC 6675's loss marking,
+//! Linux's cwnd-limited tracking, and Linux's RTT estimator and retransmission timer.
 //!
 //! Sequence numbers count segments, not bytes: every segment but possibly a file's last one is
 //! one MSS, so RFC 6675's byte rules ("DupThresh * SMSS bytes SACKed above") become segment
-//! counts. The event-driven glue (sending, timers, calling the congestion controller) lives in
-//! `sim.rs`; this module is the bookkeeping, testable on its own.
+//! counts. What the events do with it (sending, timers, calling the congestion controller) is
+//! the connection's ([`super::input`], [`super::send`], [`super::timers`]); this module is
+//! the bookkeeping, testable on its own.
 
-use std::collections::VecDeque;
-
+use super::data::seg_len;
+use super::scoreboard::{Scoreboard, Seg, SegPool, EVER_RETX, LOST, RETX, SACKED};
 use crate::config::App;
-use crate::packet::MAX_SACK_BLOCKS;
+use crate::net::packet::MAX_SACK_BLOCKS;
 use crate::time::{Nanos, NS_PER_MS, NS_PER_SEC};
 
 /// Microseconds, Linux's unit of RTT state.
@@ -28,220 +29,6 @@ pub const RTO_INIT: Nanos = NS_PER_SEC;
 /// One jiffy: Linux keeps the RTO in jiffies and rounds the estimate up to one
 /// (`usecs_to_jiffies`); `CONFIG_HZ=1000` (Ubuntu's and Fedora's kernels) makes it 1 ms.
 pub const JIFFY: Nanos = NS_PER_MS;
-/// Delayed-ACK timer (Linux `TCP_DELACK_MAX`-ish 40 ms).
-pub const DELACK_TIMEOUT: Nanos = 40 * NS_PER_MS;
-
-pub const SACKED: u8 = 1;
-pub const LOST: u8 = 2;
-pub const RETX: u8 = 4;
-pub const REINJECTED: u8 = 8;
-pub const EVER_RETX: u8 = 16;
-
-/// One outstanding segment in the scoreboard: 16 bytes. The DSN and the flags share a word (a
-/// DSN needs far fewer than 56 bits: 2^56 segments are 10^20 bytes), and the payload length is
-/// not stored: it follows from the DSN ([`Sender::seg_len`]), as every segment but a file's last
-/// is one MSS. (24 bytes before; with 999 flows the scoreboards were the largest buffers.)
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct Seg {
-    /// DSN in the low [`DSN_BITS`] bits, flags in the top byte.
-    word: u64,
-    pub sent_at: Nanos,
-}
-
-const DSN_BITS: u32 = 56;
-const DSN_MASK: u64 = (1 << DSN_BITS) - 1;
-
-impl Seg {
-    #[inline]
-    pub fn new(dsn: u64, sent_at: Nanos) -> Seg {
-        assert!(dsn <= DSN_MASK, "DSN {dsn} beyond the scoreboard's 56 bits");
-        Seg { word: dsn, sent_at }
-    }
-
-    /// Data sequence number this segment carries.
-    #[inline]
-    pub fn dsn(&self) -> u64 {
-        self.word & DSN_MASK
-    }
-
-    #[inline]
-    pub fn flags(&self) -> u8 {
-        (self.word >> DSN_BITS) as u8
-    }
-
-    #[inline]
-    fn with_flags(self, flags: u8) -> Seg {
-        Seg {
-            word: (self.word & DSN_MASK) | (u64::from(flags) << DSN_BITS),
-            sent_at: self.sent_at,
-        }
-    }
-
-    /// This segment's share of RFC 6675 `pipe`: an un-SACKed segment counts once unless it is
-    /// deemed lost, plus once more if it was retransmitted (SetPipe, RFC 6675 section 4).
-    #[inline]
-    pub fn pipe(&self) -> u32 {
-        let f = self.flags();
-        if f & SACKED != 0 {
-            0
-        } else {
-            u32::from(f & LOST == 0) + u32::from(f & RETX != 0)
-        }
-    }
-
-    #[inline]
-    fn awaits_retx(&self) -> bool {
-        self.flags() & (SACKED | LOST | RETX) == LOST
-    }
-}
-
-/// Segments per scoreboard chunk (a power of two): 512 bytes.
-const CHUNK_SHIFT: u32 = 5;
-pub const CHUNK: usize = 1 << CHUNK_SHIFT;
-const CHUNK_MASK: usize = CHUNK - 1;
-
-type Chunk = Box<[Seg; CHUNK]>;
-
-/// The scoreboard chunks no subflow is using, shared by every subflow of a run. A subflow takes
-/// a chunk when its window reaches into one more and gives it back when its cumulative ACK
-/// leaves one, so the scoreboards together hold about the segments outstanding now (plus a
-/// chunk or two per subflow), not each subflow's largest window ever: a per-subflow ring grew
-/// to its largest window (rounded up to a power of two) and could only give memory back by
-/// reallocating (with 999 flows at 10 Gb/s: 368 k slots for 161 k outstanding segments early
-/// on, 257 k for 43 k later). Chunks are only ever allocated here, when none is free: no
-/// allocation per packet or per loss event once the run has reached its largest total.
-#[derive(Debug, Default)]
-pub struct SegPool {
-    free: Vec<Chunk>,
-    made: usize,
-}
-
-impl SegPool {
-    #[inline]
-    fn take(&mut self) -> Chunk {
-        match self.free.pop() {
-            Some(c) => c,
-            None => self.make(),
-        }
-    }
-
-    #[cold]
-    fn make(&mut self) -> Chunk {
-        self.made += 1;
-        Box::new([Seg::default(); CHUNK])
-    }
-
-    #[inline]
-    fn give(&mut self, c: Chunk) {
-        self.free.push(c);
-    }
-
-    /// Chunks allocated so far (in use or free).
-    pub fn made(&self) -> usize {
-        self.made
-    }
-
-    /// Bytes of every chunk allocated so far (in use or free).
-    pub fn bytes(&self) -> usize {
-        self.made * std::mem::size_of::<[Seg; CHUNK]>()
-    }
-
-    /// Chunks free for the next subflow that needs one.
-    pub fn free(&self) -> usize {
-        self.free.len()
-    }
-}
-
-/// A subflow's outstanding segments `snd_una..snd_nxt` (index `seq - snd_una`) in chunks of
-/// [`CHUNK`] from a [`SegPool`]. Invariant: `chunks` holds exactly the chunks that slots
-/// `head..head + len` fall into, and `head < CHUNK` (no chunk at all when empty).
-#[derive(Debug, Default)]
-pub struct Scoreboard {
-    chunks: VecDeque<Chunk>,
-    /// Slot of the first segment in `chunks[0]`.
-    head: usize,
-    len: usize,
-}
-
-impl Scoreboard {
-    #[inline]
-    pub fn len(&self) -> usize {
-        self.len
-    }
-
-    #[inline]
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
-    /// Chunks held (each [`CHUNK`] segments).
-    pub fn chunks(&self) -> usize {
-        self.chunks.len()
-    }
-
-    #[inline]
-    pub fn get(&self, i: usize) -> &Seg {
-        debug_assert!(i < self.len);
-        let j = self.head + i;
-        &self.chunks[j >> CHUNK_SHIFT][j & CHUNK_MASK]
-    }
-
-    #[inline]
-    fn get_mut(&mut self, i: usize) -> &mut Seg {
-        debug_assert!(i < self.len);
-        let j = self.head + i;
-        &mut self.chunks[j >> CHUNK_SHIFT][j & CHUNK_MASK]
-    }
-
-    #[inline]
-    fn push_back(&mut self, pool: &mut SegPool, s: Seg) {
-        let j = self.head + self.len;
-        if j >> CHUNK_SHIFT == self.chunks.len() {
-            self.add_chunk(pool);
-        }
-        self.len += 1;
-        self.chunks[j >> CHUNK_SHIFT][j & CHUNK_MASK] = s;
-    }
-
-    /// Take one more chunk from `pool` (once per [`CHUNK`] segments: out of line, so that
-    /// the per-segment path stays small enough to inline).
-    #[cold]
-    #[inline(never)]
-    fn add_chunk(&mut self, pool: &mut SegPool) {
-        self.chunks.push_back(pool.take());
-    }
-
-    #[inline]
-    fn pop_front(&mut self, pool: &mut SegPool) -> Option<Seg> {
-        if self.len == 0 {
-            return None;
-        }
-        let front = self
-            .chunks
-            .front()
-            .expect("a non-empty scoreboard has a chunk");
-        // (`head < CHUNK`: the mask only spares a bounds check.)
-        let s = front[self.head & CHUNK_MASK];
-        self.head += 1;
-        self.len -= 1;
-        if self.head == CHUNK || self.len == 0 {
-            self.release_front(pool);
-        }
-        Some(s)
-    }
-
-    /// Give the first chunk, now empty, back to `pool` (once per [`CHUNK`] segments).
-    #[cold]
-    #[inline(never)]
-    fn release_front(&mut self, pool: &mut SegPool) {
-        let c = self
-            .chunks
-            .pop_front()
-            .expect("a non-empty scoreboard has a chunk");
-        pool.give(c);
-        self.head = 0;
-    }
-}
 
 /// What one ACK did to the scoreboard.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -285,7 +72,7 @@ pub struct Sender {
     /// Bytes a data segment adds on the wire to its payload: [`HEADER_BYTES`] and the flow's
     /// `option_bytes`. Here, not in the connection: the sender's line is already hot.
     ///
-    /// [`HEADER_BYTES`]: crate::packet::HEADER_BYTES
+    /// [`HEADER_BYTES`]: crate::net::packet::HEADER_BYTES
     pub header: u32,
     /// RFC 6675 pipe, in segments.
     pub pipe: u32,
@@ -363,7 +150,7 @@ impl Default for Sender {
             sb: Scoreboard::default(),
             app: App::Bulk,
             mss: 1448,
-            header: crate::packet::HEADER_BYTES,
+            header: crate::net::packet::HEADER_BYTES,
             pipe: 0,
             awaiting_retx: 0,
             high_sacked: 0,
@@ -415,10 +202,19 @@ impl Sender {
         self.sb.get((seq - self.snd_una) as usize)
     }
 
+    /// Room for one more segment in a window of `cwnd` segments (Linux works on an integer
+    /// `snd_cwnd`).
+    #[inline]
+    pub fn has_room(&self, cwnd: f64) -> bool {
+        // pipe < max(floor(cwnd), 1) for an integer pipe, without a libm `floor` call per packet:
+        // pipe < floor(cwnd) <=> pipe + 1 <= cwnd (and a NaN cwnd leaves just the 1).
+        self.pipe == 0 || f64::from(self.pipe) + 1.0 <= cwnd
+    }
+
     /// Payload bytes of the segment carrying `dsn`.
     #[inline]
     pub fn seg_len(&self, dsn: u64) -> u32 {
-        crate::mptcp::seg_len(self.app, self.mss, dsn)
+        seg_len(self.app, self.mss, dsn)
     }
 
     /// Change a segment's flags, keeping `pipe` and `awaiting_retx` consistent.
@@ -469,8 +265,8 @@ impl Sender {
     /// Apply a cumulative ACK (`cum` = next expected) and SACK blocks; the chunks the ACK
     /// empties go back to `pool`.
     ///
-    /// Inlined into the transport's ACK handler, its one caller (-0.7% instructions on 1 s of
-    /// bench.toml: the call passed its `AckEffect` back through memory).
+    /// Inlined into the connection's ACK handler ([`super::input`]), its one caller (-0.7%
+    /// instructions on 1 s of bench.toml: the call passed its `AckEffect` back through memory).
     #[inline]
     pub fn on_ack(&mut self, pool: &mut SegPool, cum: u64, sacks: &[(u64, u64)]) -> AckEffect {
         let mut eff = AckEffect::default();
@@ -740,120 +536,9 @@ impl Sender {
     }
 }
 
-/// The receiving side of one subflow.
-#[derive(Debug)]
-pub struct Receiver {
-    /// The route its ACKs take back to the sender (as `Sender::route`).
-    pub ack_route: u32,
-    pub rcv_nxt: u64,
-    /// Out-of-order blocks above `rcv_nxt`, sorted, disjoint, non-adjacent: `[start, end)`.
-    pub ooo: Vec<(u64, u64)>,
-    /// The most recently received segment (its block is reported first, RFC 2018).
-    last_seq: u64,
-    /// In-order segments received since the last ACK (delayed ACKs).
-    pub pending: u32,
-    pub delack_deadline: Nanos,
-    pub delack_event: Nanos,
-    /// Echoed timestamp and one-way delay of the segment that triggers the next ACK.
-    pub last_ts: Nanos,
-    pub last_owd: Nanos,
-}
-
-impl Default for Receiver {
-    fn default() -> Self {
-        Receiver {
-            ack_route: 0,
-            rcv_nxt: 0,
-            ooo: Vec::with_capacity(8),
-            last_seq: 0,
-            pending: 0,
-            delack_deadline: 0,
-            delack_event: Nanos::MAX,
-            last_ts: 0,
-            last_owd: 0,
-        }
-    }
-}
-
-/// What the arrival of one segment meant to the receiver.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Arrival {
-    /// Filled `rcv_nxt` and nothing is held out of order.
-    InOrder,
-    /// Filled `rcv_nxt` (a hole) or arrived above it: out-of-order state involved.
-    Reordered,
-    /// Already received.
-    Duplicate,
-}
-
-impl Receiver {
-    pub fn on_segment(&mut self, seq: u64) -> Arrival {
-        if seq < self.rcv_nxt {
-            return Arrival::Duplicate;
-        }
-        self.last_seq = seq;
-        if seq == self.rcv_nxt {
-            self.rcv_nxt += 1;
-            if let Some(&(a, b)) = self.ooo.first() {
-                if a == self.rcv_nxt {
-                    self.rcv_nxt = b;
-                    self.ooo.remove(0);
-                }
-                return Arrival::Reordered;
-            }
-            return Arrival::InOrder;
-        }
-        // Insert into the sorted block list, merging neighbours.
-        let i = self.ooo.partition_point(|&(_, b)| b < seq);
-        if i < self.ooo.len() {
-            let (a, b) = self.ooo[i];
-            if seq >= a && seq < b {
-                return Arrival::Duplicate;
-            }
-            if seq + 1 == a {
-                self.ooo[i].0 = seq;
-                return Arrival::Reordered;
-            }
-            if seq == b {
-                self.ooo[i].1 = b + 1;
-                if i + 1 < self.ooo.len() && self.ooo[i + 1].0 == b + 1 {
-                    self.ooo[i].1 = self.ooo[i + 1].1;
-                    self.ooo.remove(i + 1);
-                }
-                return Arrival::Reordered;
-            }
-        }
-        self.ooo.insert(i, (seq, seq + 1));
-        Arrival::Reordered
-    }
-
-    /// SACK blocks for the next ACK: the block holding the latest segment first (RFC 2018
-    /// section 4), then the highest others.
-    pub fn sack_blocks(&self, out: &mut [(u64, u64); MAX_SACK_BLOCKS]) -> u8 {
-        let mut n = 0;
-        let first = self
-            .ooo
-            .iter()
-            .position(|&(a, b)| self.last_seq >= a && self.last_seq < b);
-        if let Some(i) = first {
-            out[0] = self.ooo[i];
-            n = 1;
-        }
-        for (j, &blk) in self.ooo.iter().enumerate().rev() {
-            if n == MAX_SACK_BLOCKS {
-                break;
-            }
-            if Some(j) != first {
-                out[n] = blk;
-                n += 1;
-            }
-        }
-        n as u8
-    }
-}
-
 #[cfg(test)]
 mod tests {
+    use super::super::scoreboard::CHUNK;
     use super::*;
 
     /// A sender of 1000-byte segments with `n` outstanding, and its chunk pool.
@@ -1103,25 +788,5 @@ mod tests {
         // A duplicate ACK with nothing new: no sample.
         let e = s.on_ack(&mut pool, 7, &[]);
         assert_eq!(Sender::estimator_sample(&e, 400 * NS_PER_MS, 0), None);
-    }
-
-    #[test]
-    fn receiver_reassembles_and_reports_blocks() {
-        let mut r = Receiver::default();
-        assert_eq!(r.on_segment(0), Arrival::InOrder);
-        assert_eq!(r.on_segment(2), Arrival::Reordered);
-        assert_eq!(r.on_segment(5), Arrival::Reordered);
-        assert_eq!(r.on_segment(3), Arrival::Reordered);
-        assert_eq!(r.ooo, vec![(2, 4), (5, 6)]);
-        let mut b = [(0, 0); MAX_SACK_BLOCKS];
-        assert_eq!(r.sack_blocks(&mut b), 2);
-        assert_eq!(&b[..2], &[(2, 4), (5, 6)]);
-        assert_eq!(r.on_segment(4), Arrival::Reordered);
-        assert_eq!(r.ooo, vec![(2, 6)]);
-        assert_eq!(r.on_segment(3), Arrival::Duplicate);
-        assert_eq!(r.on_segment(1), Arrival::Reordered);
-        assert_eq!(r.rcv_nxt, 6);
-        assert!(r.ooo.is_empty());
-        assert_eq!(r.on_segment(0), Arrival::Duplicate);
     }
 }

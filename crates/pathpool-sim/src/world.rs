@@ -2,43 +2,27 @@
 //! (each event goes to the network or to the endpoint it belongs to), and turns the final state
 //! into a [`RunOutput`].
 
-use std::fmt;
-
-use pathpool_cc::Subflow;
-
-use crate::config::{AckRoute, App, FlowKind, Recovery, Scenario};
-use crate::event::{Ev, EventQueue};
-use crate::link::Link;
+use crate::config::{AckRoute, FlowKind, Scenario};
+use crate::conn::scoreboard::SegPool;
+use crate::conn::Conn;
+use crate::error::SimError;
 use crate::metrics::jain_index;
-use crate::mptcp::{file_segs, Conn, DataReceiver};
+use crate::net::event::{Ev, EventQueue};
+use crate::net::link::Link;
+use crate::net::packet::Pool;
 use crate::net::{Hop, Net, Path, Route};
-use crate::output::{FlowRecord, LinkRecord, RunOutput, RunStats, Series, SubflowRecord};
-use crate::packet::{Pool, HEADER_BYTES};
+use crate::output::{LinkRecord, RunOutput, RunStats, Series};
 use crate::rate::{self, RateFlow};
-use crate::recovery::LinuxState;
 use crate::rng::Stream;
-use crate::tcp::{Receiver, SegPool, Sender};
 use crate::time::{secs, Nanos};
-
-/// A run that could not be carried out.
-#[derive(Clone, Debug, PartialEq)]
-pub struct SimError {
-    pub message: String,
-}
-
-impl fmt::Display for SimError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.message)
-    }
-}
-
-impl std::error::Error for SimError {}
 
 /// Progress is reported about this many times per run.
 const PROGRESS_STEPS: u64 = 200;
 
 pub(crate) struct World {
     pub(crate) net: Net,
+    /// Scoreboard chunks not in use by any subflow (shared by every connection's subflows).
+    segs: SegPool,
     seed: u64,
     /// Connections first (the index is `Packet::conn` of their packets and the first field of
     /// their timer events), then rate flows.
@@ -68,7 +52,7 @@ impl World {
         let n = &self.net;
         let mut v = vec![
             ("packet slab", n.pool.bytes_used()),
-            ("scoreboard chunks", n.segs.bytes()),
+            ("scoreboard chunks", self.segs.bytes()),
         ];
         v.extend(n.q.memory());
         let (mut flows, mut ring, mut ooo) = (0, 0, 0);
@@ -76,16 +60,10 @@ impl World {
             flows += size_of::<Endpoint>();
             match e {
                 Endpoint::Conn(c) => {
-                    flows += c.snd.capacity() * size_of::<crate::tcp::Sender>()
-                        + c.rcv.capacity() * size_of::<crate::tcp::Receiver>()
-                        + c.views.capacity() * size_of::<Subflow>()
-                        + c.linux.capacity() * size_of::<crate::recovery::LinuxState>()
-                        + c.reinject.capacity() * size_of::<u64>()
-                        + c.data.delivered_by_subflow.capacity() * size_of::<u64>()
-                        + size_of_val(&*c.ctrl);
-                    ring += c.data.ring_bytes();
-                    ooo += c.rcv.iter().map(|r| r.ooo.capacity()).sum::<usize>()
-                        * size_of::<(u64, u64)>();
+                    let (state, rings, lists) = c.memory();
+                    flows += state;
+                    ring += rings;
+                    ooo += lists;
                 }
                 Endpoint::Rate(_) => flows += size_of::<RateFlow>(),
             }
@@ -102,51 +80,7 @@ impl World {
     }
 
     pub(crate) fn build(sc: &Scenario, seed: u64) -> Result<World, SimError> {
-        let links: Vec<Link> = sc
-            .links
-            .iter()
-            .map(|l| {
-                let rng = Stream::new(seed, "link", &l.name);
-                Link::new(
-                    l.name.clone(),
-                    l.rate_bps,
-                    l.delay,
-                    l.buffer,
-                    l.loss,
-                    l.gilbert,
-                    l.reorder,
-                    rng,
-                    Stream::new(seed, "link-reorder", &l.name),
-                )
-            })
-            .collect();
-        let mut routes = Vec::with_capacity(sc.paths.len() * 2);
-        let mut paths = Vec::with_capacity(sc.paths.len());
-        for p in &sc.paths {
-            let lane = (links.len() + routes.len()) as u32;
-            paths.push(Path {
-                data: routes.len() as u32,
-                ack: routes.len() as u32 + 1,
-            });
-            routes.push(Route {
-                links: p.links.iter().map(|&l| l as u32).collect(),
-                delay: 0,
-                lane,
-            });
-            let lane = lane + 1;
-            routes.push(match &p.ack {
-                AckRoute::Delay(d) => Route {
-                    links: Vec::new(),
-                    delay: *d,
-                    lane,
-                },
-                AckRoute::Links(ls) => Route {
-                    links: ls.iter().map(|&l| l as u32).collect(),
-                    delay: 0,
-                    lane,
-                },
-            });
-        }
+        let (links, routes, paths) = network(sc, seed);
         // Event lanes: the far end of each link, then each route without links. The host send
         // queues' delays (`send_jitter`) go to the queue's near-future calendar.
         let lanes = links.len() + routes.len();
@@ -155,86 +89,9 @@ impl World {
         let mut conns = Vec::with_capacity(sc.flows.len());
         for f in sc.flows.iter().filter(|f| f.kind != FlowKind::Rate) {
             let c = conns.len();
-            let k = f.paths.len();
-            let ctrl = pathpool_cc::build_with_counting(&f.algorithm, &f.params, k, f.counting)
-                .map_err(|e| SimError {
-                    message: format!("flow {:?}: {e}", f.name),
-                })?;
-            let mut rng = Stream::new(seed, "flow", &f.name);
-            let jitter = if f.start_jitter > 0 {
-                (rng.uniform() * f.start_jitter as f64) as Nanos
-            } else {
-                0
-            };
-            let start = f.start + jitter;
-            // Every segment count follows the payload a full segment carries, not the MSS:
-            // the receive buffer and the file are payload bytes.
-            let seg = f.seg_payload();
-            let cap = (f.rcv_buffer / u64::from(seg)).max(2);
-            let total_segs = match f.app {
-                App::Bulk => u64::MAX,
-                App::File(size) => file_segs(size, seg),
-            };
-            conns.push(Conn {
-                name: f.name.clone(),
-                kind: f.kind,
-                algorithm: f.algorithm.clone(),
-                ctrl,
-                views: (0..k).map(|_| Subflow::new(seg)).collect(),
-                snd: f
-                    .paths
-                    .iter()
-                    .map(|&p| {
-                        let mut s = Sender::default();
-                        s.dupthresh = f.recovery == Recovery::Rfc6675;
-                        s.route = paths[p].data;
-                        (s.app, s.mss) = (f.app, seg);
-                        s.header = HEADER_BYTES + f.option_bytes;
-                        s
-                    })
-                    .collect(),
-                rcv: f
-                    .paths
-                    .iter()
-                    .map(|&p| {
-                        let mut r = Receiver::default();
-                        r.ack_route = paths[p].ack;
-                        r
-                    })
-                    .collect(),
-                path_names: f.paths.iter().map(|&p| sc.paths[p].name.clone()).collect(),
-                mss: seg,
-                app: f.app,
-                total_segs,
-                scheduler: f.scheduler,
-                rr_next: 0,
-                delayed_ack: f.delayed_ack,
-                linux: match f.recovery {
-                    Recovery::Rfc6675 => Vec::new(),
-                    Recovery::Linux => vec![LinuxState::default(); k],
-                },
-                start,
-                stop: f.stop,
-                started: false,
-                open: false,
-                next_dsn: 0,
-                data_una: 0,
-                // The receiver's buffer is known from the handshake.
-                rwnd_edge: cap,
-                reinject: Default::default(),
-                reinjected: 0,
-                data: DataReceiver::new(cap, f.paths.len()),
-                tag_key: rng.next_u64(),
-                send_jitter: f.send_jitter,
-                rng,
-                completion: None,
-                received_packets: 0,
-                dropped_packets: 0,
-                ack_packets: 0,
-                sampled_delivered: 0,
-                sampled_by_subflow: vec![0; f.paths.len()],
-                at_stop: None,
-            });
+            let conn = Conn::new(sc, f, seed, &paths)?;
+            let start = conn.start;
+            conns.push(conn);
             if start <= sc.duration {
                 q.push(start, Ev::Start(c as u32));
             }
@@ -266,12 +123,12 @@ impl World {
                 end: sc.duration,
                 q,
                 pool: Pool::with_capacity(1 << 14),
-                segs: SegPool::default(),
                 links,
                 routes,
                 data_packets: 0,
                 ack_packets: 0,
             },
+            segs: SegPool::default(),
             seed,
             endpoints,
             sample_interval: sc.sample_interval,
@@ -297,12 +154,12 @@ impl World {
             if let Some(next) = self.net.q.next_in_lane() {
                 self.net.pool.prefetch(next);
             }
-            let net = &mut self.net;
+            let (net, segs) = (&mut self.net, &mut self.segs);
             match ev {
                 Ev::Arrive(pid) => self.arrive(pid),
                 Ev::Sample => self.sample(),
                 Ev::Start(e) => match &mut self.endpoints[e as usize] {
-                    Endpoint::Conn(c) => c.on_start(net, e as usize),
+                    Endpoint::Conn(c) => c.on_start(net, segs, e as usize),
                     Endpoint::Rate(r) => r.on_start(net, e),
                 },
                 Ev::Stop(e) => match &mut self.endpoints[e as usize] {
@@ -310,7 +167,7 @@ impl World {
                     Endpoint::Rate(r) => r.on_stop(),
                 },
                 Ev::Rto(e, i) => {
-                    conn_of(&mut self.endpoints, e).on_rto_event(net, e as usize, i as usize)
+                    conn_of(&mut self.endpoints, e).on_rto_event(net, segs, e as usize, i as usize)
                 }
                 Ev::DelAck(e, j) => {
                     conn_of(&mut self.endpoints, e).on_delack_event(net, e as usize, j as usize)
@@ -346,6 +203,47 @@ impl World {
         self.net.data_packets
     }
 
+    /// The rate flows, in scenario order, with their endpoint indices.
+    pub(crate) fn rate_flows(&self) -> impl Iterator<Item = (u32, &RateFlow)> {
+        self.endpoints
+            .iter()
+            .enumerate()
+            .filter_map(|(e, ep)| match ep {
+                Endpoint::Rate(r) => Some((e as u32, &**r)),
+                Endpoint::Conn(_) => None,
+            })
+    }
+
+    /// The endpoint index of rate flow `flow`.
+    pub(crate) fn rate_index(&self, flow: &str) -> Result<u32, SimError> {
+        self.rate_flows()
+            .find(|(_, f)| f.name == flow)
+            .map(|(e, _)| e)
+            .ok_or_else(|| {
+                let names: Vec<&str> = self.rate_flows().map(|(_, f)| f.name.as_str()).collect();
+                SimError {
+                    message: if names.is_empty() {
+                        format!("no rate flow named {flow:?}: this scenario has no flow of kind \"rate\"")
+                    } else {
+                        format!("no rate flow named {flow:?} (rate flows: {})", names.join(", "))
+                    },
+                }
+            })
+    }
+
+    /// Rate flow `flow`'s new rates ([`crate::Simulation::set_rates`]).
+    pub(crate) fn set_rates(
+        &mut self,
+        flow: &str,
+        rates: &[f64],
+        source_per_block: u32,
+    ) -> Result<(), SimError> {
+        let e = self.rate_index(flow)?;
+        let now = self.net.now;
+        let fl = rate_of(&mut self.endpoints, e);
+        fl.set_rates(flow, &mut self.net.q, e, now, rates, source_per_block)
+    }
+
     #[cfg(test)]
     fn conn(&mut self, e: u32) -> &mut Conn {
         conn_of(&mut self.endpoints, e)
@@ -372,7 +270,7 @@ impl World {
                 let p = self.net.pool.get(pid);
                 let is_ack = p.is_ack;
                 match &mut self.endpoints[p.conn as usize] {
-                    Endpoint::Conn(c) if is_ack => c.on_ack(&mut self.net, pid),
+                    Endpoint::Conn(c) if is_ack => c.on_ack(&mut self.net, &mut self.segs, pid),
                     Endpoint::Conn(c) => c.on_data(&mut self.net, pid),
                     Endpoint::Rate(r) => {
                         let p = *p;
@@ -398,47 +296,7 @@ impl World {
                     continue;
                 }
             };
-            if !conn.started {
-                continue;
-            }
-            let d = conn.data.delivered_bytes - conn.sampled_delivered;
-            conn.sampled_delivered = conn.data.delivered_bytes;
-            self.series.push(
-                self.seed,
-                t,
-                "flow",
-                &conn.name,
-                "goodput_bps",
-                d as f64 * 8.0 / dt,
-            );
-            for (i, v) in conn.views.iter().enumerate() {
-                let id = format!("{}/{}", conn.name, i);
-                self.series
-                    .push(self.seed, t, "subflow", &id, "cwnd", v.cwnd);
-                self.series
-                    .push(self.seed, t, "subflow", &id, "srtt_s", secs(v.srtt));
-                self.series.push(
-                    self.seed,
-                    t,
-                    "subflow",
-                    &id,
-                    "in_flight",
-                    f64::from(v.in_flight),
-                );
-                // Goodput by the subflow that carried the data, as the receiver delivered it in
-                // order: the subflows' rows of an interval sum to the flow's row.
-                let got = conn.data.delivered_by_subflow[i];
-                let d = got - conn.sampled_by_subflow[i];
-                conn.sampled_by_subflow[i] = got;
-                self.series.push(
-                    self.seed,
-                    t,
-                    "subflow",
-                    &id,
-                    "goodput_bps",
-                    d as f64 * 8.0 / dt,
-                );
-            }
+            conn.sample(t, dt, &mut self.series, self.seed);
         }
         for l in self.net.links.iter_mut() {
             let qb = l.queue_bytes(now);
@@ -471,7 +329,7 @@ impl World {
         // their memory to the output's allocations (else they add to the run's peak).
         self.net.pool = Pool::default();
         self.net.q = EventQueue::default();
-        self.net.segs = SegPool::default();
+        self.segs = SegPool::default();
         for ep in self.endpoints.iter_mut() {
             if let Endpoint::Conn(conn) = ep {
                 for s in conn.snd.iter_mut() {
@@ -494,97 +352,8 @@ impl World {
                 .sum(),
         );
         for (c, ep) in self.endpoints.iter_mut().enumerate() {
-            let Endpoint::Conn(conn) = ep else { continue };
-            let start = conn.start.min(end);
-            let end_t = match (conn.app, conn.completion, conn.stop) {
-                (App::File(_), Some(t), _) => t,
-                (_, _, Some(s)) => s.min(end).max(start),
-                _ => end,
-            };
-            let span = secs(end_t.saturating_sub(start));
-            let per_s = |b: u64| {
-                if span > 0.0 {
-                    b as f64 * 8.0 / span
-                } else {
-                    0.0
-                }
-            };
-            for i in 0..conn.snd.len() {
-                if conn.started && conn.snd[i].cwnd_since < end_t {
-                    Conn::account_cwnd(conn, i, end_t);
-                }
-            }
-            let sent: u64 = conn.snd.iter().map(|s| s.sent).sum();
-            // Rates count the bytes of the flow's active interval [start, end_t]: for a flow
-            // with `stop`, those delivered, acknowledged and sent by then.
-            // (A download that completed is measured to its completion, stop or not.)
-            let completed = matches!((conn.app, conn.completion), (App::File(_), Some(_)));
-            let (delivered, subs) = match conn.at_stop.as_ref().filter(|_| !completed) {
-                Some((d, subs)) => (*d, subs.clone()),
-                None => (
-                    conn.data.delivered_bytes,
-                    conn.snd
-                        .iter()
-                        .map(|s| (s.acked_bytes, s.sent_wire_bytes))
-                        .collect(),
-                ),
-            };
-            let wire: u64 = subs.iter().map(|s| s.1).sum();
-            out.flows.push(FlowRecord {
-                seed: self.seed,
-                flow: conn.name.clone(),
-                kind: conn.kind.as_str().to_string(),
-                algorithm: conn.algorithm.clone(),
-                n_subflows: conn.snd.len() as u32,
-                start_s: secs(start),
-                end_s: secs(end_t),
-                delivered_bytes: delivered,
-                goodput_bps: per_s(delivered),
-                throughput_bps: per_s(wire),
-                sent_packets: sent,
-                retransmitted_packets: conn.snd.iter().map(|s| s.retransmitted).sum(),
-                lost_packets: conn.views.iter().map(|v| v.lost).sum(),
-                rto_count: conn.snd.iter().map(|s| s.rto_count).sum(),
-                completion_time_s: conn.completion.map_or(f64::NAN, |t| secs(t - conn.start)),
-                received_packets: conn.received_packets,
-                dropped_packets: conn.dropped_packets,
-                in_flight_packets: in_flight[c],
-                ack_packets: conn.ack_packets,
-                duplicate_segments: conn.data.duplicates,
-                reinjected_segments: conn.reinjected,
-                integrity_errors: conn.data.integrity_errors + conn.data.window_violations,
-            });
-            for (i, s) in conn.snd.iter().enumerate() {
-                let v = &conn.views[i];
-                out.subflows.push(SubflowRecord {
-                    seed: self.seed,
-                    flow: conn.name.clone(),
-                    subflow: i as u32,
-                    path: conn.path_names[i].clone(),
-                    acked_bytes: subs[i].0,
-                    goodput_bps: per_s(subs[i].0),
-                    throughput_bps: per_s(subs[i].1),
-                    sent_packets: s.sent,
-                    retransmitted_packets: s.retransmitted,
-                    lost_packets: v.lost,
-                    loss_events: v.loss_events,
-                    rto_count: s.rto_count,
-                    mean_rtt_s: if s.rtt_n > 0 {
-                        s.rtt_sum / s.rtt_n as f64 / 1e9
-                    } else {
-                        f64::NAN
-                    },
-                    min_rtt_s: if v.min_rtt > 0 {
-                        secs(v.min_rtt)
-                    } else {
-                        f64::NAN
-                    },
-                    mean_cwnd: if end_t > start {
-                        s.cwnd_integral / (end_t - start) as f64
-                    } else {
-                        f64::NAN
-                    },
-                });
+            if let Endpoint::Conn(conn) = ep {
+                conn.records(&mut out, self.seed, end, in_flight[c]);
             }
         }
         for ep in self.endpoints.iter_mut() {
@@ -622,6 +391,58 @@ impl World {
         out.series = std::mem::take(&mut self.series);
         out
     }
+}
+
+/// The scenario's links, and two routes per scenario path (its data's, then its ACKs') with
+/// each path's pair of route indices. Each link and each route without links gets an event
+/// lane: links first, then routes in order.
+fn network(sc: &Scenario, seed: u64) -> (Vec<Link>, Vec<Route>, Vec<Path>) {
+    let links: Vec<Link> = sc
+        .links
+        .iter()
+        .map(|l| {
+            let rng = Stream::new(seed, "link", &l.name);
+            Link::new(
+                l.name.clone(),
+                l.rate_bps,
+                l.delay,
+                l.buffer,
+                l.loss,
+                l.gilbert,
+                l.reorder,
+                rng,
+                Stream::new(seed, "link-reorder", &l.name),
+            )
+        })
+        .collect();
+    let mut routes = Vec::with_capacity(sc.paths.len() * 2);
+    let mut paths = Vec::with_capacity(sc.paths.len());
+    for p in &sc.paths {
+        let lane = (links.len() + routes.len()) as u32;
+        paths.push(Path {
+            data: routes.len() as u32,
+            ack: routes.len() as u32 + 1,
+        });
+        routes.push(Route {
+            links: p.links.iter().map(|&l| l as u32).collect(),
+            delay: 0,
+            lane,
+        });
+        let lane = lane + 1;
+        routes.push(match &p.ack {
+            AckRoute::Delay(d) => Route {
+                links: Vec::new(),
+                delay: *d,
+                lane,
+            },
+            AckRoute::Links(ls) => Route {
+                links: ls.iter().map(|&l| l as u32).collect(),
+                delay: 0,
+                lane,
+            },
+        });
+    }
+    (links, routes, paths)
 }
 
 /// Endpoint `e`, a connection (the events that name it are connection events).

@@ -1,15 +1,10 @@
-//! An MPTCP connection (or a single-path TCP flow: a connection with one subflow): the data
-//! sequence space shared by K subflows, the packet scheduler, reinjection after a subflow's RTO,
-//! and the connection-level receive buffer that delivers in order to the application.
+//! The data level: the data sequence space the subflows share (what the application's byte
+//! stream holds at each data sequence number) and the connection-level receive buffer that
+//! delivers it in order to the application.
 //!
 //! Data sequence numbers (DSNs) count segments of the flow's MSS, like subflow sequence numbers.
 
-use std::collections::VecDeque;
-
-use pathpool_cc::{Controller, Subflow};
-
-use crate::config::{App, FlowKind, Scheduler};
-use crate::tcp::{Receiver, Sender};
+use crate::config::{App, MAX_SUBFLOWS};
 use crate::time::Nanos;
 
 /// Content tag of the payload at DSN `dsn` of a connection keyed `key` (SplitMix64 finaliser):
@@ -25,7 +20,7 @@ pub fn content_tag(key: u64, dsn: u64) -> u64 {
 /// The connection-level receive buffer: holds out-of-order data until the gap before it fills,
 /// then hands it to the application, which reads at once. The advertised window's right edge is
 /// `rcv_nxt + capacity`, so data beyond the buffer can never be sent (head-of-line blocking).
-/// (`repr(C)`: the fields each segment touches first, see [`Conn`].)
+/// (`repr(C)`: the fields each segment touches first, see [`super::Conn`].)
 #[derive(Debug)]
 #[repr(C)]
 pub struct DataReceiver {
@@ -60,10 +55,7 @@ pub struct DataReceiver {
 /// [`MAX_SUBFLOWS`] subflows (0..=254): with 999 flows at 10 Gb/s the rings, sized by each
 /// connection's farthest reordering, took 1.5 MB as `u16`s.
 const NOT_HELD: u8 = u8::MAX;
-
-/// Most subflows (paths) of one connection; the scenario check rejects more. (Linux MPTCP
-/// allows 8 by default, `MPTCP_PM_ADDR_MAX`.)
-pub const MAX_SUBFLOWS: usize = NOT_HELD as usize;
+const _: () = assert!(MAX_SUBFLOWS <= NOT_HELD as usize);
 
 impl DataReceiver {
     pub fn new(cap_segs: u64, subflows: usize) -> Self {
@@ -162,147 +154,6 @@ impl DataReceiver {
     #[inline]
     pub fn window_edge(&self) -> u64 {
         self.rcv_nxt + self.cap
-    }
-}
-
-/// One connection with its subflows, controller, application and receiver.
-///
-/// `repr(C)` keeps the declaration order: the fields every segment or ACK reads come first, on
-/// as few cache lines as possible (with hundreds of connections, each packet finds its
-/// connection's state out of cache), and what only construction, sampling and output read
-/// comes last.
-#[derive(Debug)]
-#[repr(C)]
-pub struct Conn {
-    // --- read per segment or ACK ---
-    pub snd: Vec<Sender>,
-    pub rcv: Vec<Receiver>,
-    /// The controller's view of every subflow (the transport refreshes it before each call).
-    pub views: Vec<Subflow>,
-    pub ctrl: Box<dyn Controller>,
-    /// RACK-TLP and PRR state of each subflow with `recovery = "linux"`; empty with
-    /// `"rfc6675"` (the transport tests `is_empty()` to pick the rules).
-    pub linux: Vec<crate::recovery::LinuxState>,
-    /// DSNs to send again on another subflow (after an RTO).
-    pub reinject: VecDeque<u64>,
-    pub next_dsn: u64,
-    /// Highest connection-level cumulative ACK seen by the sender.
-    pub data_una: u64,
-    /// Right edge of the receive window as last advertised to the sender.
-    pub rwnd_edge: u64,
-    /// Segments the application will ever offer (`u64::MAX` for bulk).
-    pub total_segs: u64,
-    pub app: App,
-    pub tag_key: u64,
-    pub send_jitter: Nanos,
-    /// The connection's own random stream (send jitter).
-    pub rng: crate::rng::Stream,
-    pub rr_next: usize,
-    /// When the file download completed at the receiver.
-    pub completion: Option<Nanos>,
-    // Conservation counters (data packets only).
-    pub received_packets: u64,
-    pub ack_packets: u64,
-    pub reinjected: u64,
-    pub data: DataReceiver,
-    pub mss: u32,
-    pub scheduler: Scheduler,
-    pub delayed_ack: bool,
-    pub started: bool,
-    /// The application still offers new data.
-    pub open: bool,
-    // --- read by construction, timers, sampling and output ---
-    pub dropped_packets: u64,
-    pub start: Nanos,
-    pub stop: Option<Nanos>,
-    pub name: String,
-    pub kind: FlowKind,
-    pub algorithm: String,
-    pub path_names: Vec<String>,
-    /// Delivered bytes at the previous sample (for the goodput time series).
-    pub sampled_delivered: u64,
-    /// The same per subflow (`data.delivered_by_subflow` at the previous sample).
-    pub sampled_by_subflow: Vec<u64>,
-    /// Byte counts when the application stopped (`stop`), for its rates: `(delivered, per
-    /// subflow (acked, wire))`. Data sent before `stop` keeps arriving after it; counting
-    /// it over `stop - start` would report more than the path can carry.
-    pub at_stop: Option<(u64, Vec<(u64, u64)>)>,
-}
-
-impl Conn {
-    /// Payload bytes of the segment at `dsn`.
-    #[inline]
-    pub fn seg_len(&self, dsn: u64) -> u32 {
-        seg_len(self.app, self.mss, dsn)
-    }
-
-    /// Usable window of subflow `i` in segments (Linux works on an integer `snd_cwnd`).
-    #[inline]
-    pub fn has_room(&self, i: usize) -> bool {
-        // pipe < max(floor(cwnd), 1) for an integer pipe, without a libm `floor` call per packet:
-        // pipe < floor(cwnd) <=> pipe + 1 <= cwnd (and a NaN cwnd leaves just the 1).
-        let pipe = self.snd[i].pipe;
-        pipe == 0 || f64::from(pipe) + 1.0 <= self.views[i].cwnd
-    }
-
-    /// Is there a DSN the connection may send now? (reinjections first)
-    pub fn next_data(&mut self) -> Option<(u64, bool)> {
-        while let Some(&d) = self.reinject.front() {
-            if d < self.data_una {
-                self.reinject.pop_front();
-            } else {
-                return Some((d, true));
-            }
-        }
-        if self.open && self.next_dsn < self.total_segs && self.next_dsn < self.rwnd_edge {
-            return Some((self.next_dsn, false));
-        }
-        None
-    }
-
-    /// Pick the subflow for the next new segment, or None if none has room.
-    ///
-    /// `minrtt` is the Linux MPTCP default scheduler: among subflows with room in their window,
-    /// the lowest smoothed RTT (subflows without a sample yet come first, in index order). With
-    /// several subflows, one in loss state after an RTO is skipped, as Linux's
-    /// `mptcp_is_temp_unavailable` does.
-    ///
-    /// Inlined into the send loop, its one caller, which runs it once or twice per ACK: as a
-    /// call its entry and exit were a third of its cost (callgrind, 1 s of bench.toml: 1.0% of
-    /// all instructions).
-    #[inline]
-    pub fn pick_subflow(&mut self) -> Option<usize> {
-        let k = self.snd.len();
-        let usable =
-            |c: &Conn, i: usize| c.views[i].active && c.has_room(i) && !(k > 1 && c.snd[i].in_loss);
-        match self.scheduler {
-            Scheduler::MinRtt => {
-                let mut best: Option<(u64, usize)> = None;
-                for i in 0..k {
-                    if usable(self, i) {
-                        let r = if self.snd[i].has_rtt() {
-                            self.snd[i].srtt_ns()
-                        } else {
-                            0
-                        };
-                        if best.is_none_or(|(b, _)| r < b) {
-                            best = Some((r, i));
-                        }
-                    }
-                }
-                best.map(|(_, i)| i)
-            }
-            Scheduler::RoundRobin => {
-                for j in 0..k {
-                    let i = (self.rr_next + j) % k;
-                    if usable(self, i) {
-                        self.rr_next = (i + 1) % k;
-                        return Some(i);
-                    }
-                }
-                None
-            }
-        }
     }
 }
 

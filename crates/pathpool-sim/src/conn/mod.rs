@@ -1,0 +1,299 @@
+//! A TCP or MPTCP connection (a single-path TCP flow is a connection with one subflow), as
+//! smoltcp's sockets are: the connection owns its state machine, and the world hands it the
+//! packets and timer events that are its own.
+//!
+//! Its parts, each a module, in the order they depend on one another:
+//!
+//! * [`data`]: the data level: the data sequence space and the connection-level receive buffer;
+//! * [`scoreboard`], [`sender`], [`receiver`]: one subflow's SACK scoreboard, sender (RFC 6675
+//!   loss marking, Linux's RTT estimator and RTO) and receiver (reassembly, SACK blocks);
+//! * [`recovery`]: Linux's RACK-TLP and PRR state of a subflow (`recovery = "linux"`);
+//! * [`scheduler`]: which subflow carries the next new segment;
+//! * this module: [`Conn`], the state the parts above make up, and the state transitions that
+//!   send nothing (window accounting, entering recovery, window growth through the controller);
+//! * [`send`]: the send path, onto the network; [`input`]: a data segment or an ACK arriving;
+//!   [`timers`]: the delayed ACK and the retransmission timer (RTO, loss probe, RACK).
+//!
+//! The event handlers ([`input`], [`timers`]) call the [`send`] path and nothing calls back up:
+//! a packet goes from the world to [`input`], through the subflow's bookkeeping and the
+//! controller, to [`send`] and the network.
+
+pub mod data;
+pub mod input;
+pub mod receiver;
+mod records;
+pub mod recovery;
+pub mod scheduler;
+pub mod scoreboard;
+pub mod send;
+pub mod sender;
+pub mod timers;
+
+use std::collections::VecDeque;
+
+use pathpool_cc::{Ack, Controller, Subflow};
+
+use crate::config::{App, FlowKind, FlowSpec, Recovery, Scenario};
+use crate::error::SimError;
+use crate::net::event::{Ev, EventQueue};
+use crate::net::packet::HEADER_BYTES;
+use crate::net::{Path, SendJitter};
+use crate::rng::Stream;
+use crate::time::Nanos;
+use data::{file_segs, seg_len, DataReceiver};
+use receiver::Receiver;
+use recovery::LinuxState;
+use scheduler::Scheduler;
+use sender::{AckEffect, Sender};
+
+/// One connection with its subflows, controller, application and receiver.
+///
+/// `repr(C)` keeps the declaration order: the fields every segment or ACK reads come first, on
+/// as few cache lines as possible (with hundreds of connections, each packet finds its
+/// connection's state out of cache), and what only construction, sampling and output read
+/// comes last.
+#[derive(Debug)]
+#[repr(C)]
+pub struct Conn {
+    // --- read per segment or ACK ---
+    pub snd: Vec<Sender>,
+    pub rcv: Vec<Receiver>,
+    /// The controller's view of every subflow (the connection refreshes it before each call).
+    pub views: Vec<Subflow>,
+    pub ctrl: Box<dyn Controller>,
+    /// RACK-TLP and PRR state of each subflow with `recovery = "linux"`; empty with
+    /// `"rfc6675"` (the ACK handler tests `is_empty()` to pick the rules).
+    pub linux: Vec<LinuxState>,
+    /// DSNs to send again on another subflow (after an RTO).
+    pub reinject: VecDeque<u64>,
+    pub next_dsn: u64,
+    /// Highest connection-level cumulative ACK seen by the sender.
+    pub data_una: u64,
+    /// Right edge of the receive window as last advertised to the sender.
+    pub rwnd_edge: u64,
+    /// Segments the application will ever offer (`u64::MAX` for bulk).
+    pub total_segs: u64,
+    pub app: App,
+    pub tag_key: u64,
+    /// The host's send delay (`send_jitter`), drawn from the connection's own random stream.
+    pub jitter: SendJitter,
+    pub sched: Scheduler,
+    /// When the file download completed at the receiver.
+    pub completion: Option<Nanos>,
+    // Conservation counters (data packets only).
+    pub received_packets: u64,
+    pub ack_packets: u64,
+    pub reinjected: u64,
+    pub data: DataReceiver,
+    pub mss: u32,
+    pub delayed_ack: bool,
+    pub started: bool,
+    /// The application still offers new data.
+    pub open: bool,
+    // --- read by construction, timers, sampling and output ---
+    pub dropped_packets: u64,
+    pub start: Nanos,
+    pub stop: Option<Nanos>,
+    pub name: String,
+    pub kind: FlowKind,
+    pub algorithm: String,
+    pub path_names: Vec<String>,
+    /// Delivered bytes at the previous sample (for the goodput time series).
+    pub sampled_delivered: u64,
+    /// The same per subflow (`data.delivered_by_subflow` at the previous sample).
+    pub sampled_by_subflow: Vec<u64>,
+    /// Byte counts when the application stopped (`stop`), for its rates: `(delivered, per
+    /// subflow (acked, wire))`. Data sent before `stop` keeps arriving after it; counting
+    /// it over `stop - start` would report more than the path can carry.
+    pub at_stop: Option<(u64, Vec<(u64, u64)>)>,
+}
+
+impl Conn {
+    /// Connection `f` of scenario `sc` for `seed`, its subflows on the routes of `paths` (the
+    /// network's data and ACK route of each scenario path).
+    pub(crate) fn new(
+        sc: &Scenario,
+        f: &FlowSpec,
+        seed: u64,
+        paths: &[Path],
+    ) -> Result<Conn, SimError> {
+        let k = f.paths.len();
+        let ctrl = pathpool_cc::build_with_counting(&f.algorithm, &f.params, k, f.counting)
+            .map_err(|e| SimError {
+                message: format!("flow {:?}: {e}", f.name),
+            })?;
+        let mut rng = Stream::new(seed, "flow", &f.name);
+        let jitter = if f.start_jitter > 0 {
+            (rng.uniform() * f.start_jitter as f64) as Nanos
+        } else {
+            0
+        };
+        let start = f.start + jitter;
+        // Every segment count follows the payload a full segment carries, not the MSS:
+        // the receive buffer and the file are payload bytes.
+        let seg = f.seg_payload();
+        let cap = (f.rcv_buffer / u64::from(seg)).max(2);
+        let total_segs = match f.app {
+            App::Bulk => u64::MAX,
+            App::File(size) => file_segs(size, seg),
+        };
+        let tag_key = rng.next_u64();
+        Ok(Conn {
+            name: f.name.clone(),
+            kind: f.kind,
+            algorithm: f.algorithm.clone(),
+            ctrl,
+            views: (0..k).map(|_| Subflow::new(seg)).collect(),
+            snd: f
+                .paths
+                .iter()
+                .map(|&p| {
+                    let mut s = Sender::default();
+                    s.dupthresh = f.recovery == Recovery::Rfc6675;
+                    s.route = paths[p].data;
+                    (s.app, s.mss) = (f.app, seg);
+                    s.header = HEADER_BYTES + f.option_bytes;
+                    s
+                })
+                .collect(),
+            rcv: f
+                .paths
+                .iter()
+                .map(|&p| {
+                    let mut r = Receiver::default();
+                    r.ack_route = paths[p].ack;
+                    r
+                })
+                .collect(),
+            path_names: f.paths.iter().map(|&p| sc.paths[p].name.clone()).collect(),
+            mss: seg,
+            app: f.app,
+            total_segs,
+            sched: Scheduler::new(f.scheduler),
+            delayed_ack: f.delayed_ack,
+            linux: match f.recovery {
+                Recovery::Rfc6675 => Vec::new(),
+                Recovery::Linux => vec![LinuxState::default(); k],
+            },
+            start,
+            stop: f.stop,
+            started: false,
+            open: false,
+            next_dsn: 0,
+            data_una: 0,
+            // The receiver's buffer is known from the handshake.
+            rwnd_edge: cap,
+            reinject: Default::default(),
+            reinjected: 0,
+            data: DataReceiver::new(cap, f.paths.len()),
+            tag_key,
+            jitter: SendJitter {
+                max: f.send_jitter,
+                rng,
+            },
+            completion: None,
+            received_packets: 0,
+            dropped_packets: 0,
+            ack_packets: 0,
+            sampled_delivered: 0,
+            sampled_by_subflow: vec![0; f.paths.len()],
+            at_stop: None,
+        })
+    }
+
+    /// Payload bytes of the segment at `dsn`.
+    #[inline]
+    pub fn seg_len(&self, dsn: u64) -> u32 {
+        seg_len(self.app, self.mss, dsn)
+    }
+
+    /// Room in subflow `i`'s window for one more segment.
+    #[inline]
+    pub fn has_room(&self, i: usize) -> bool {
+        self.snd[i].has_room(self.views[i].cwnd)
+    }
+
+    /// Is there a DSN the connection may send now? (reinjections first)
+    pub fn next_data(&mut self) -> Option<(u64, bool)> {
+        while let Some(&d) = self.reinject.front() {
+            if d < self.data_una {
+                self.reinject.pop_front();
+            } else {
+                return Some((d, true));
+            }
+        }
+        if self.open && self.next_dsn < self.total_segs && self.next_dsn < self.rwnd_edge {
+            return Some((self.next_dsn, false));
+        }
+        None
+    }
+
+    /// Accumulate the time integral of subflow `i`'s window up to now (before it changes).
+    #[inline]
+    pub(crate) fn account_cwnd(conn: &mut Conn, i: usize, now: Nanos) {
+        let s = &mut conn.snd[i];
+        s.cwnd_integral += conn.views[i].cwnd * (now - s.cwnd_since) as f64;
+        s.cwnd_since = now;
+    }
+
+    /// Subflow `i` enters loss recovery (RFC 6675 (4) or Linux's `tcp_enter_recovery`): the
+    /// recovery point, the loss event, and the window integral up to the reduction that the
+    /// caller then lets the controller make.
+    #[inline]
+    pub(crate) fn begin_recovery(conn: &mut Conn, i: usize, now: Nanos) {
+        let s = &mut conn.snd[i];
+        s.in_recovery = true;
+        s.recovery_point = s.snd_nxt;
+        let v = &mut conn.views[i];
+        v.in_recovery = true;
+        v.loss_events += 1;
+        v.in_flight = s.pipe;
+        Self::account_cwnd(conn, i, now);
+    }
+
+    /// `tcp_enter_recovery` + `tcp_init_cwnd_reduction`: the controller sets `ssthresh`; PRR
+    /// then sets the window ACK by ACK from the window before the reduction.
+    fn linux_enter_recovery(conn: &mut Conn, i: usize, now: Nanos) {
+        Self::begin_recovery(conn, i, now);
+        conn.linux[i].prr_init(conn.views[i].cwnd);
+        conn.ctrl.on_congestion_event(&mut conn.views, i, now);
+    }
+
+    /// Window growth on an ACK outside recovery, only while the window limits the sender
+    /// (Linux: every `cong_avoid` hook returns early unless `tcp_is_cwnd_limited`; RFC 9438
+    /// Section 4.6). Otherwise the controller still sees the ACK, with nothing to grow on
+    /// (`acked_bytes = 0` changes no window), so bookkeeping read from the views keeps running
+    /// (OLIA's byte position: v0.95 sets `mptcp_loss3` before its own cwnd-limited test).
+    #[inline]
+    pub(crate) fn grow(
+        conn: &mut Conn,
+        i: usize,
+        eff: &AckEffect,
+        rtt: Option<Nanos>,
+        owd: Nanos,
+        now: Nanos,
+    ) {
+        let v = &conn.views[i];
+        let acked_bytes = if conn.snd[i].is_cwnd_limited(v.cwnd, v.ssthresh) {
+            eff.bytes
+        } else {
+            0
+        };
+        Self::account_cwnd(conn, i, now);
+        let ack = Ack {
+            acked_bytes,
+            rtt_sample: rtt,
+            one_way_delay: Some(owd),
+            now,
+        };
+        conn.ctrl.on_ack(&mut conn.views, i, &ack);
+    }
+
+    #[inline]
+    pub(crate) fn arm_rto(q: &mut EventQueue, s: &mut Sender, c: usize, i: usize) {
+        if s.rto_deadline != 0 && s.rto_event > s.rto_deadline {
+            s.rto_event = s.rto_deadline;
+            q.push(s.rto_deadline, Ev::Rto(c as u32, i as u16));
+        }
+    }
+}
