@@ -726,8 +726,8 @@ fn run_scenario<'py>(
 
 /// Each flow's start jitter as the simulator draws it for `seed`, in nanoseconds: the first
 /// draw of the flow's own random stream (`Stream::new(seed, "flow", name)`), times its
-/// `start_jitter`, truncated (as `Sim::new` in crates/pathpool-sim/src/sim.rs does for
-/// TCP/MPTCP flows and `rate.rs` for rate flows). Lets the kernel backend start its flows at the
+/// `start_jitter`, truncated (as `Conn::new` in crates/pathpool-sim/src/conn/mod.rs does for
+/// TCP/MPTCP flows and `RateFlow::build` in src/rate/mod.rs for rate flows). Lets the kernel backend start its flows at the
 /// simulator's times without re-drawing them in Python. Returns {flow name: offset_ns}.
 #[pyfunction]
 fn start_offsets<'py>(

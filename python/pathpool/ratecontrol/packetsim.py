@@ -1,6 +1,6 @@
 """Pluntke & Rio's rate controllers driving the packet-level simulator.
 
-The simulator's ``kind = "rate"`` flow (``crates/pathpool-sim/src/rate.rs``) is a paced multipath
+The simulator's ``kind = "rate"`` flow (``crates/pathpool-sim/src/rate/``) is a paced multipath
 sender with FEC blocks and a deadline; its receiver reports cumulative per-path counters (sent,
 lost, arrived, late, RTT and one-way-delay sums) back to the sender over a return route, every
 ``feedback_interval``. :func:`run_rate_flow` steps the simulation (``pathpool._core.Simulation``)

@@ -122,7 +122,7 @@ pub enum Recovery {
     Rfc6675,
     /// What Linux >= 4.18 runs by default (`tcp_recovery = 1`, `tcp_early_retrans = 3`):
     /// RACK time-based loss detection and the tail loss probe (RFC 8985) instead of DupThresh,
-    /// and proportional rate reduction (RFC 6937) during recovery (`src/recovery.rs`).
+    /// and proportional rate reduction (RFC 6937) during recovery (`src/conn/recovery.rs`).
     Linux,
 }
 
