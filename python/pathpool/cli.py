@@ -38,7 +38,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "ratecontrol": (
         "pathpool.ratecontrol.cli",
-        "TCP-friendly rate control for non-TCP multipath flows (seed 003)",
+        "TCP-friendly rate control for non-TCP multipath flows (Pluntke & Rio 2011)",
     ),
     "compare": (
         "pathpool.compare_cli",

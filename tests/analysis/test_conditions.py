@@ -1,4 +1,4 @@
-"""Conditions C0-C5, Table I of seed 004, responsiveness and window oscillation."""
+"""Conditions C0-C5, Table I of Peng et al. 2016, responsiveness and window oscillation."""
 
 import numpy as np
 import pytest

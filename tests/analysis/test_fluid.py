@@ -1,4 +1,4 @@
-"""Fluid model (seed 004 eq. (3)-(4), (7)-(9)): closed forms, ODE vs direct equilibrium."""
+"""Fluid model (Peng et al. 2016 eq. (3)-(4), (7)-(9)): closed forms, ODE vs direct equilibrium."""
 
 import numpy as np
 import pytest

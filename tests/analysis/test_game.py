@@ -1,4 +1,4 @@
-"""The RSF rent-seeking game (seed 001 Section 3)."""
+"""The RSF rent-seeking game (Pokhrel & Williamson 2020 Section 3)."""
 
 import numpy as np
 import pytest

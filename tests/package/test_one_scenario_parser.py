@@ -14,7 +14,7 @@ READERS = {"tomllib", "tomli", "toml", "tomlkit", "rtoml", "pytomlpp"}
 #: Modules allowed to read TOML, and why: neither file is a simulator scenario.
 ALLOWED = {
     "sweep_cli.py": "grid files (a scenario's name, seeds and the axes of a sweep)",
-    "ratecontrol/stream.py": "seed 003's stream-model configuration, its own format",
+    "ratecontrol/stream.py": "Pluntke & Rio 2011's stream-model configuration, its own format",
 }
 
 

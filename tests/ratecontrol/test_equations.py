@@ -12,7 +12,7 @@ def test_lia_capped_reading_reproduces_seed_003_example():
     res = mptcp_rates(P, RTT, cap=True)
     assert np.round(res.rates, 1).tolist() == [88.2, 88.2, 47.1]
     assert res.capped.tolist() == [False, False, True]
-    # path 3 sits exactly at seed 003's TCP rate sqrt(2/0.01)/0.3
+    # path 3 sits exactly at Pluntke & Rio 2011's TCP rate sqrt(2/0.01)/0.3
     assert res.rates[2] == pytest.approx(np.sqrt(200.0) / 0.3, rel=1e-12)
 
 

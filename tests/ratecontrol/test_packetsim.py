@@ -41,7 +41,7 @@ def test_rates_follow_the_controllers_decisions(short_run):
     assert decided.sum() >= 20, "the controller must take decisions once its 5 s window is full"
     steps = 0
     for m in np.flatnonzero(decided[:-1]):
-        # The rates in force in the next step are the LIA-capped equation rates (seed 003
+        # The rates in force in the next step are the LIA-capped equation rates (Pluntke & Rio 2011
         # Section 2) of the estimates after this step ...
         expected = mptcp_rates(p.p_hat.iloc[m].to_numpy(), p.rtt_mean_hat.iloc[m].to_numpy(), cap=True).rates
         np.testing.assert_allclose(p.rate_pps.iloc[m + 1].to_numpy(), expected, rtol=1e-12)

@@ -34,7 +34,7 @@ def test_subset_matrix_is_all_subsets():
 
 
 def test_greedy_hand_example():
-    # seed 003's paths: best weight on the best TCP path takes all of it, the others nothing
+    # Pluntke & Rio 2011's paths: best weight on the best TCP path takes all of it, the others nothing
     g = allocate_greedy([223.6, 100.0, 47.1], [0.9, 0.7, 0.0])
     assert g.rates.tolist() == [223.6, 0.0, 0.0]
     # preferring the slow path first: it gets its TCP rate, the next only the excess over it

@@ -1,4 +1,4 @@
-"""The streaming run of seed 003, Figure 1: determinism, probing, accounting, config errors, CLI."""
+"""The streaming run of Pluntke & Rio 2011, Figure 1: determinism, probing, accounting, config errors, CLI."""
 
 import json
 

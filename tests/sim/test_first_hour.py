@@ -107,3 +107,21 @@ def test_every_shipped_scenario_still_validates():
     for name in list_scenarios():
         if name != "pluntke2011/fig1_stream":
             load_scenario(scenario_path(name), allow_large=True)
+
+
+def test_run_summary_shows_completions_only_for_file_transfers(tmp_path, cli, tiny_dict, monkeypatch):
+    import tomli_w
+
+    monkeypatch.setenv("COLUMNS", "120")
+    tiny_dict["duration"] = "2s"
+    path = tmp_path / "s.toml"
+    path.write_text(tomli_w.dumps(tiny_dict))
+    r = cli("run", path, "-o", tmp_path / "bulk", "--no-progress")
+    assert r.code == 0, r.err
+    assert "done" not in r.out and "0/2" not in r.out, r.out
+    tiny_dict["flows"][1].update(app="file", size="100KB")
+    path.write_text(tomli_w.dumps(tiny_dict))
+    r = cli("run", path, "-o", tmp_path / "file", "--no-progress")
+    assert r.code == 0, r.err
+    rows = {line.split("│")[1].strip(): line for line in r.out.splitlines() if line.count("│") > 3}
+    assert "2/2" in rows["tcp"] and "/2" not in rows["mp"], r.out

@@ -1,5 +1,5 @@
-"""Analysis of multipath congestion control: the fluid model of seed 004, its conditions
-C0-C5, TCP-friendliness, the RSF rent-seeking game of seed 001, and cross-validation against the
+"""Analysis of multipath congestion control: the fluid model of Peng et al. 2016, its conditions
+C0-C5, TCP-friendliness, the RSF rent-seeking game of Pokhrel & Williamson 2020, and cross-validation against the
 packet-level simulator.  See ``README.md`` in this directory."""
 
 from typing import TYPE_CHECKING

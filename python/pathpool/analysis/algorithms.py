@@ -5,13 +5,13 @@ Every algorithm is given by its window rules, as one multipath source ``s`` appl
 * per ACK on route ``r``: ``w_r += I_r(w_s, tau_s)``
 * per loss on route ``r``: ``w_r -= D_r(w_s, tau_s)``
 
-and mapped to the fluid model of Peng, Walid, Hwang & Low (seed 004, eq. (3)) through eq. (7)
+and mapped to the fluid model of Peng, Walid, Hwang & Low (2016, eq. (3)) through eq. (7)
 of the same paper::
 
     k_r(x_s)   = x_r * D_r / tau_r          (gain)
     phi_r(x_s) = I_r / D_r                  (equilibrium function, a price: loss probability)
 
-Derivation (seed 004, Section II-B, reconstructed; the extraction lost the formulas): in one
+Derivation (Peng et al. 2016, Section II-B, reconstructed; the extraction lost the formulas): in one
 RTT route ``r`` receives ``x_r tau_r`` ACKs and ``x_r tau_r q_r`` losses, so the window changes
 by ``x_r tau_r (I_r - q_r D_r)`` per RTT, i.e. ``dx_r/dt = (x_r / tau_r)(I_r - q_r D_r)``,
 which is (3) with ``k_r = x_r D_r / tau_r`` and ``phi_r = I_r / D_r``.  For Reno this gives
@@ -177,9 +177,9 @@ class Algorithm:
         """
         return self.rules(w, tau, q)[1]
 
-    # --- fluid form, eq. (7) of seed 004 ---------------------------------------------------
+    # --- fluid form, eq. (7) of Peng et al. 2016 ---------------------------------------------------
     def gain(self, x: Array, tau: Array, q: Array | None = None) -> Array:
-        """Gain ``k_r(x_s) = x_r D_r / tau_r`` (seed 004 eq. (7)).
+        """Gain ``k_r(x_s) = x_r D_r / tau_r`` (Peng et al. 2016 eq. (7)).
 
         Parameters
         ----------
@@ -204,7 +204,7 @@ class Algorithm:
         return x * self.decrement(x * tau, tau, q) / tau
 
     def phi(self, x: Array, tau: Array, q: Array | None = None) -> Array:
-        """Equilibrium function ``phi_r(x_s) = I_r / D_r`` (seed 004 eq. (7)).
+        """Equilibrium function ``phi_r(x_s) = I_r / D_r`` (Peng et al. 2016 eq. (7)).
 
         Parameters
         ----------

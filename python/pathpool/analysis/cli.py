@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pathpool.cliutil import add_out, at_least, fail, finite_float, positive_float
+from pathpool.cliutil import add_out, at_least, fail, finite_float, positive_float, print_table
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -19,7 +19,6 @@ __all__ = ["register"]
 
 def _print(df: pd.DataFrame, title: str, args: argparse.Namespace | None = None) -> None:
     import numpy as np
-    from rich.console import Console
     from rich.table import Table
 
     if args is not None and args.json:
@@ -31,7 +30,7 @@ def _print(df: pd.DataFrame, title: str, args: argparse.Namespace | None = None)
         t.add_column(str(c))
     for _, row in df.iterrows():
         t.add_row(*[f"{v:.4g}" if isinstance(v, (float, np.floating)) else str(v) for v in row])
-    Console().print(t)
+    print_table(t)
 
 
 def _equilibrium(args) -> int:
@@ -93,7 +92,7 @@ def _friendliness(args) -> int:
     for net in ("fig1", "fig2"):
         df = friendliness(network=net)
         atomic_write_csv(out / f"friendliness_{net}.csv", df)
-        save_figure(plot_friendliness(df, f"friendliness, seed 004 {net}"), out / f"friendliness_{net}")
+        save_figure(plot_friendliness(df, f"friendliness, Peng et al. 2016 {net}"), out / f"friendliness_{net}")
         _print(df, f"friendliness ({net}); sorted by MP throughput", args)
     return 0
 
@@ -233,7 +232,7 @@ def register(subparsers) -> None:
 
     e = sub.add_parser("equilibrium", help="solve (8)-(9) and integrate (3)-(4) on a test network")
     e.add_argument("--network", default="fig2", choices=["fig1", "fig2", "two_paths", "shared", "khalili"],
-                   help="seed 004's Fig. 1 or Fig. 2, or a cross-validation network (default fig2)")
+                   help="Peng et al. 2016's Fig. 1 or Fig. 2, or a cross-validation network (default fig2)")
     e.add_argument("--algorithm", default="balia", type=_algorithm,
                    help="fluid-model algorithm with optional parameters, e.g. lia, balia, ewtcp(a=1), "
                    "generalized(eta=0.5,beta=0.2) (default balia)")
@@ -242,7 +241,7 @@ def register(subparsers) -> None:
     common(e)
     e.set_defaults(func=_command(_equilibrium))
 
-    c = sub.add_parser("conditions", help="regenerate Table I of seed 004 over random operating points")
+    c = sub.add_parser("conditions", help="regenerate Table I of Peng et al. 2016 over random operating points")
     c.add_argument("--points", type=at_least(1), default=500, metavar="N",
                    help="random operating points per RTT setting (default 500)")
     c.add_argument("--seed", type=int, default=0, help="seed of the random points (default 0)")
@@ -250,11 +249,11 @@ def register(subparsers) -> None:
     common(c)
     c.set_defaults(func=_command(_conditions))
 
-    f = sub.add_parser("friendliness", help="MP vs SP throughput in seed 004 Fig. 1 and Fig. 2")
+    f = sub.add_parser("friendliness", help="MP vs SP throughput in Peng et al. 2016 Fig. 1 and Fig. 2")
     common(f)
     f.set_defaults(func=_command(_friendliness))
 
-    g = sub.add_parser("game", help="normalized equilibrium of the RSF rent-seeking game (seed 001)")
+    g = sub.add_parser("game", help="normalized equilibrium of the RSF rent-seeking game (Pokhrel & Williamson 2020)")
     g.add_argument("--connections", type=at_least(1), default=1, metavar="N",
                    help="multipath connections N (default 1)")
     g.add_argument("--paths", type=at_least(1), default=2, metavar="K",

@@ -1,6 +1,6 @@
-"""Conditions C0-C5, responsiveness (Theorem III.5) and window oscillation (eq. (13)) of seed 004.
+"""Conditions C0-C5, responsiveness (Theorem III.5) and window oscillation (eq. (13)) of Peng et al. 2016.
 
-The extraction of seed 004 lost the formulas of the conditions; the statements used here are
+The extraction of Peng et al. 2016 lost the formulas of the conditions; the statements used here are
 reconstructed from the surviving prose (Section III-A) and the proofs (Appendices A-F):
 
 C0  the Jacobian ``d phi_s / d x_s`` is symmetric (then a utility function exists, Thm III.1).
@@ -43,7 +43,7 @@ __all__ = [
     "window_oscillation",
 ]
 
-#: Table I of seed 004 as extracted (columns C0, C1, C2/C3, C4, C5).
+#: Table I of Peng et al. 2016 as extracted (columns C0, C1, C2/C3, C4, C5).
 PAPER_TABLE_ONE = pd.DataFrame(
     {
         "C0": [True, True, False, False, False],
@@ -148,7 +148,7 @@ def check_conditions(
     check_c1: bool = False,
     rng: np.random.Generator | None = None,
 ) -> ConditionReport:
-    """Check C0-C5 of seed 004 for one source at the operating point ``x``.
+    """Check C0-C5 of Peng et al. 2016 for one source at the operating point ``x``.
 
     Parameters
     ----------
@@ -217,7 +217,7 @@ def full_row_rank(net: Network, active: np.ndarray | None = None) -> bool:
 
 
 def linearization(eq: Equilibrium) -> dict:
-    """Jacobian of (3)-(4) at an equilibrium (seed 004 eq. (12)).
+    """Jacobian of (3)-(4) at an equilibrium (Peng et al. 2016 eq. (12)).
 
     Links with zero price and routes with zero rate are removed, as the paper does ("assume all
     links are active ... otherwise remove"); random-loss prices are constants and drop out.
@@ -262,7 +262,7 @@ def linearization(eq: Equilibrium) -> dict:
 
 
 def responsiveness(eq: Equilibrium) -> dict:
-    """Responsiveness of the equilibrium (seed 004 Theorem III.5).
+    """Responsiveness of the equilibrium (Peng et al. 2016 Theorem III.5).
 
     The proof of Theorem III.5 (Appendix E) rests on the identity, for an eigenpair
     ``J (v, w) = lambda (v, w)``::
@@ -310,7 +310,7 @@ def responsiveness(eq: Equilibrium) -> dict:
 
 def window_oscillation(alg: Algorithm | str, x: np.ndarray, tau: np.ndarray, q: np.ndarray | None = None,
                        first_order: bool = True) -> float:
-    """Expected relative drop of the aggregate window per loss, seed 004 eq. (13).
+    """Expected relative drop of the aggregate window per loss, Peng et al. 2016 eq. (13).
 
     With ``1_r`` the indicator of a loss on route ``r`` within an RTT
     (``P(1_r = 1) = rho_r ~= q_r w_r``) the measure is
@@ -361,7 +361,7 @@ def table_one(
     seed: int = 0,
     check_c1: bool = False,
 ) -> pd.DataFrame:
-    """Regenerate Table I of seed 004 over random operating points.
+    """Regenerate Table I of Peng et al. 2016 over random operating points.
 
     Parameters
     ----------

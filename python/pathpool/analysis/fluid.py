@@ -1,4 +1,4 @@
-"""The multipath TCP/AQM fluid model of seed 004 (Peng, Walid, Hwang & Low), eq. (3)-(4).
+"""The multipath TCP/AQM fluid model of Peng, Walid, Hwang & Low (2016), eq. (3)-(4).
 
 For every route ``r`` of source ``s`` and every link ``l``::
 
@@ -12,7 +12,7 @@ rates and prices non-negative).  An equilibrium satisfies the complementarity co
     (8)  x_r >= 0,  q_r - phi_r(x_s) >= 0,  x_r (q_r - phi_r(x_s)) = 0
     (9)  p_l >= 0,  c_l - y_l >= 0,         p_l (c_l - y_l) = 0
 
-(seed 004 Section III; reconstructed from the text, which says the equilibrium "does not
+(Peng et al. 2016 Section III; reconstructed from the text, which says the equilibrium "does not
 depend on k and gamma, only on phi" and that "any finite equilibrium must have x_r > 0").
 
 Besides congestion-priced links (finite capacity, price from (4)) a link may carry a fixed
@@ -48,7 +48,7 @@ class Network:
     capacity : array_like, shape (L,)
         Link capacities in packets/s; ``inf`` for links that only drop at random.
     tau : array_like, shape (R,)
-        Round-trip times of the routes in seconds (constant, as in seed 004).
+        Round-trip times of the routes in seconds (constant, as in Peng et al. 2016).
     owner : array_like of int, shape (R,)
         Index of the source that owns each route.
     algorithms : sequence

@@ -1,4 +1,4 @@
-"""TCP-friendliness in the fluid model (seed 004 Section III-D, Theorem III.4, Table III).
+"""TCP-friendliness in the fluid model (Peng et al. 2016 Section III-D, Theorem III.4, Table III).
 
 Two test networks:
 
@@ -74,7 +74,7 @@ def fig1_network(algorithm: str, n_paths: int = 2, capacity: float = 1000.0,
 
 def fig2_network(algorithm: str, c1: float = 1000.0, c2: float = 1000.0, tau: float = 0.1,
                  n_sp: int = 1) -> Network:
-    """Two links; the MP flow on both, ``n_sp`` SP flows on link 1 (seed 004 Fig. 2).
+    """Two links; the MP flow on both, ``n_sp`` SP flows on link 1 (Peng et al. 2016 Fig. 2).
 
     Returns
     -------

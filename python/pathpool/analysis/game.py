@@ -1,4 +1,4 @@
-"""The rent-seeking (Tullock) game of RSF-MPTCP (seed 001, Section 3).
+"""The rent-seeking (Tullock) game of RSF-MPTCP (Pokhrel & Williamson 2020, Section 3).
 
 Players and utilities
 ---------------------
@@ -24,7 +24,7 @@ subflow game::
 and for the connection game the same with ``lambda_a`` replaced by the connection's total
 ``Lambda^n`` and ``delta_ab`` by "same connection".  ``G`` does not depend on ``p_hat``.
 
-Diagonal strict concavity (seed 001 "condition C0")
+Diagonal strict concavity (Pokhrel & Williamson 2020 "condition C0")
     ``G + G^T`` negative definite.  For ``K = 2`` subflows::
 
         G + G^T = Lambda^{-3} [[-4 z1 l2, (z1 - z2)(l1 - l2)], [(z1 - z2)(l1 - l2), -4 z2 l1]]
@@ -40,7 +40,7 @@ Diagonal strict concavity (seed 001 "condition C0")
 Constraints
     (7)/(12): ``sum of all lambda <= B``;  (16): ``sum_n lambda_i^n <= C_i`` for every path
     (then ``B = sum_i C_i`` and (12) is implied).  Actions are bounded below by ``lb > 0``
-    because (6) is undefined at ``Lambda = 0`` (seed 001 requires ``lambda_i > 0``).
+    because (6) is undefined at ``Lambda = 0`` (Pokhrel & Williamson 2020 requires ``lambda_i > 0``).
 
 Normalized (Rosen) equilibrium
     For weights ``z`` the normalized equilibrium solves the variational inequality

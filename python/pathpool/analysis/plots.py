@@ -151,7 +151,7 @@ def plot_utility_surfaces(game: RentSeekingGame, capacity: float, n: int = 80, t
         ax.set_xlabel(r"$\lambda_1$")
         ax.set_ylabel(r"$\lambda_2$")
         ax.set_zlabel(f"$U_{i + 1}$")
-        ax.set_title(f"$U_{i + 1}$ (seed 001 eq. 6), $\\hat p$ = {game.p_hat:g}")
+        ax.set_title(f"$U_{i + 1}$ (Pokhrel & Williamson 2020 eq. 6), $\\hat p$ = {game.p_hat:g}")
     fig.suptitle(title)
     fig.tight_layout()
     return fig
@@ -163,7 +163,7 @@ def plot_friendliness(df: pd.DataFrame, title: str = ""):
     x = np.arange(len(df))
     ax.bar(x, df["mp_share"], label="fluid model")
     if "paper_mp_share" in df:
-        ax.plot(x, df["paper_mp_share"], "rD", label="seed 004 Table III")
+        ax.plot(x, df["paper_mp_share"], "rD", label="Peng et al. 2016 Table III")
     ax.set_xticks(x, df["algorithm"], rotation=30, ha="right", fontsize="small")
     ax.set_ylabel("MP share of the bottleneck(s)")
     ax.set_title(title or "TCP-friendliness (less is friendlier)")

@@ -1,4 +1,4 @@
-"""TCP-friendly rate control for non-TCP multipath flows (seed 003, Pluntke & Rio 2011).
+"""TCP-friendly rate control for non-TCP multipath flows (Pluntke & Rio 2011).
 
 Equation-based rates (:func:`tcp_rate`, :func:`mptcp_rates`), the TCP-friendly region of eq. (1)
 (:func:`friendly_region_lp`, :func:`allocate_greedy`), the optimising controller of Section 3

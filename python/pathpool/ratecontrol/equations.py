@@ -1,4 +1,4 @@
-"""Equation-based rates: single-path TCP and the MPTCP (LIA) equilibrium of seed 003, Section 2.
+"""Equation-based rates: single-path TCP and the MPTCP (LIA) equilibrium of Pluntke & Rio 2011, Section 2.
 
 Seed 003 (Pluntke & Rio, CoNEXT student workshop 2011) gives, for path ``r`` with loss rate
 ``p_r`` and round-trip time ``RTT_r``,
@@ -20,10 +20,10 @@ Two readings are implemented (``cap`` argument of :func:`mptcp_rates`):
     RFC 6356 LIA, whose per-ACK increase is ``min(a / W, 1 / w_r)``: no subflow is more aggressive
     than single-path TCP on its own path. The equilibrium window is then
     ``w_r = min(k / p_r, sqrt(2 / p_r))`` with the scalar ``k = 2a / W``, and ``a`` is the same
-    expression evaluated at these windows. This reproduces seed 003's example exactly:
+    expression evaluated at these windows. This reproduces Pluntke & Rio 2011's example exactly:
     88.2, 88.2, 47.1 packets/s (path 3 sits at its TCP rate ``sqrt(200)/0.3 = 47.14``).
 
-Both readings drop the ``(1 - p)`` factor of the ACK rate, as seed 003's TCP formula does.
+Both readings drop the ``(1 - p)`` factor of the ACK rate, as Pluntke & Rio 2011's TCP formula does.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from scipy.optimize import brentq
 
 __all__ = ["TCP_FORMULAS", "MptcpRates", "lia_alpha", "mptcp_rates", "tcp_rate"]
 
-#: Constant ``C`` of ``x = sqrt(C / p) / RTT`` for each single-path formula. ``"sqrt2"`` is seed 003's
+#: Constant ``C`` of ``x = sqrt(C / p) / RTT`` for each single-path formula. ``"sqrt2"`` is Pluntke & Rio 2011's
 #: ``sqrt(2)/(RTT sqrt(p))`` (Reno with a per-packet loss model); ``"sqrt3/2"`` is the Mathis et al.
 #: constant with delayed-ACK-free periodic loss, ``sqrt(3/(2p))/RTT``, kept for comparison only.
 TCP_FORMULAS: dict[str, float] = {"sqrt2": 2.0, "sqrt3/2": 1.5}
@@ -63,8 +63,8 @@ def tcp_rate(p, rtt, formula: str = "sqrt2") -> np.ndarray:
     rtt : float or array_like
         Round-trip time(s) in seconds.
     formula : {"sqrt2", "sqrt3/2"}
-        ``"sqrt2"`` is seed 003, Section 2: ``x = sqrt(2) / (RTT sqrt(p))``; it is the one that
-        reproduces seed 003's example. ``"sqrt3/2"`` is ``sqrt(3/(2p)) / RTT`` (Mathis et al. 1997).
+        ``"sqrt2"`` is Pluntke & Rio 2011, Section 2: ``x = sqrt(2) / (RTT sqrt(p))``; it is the one that
+        reproduces Pluntke & Rio 2011's example. ``"sqrt3/2"`` is ``sqrt(3/(2p)) / RTT`` (Mathis et al. 1997).
 
     Returns
     -------
@@ -78,7 +78,7 @@ def tcp_rate(p, rtt, formula: str = "sqrt2") -> np.ndarray:
 
 
 def lia_alpha(x, rtt) -> float:
-    """LIA's coupling term of seed 003 in rates: ``a = sum x_r RTT_r * max(x_r/RTT_r) / (sum x_r)^2``.
+    """LIA's coupling term of Pluntke & Rio 2011 in rates: ``a = sum x_r RTT_r * max(x_r/RTT_r) / (sum x_r)^2``.
 
     Parameters
     ----------
@@ -117,7 +117,7 @@ class MptcpRates:
 
 
 def mptcp_rates(p, rtt, cap: bool = True) -> MptcpRates:
-    """Equation-based MPTCP subflow rates of seed 003, Section 2.
+    """Equation-based MPTCP subflow rates of Pluntke & Rio 2011, Section 2.
 
     Parameters
     ----------
@@ -127,7 +127,7 @@ def mptcp_rates(p, rtt, cap: bool = True) -> MptcpRates:
         Per-path mean round-trip times in seconds.
     cap : bool, default True
         Apply LIA's cap at single-path TCP per subflow (RFC 6356's ``min(., 1/w_r)``). ``False`` is the
-        formula as printed in seed 003. See the module docstring for both readings.
+        formula as printed in Pluntke & Rio 2011. See the module docstring for both readings.
 
     Returns
     -------

@@ -1,4 +1,4 @@
-"""The optimisation-based rate controller of seed 003, Section 3.
+"""The optimisation-based rate controller of Pluntke & Rio 2011, Section 3.
 
 Seed 003 states the controller in words; this module writes it out. What the text says, and the
 math we reconstructed for it:
@@ -16,7 +16,7 @@ math we reconstructed for it:
   ``sum_r x_r (1 - p_r)(1 - b_r)`` -- linear in ``x`` as the paper says ("This optimisation problem is
   linear"), so its weights are ``c_r = 1 - l_r``.
 * "The feasible region ... is the set of all TCP-friendly rates as described by (1)", with
-  ``x_r^TCP = sqrt(2/p_r) / mu_r`` (seed 003's TCP formula at the mean RTT).
+  ``x_r^TCP = sqrt(2/p_r) / mu_r`` (Pluntke & Rio 2011's TCP formula at the mean RTT).
 * "we enforce that a small fixed fraction of the total throughput is used for probing": a fraction
   ``phi`` of the total rate is spread equally over all paths, ``x_r >= (phi/n) sum_s x_s``. (The text
   does not say how the probing share is spread; equal shares are the simplest reading that keeps
@@ -49,7 +49,7 @@ def late_bound(mean, var, deadline: float, kind: str = "chebyshev") -> np.ndarra
     deadline : float
         Deadline ``D`` (s).
     kind : {"chebyshev", "cantelli"}
-        ``"chebyshev"``: ``min(1, var / (D - mean)^2)`` (two-sided Chebyshev, as seed 003 names it);
+        ``"chebyshev"``: ``min(1, var / (D - mean)^2)`` (two-sided Chebyshev, as Pluntke & Rio 2011 names it);
         ``"cantelli"``: ``var / (var + (D - mean)^2)`` (one-sided). Both are 1 when ``D <= mean``.
 
     Returns

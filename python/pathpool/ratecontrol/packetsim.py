@@ -10,7 +10,7 @@ same sliding-window estimator and controllers as :func:`pathpool.ratecontrol.run
 :class:`~pathpool.ratecontrol.stream.OptimisingController`), and sets the new per-path rates and
 FEC source count. Everything else in the network (TCP flows, queues, losses) is the simulator's.
 
-:func:`friendliness` measures the result the way seed 003 eq. (1) asks: on a bottleneck the rate
+:func:`friendliness` measures the result the way Pluntke & Rio 2011 eq. (1) asks: on a bottleneck the rate
 flow shares with TCP flows, its throughput against the mean TCP flow's; and whether its measured
 per-path rates lie in the TCP-friendly region computed from the loss rates and RTTs it measured.
 """
@@ -113,7 +113,7 @@ def run_rate_flow(
     loss_measure: str = "packets",
     **options: Any,
 ) -> PacketSimResult:
-    """Run a scenario with its rate flow driven by one of seed 003's controllers.
+    """Run a scenario with its rate flow driven by one of Pluntke & Rio 2011's controllers.
 
     Parameters
     ----------
@@ -133,7 +133,7 @@ def run_rate_flow(
         The rate flow to drive, if the scenario has several.
     loss_measure : {"packets", "events"}, default "packets"
         The loss rate ``p`` the controller's equations use: ``"packets"`` = lost packets / sent
-        (seed 003's "loss rate", what its run draws); ``"events"`` = TFRC loss events / sent
+        (Pluntke & Rio 2011's "loss rate", what its run draws); ``"events"`` = TFRC loss events / sent
         (RFC 5348 section 5.2: losses within one RTT of an event's start are one event), the
         quantity the TCP throughput equations are derived for. FEC is always sized from the
         packet loss rate (it must repair every lost packet).
@@ -269,7 +269,7 @@ def friendliness(res: PacketSimResult, warmup: float = 20.0, link: str | None = 
         the mean TCP goodput), ``per_path`` (measured loss rate ``p = max(lost, 1)/sent``, TFRC
         loss event rate ``p_events``, mean RTT, sending rate, and the TCP rates for each loss
         measure and formula) and ``region`` (per ``"packets"|"events"/"sqrt2"|"sqrt3/2"``:
-        ``violation_pps`` of seed 003 eq. (1), ``max_S (sum_S x - max_S x^TCP)``, <= 0 means
+        ``violation_pps`` of Pluntke & Rio 2011 eq. (1), ``max_S (sum_S x - max_S x^TCP)``, <= 0 means
         inside the TCP-friendly region, and ``violation_rel``, the same over the largest
         x^TCP), plus the stream's ``rate_flow_goodput_pps`` and ``rate_flow_fec_ratio``.
 

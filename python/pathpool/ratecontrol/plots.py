@@ -1,4 +1,4 @@
-"""Figures of the streaming run in the style of seed 003, Figure 1."""
+"""Figures of the streaming run in the style of Pluntke & Rio 2011, Figure 1."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from pathpool.atomic import atomic_save_figure
 
 
 def plot_stream(result, out_dir: Path, stem: str = "fig1_stream") -> list[Path]:
-    """Goodput, throughput, FEC ratio and per-path rates over time, with seed 003's levels overlaid.
+    """Goodput, throughput, FEC ratio and per-path rates over time, with Pluntke & Rio 2011's levels overlaid.
 
     Parameters
     ----------
@@ -37,14 +37,14 @@ def plot_stream(result, out_dir: Path, stem: str = "fig1_stream") -> list[Path]:
     ax.plot(df.t, df.goodput_pps, lw=0.8, color="C0", label="receiver goodput (in time)")
     if pub:
         ax.hlines(pub["mptcp"]["goodput_pps"], 0, cfg.switch_at, colors="C3", linestyles="--",
-                  label="seed 003 goodput")
+                  label="Pluntke & Rio 2011 goodput")
         ax.hlines(pub["optimised"]["goodput_pps"], cfg.switch_at, cfg.duration, colors="C3", linestyles="--")
     ax.set_ylabel("packets/s")
     ax.legend(loc="lower right", fontsize=8)
     ax = axes[1]
     ax.plot(df.t, df.fec_ratio, lw=0.8, color="C1", label="FEC redundancy (n-k)/n")
     if pub:
-        ax.hlines(pub["mptcp"]["fec_ratio"], 0, cfg.switch_at, colors="C3", linestyles="--", label="seed 003")
+        ax.hlines(pub["mptcp"]["fec_ratio"], 0, cfg.switch_at, colors="C3", linestyles="--", label="Pluntke & Rio 2011")
         ax.hlines(pub["optimised"]["fec_ratio"], cfg.switch_at, cfg.duration, colors="C3", linestyles="--")
     ax.set_ylabel("FEC ratio")
     ax.set_ylim(0, 1)

@@ -1,4 +1,4 @@
-"""Packet-level simulation of seed 003's live-streaming run (Figure 1).
+"""Packet-level simulation of Pluntke & Rio 2011's live-streaming run (Figure 1).
 
 The sender emits a paced stream of FEC blocks (``n`` packets: ``k`` source, ``n - k`` repair), spreads
 the packets over the paths by smooth weighted round robin in proportion to the controller's rates,
@@ -56,7 +56,7 @@ def _scenario_dir() -> Path:
 
 
 def default_config_path() -> Path:
-    """Path of the shipped reconstruction of seed 003's run, ``scenarios/pluntke2011/fig1_stream.toml``."""
+    """Path of the shipped reconstruction of Pluntke & Rio 2011's run, ``scenarios/pluntke2011/fig1_stream.toml``."""
     return _scenario_dir() / "fig1_stream.toml"
 
 
@@ -79,7 +79,7 @@ class PathSpec:
     rtt_std : float
         RTT standard deviation (s); equals the mean for ``"exponential"``.
     distribution : str
-        ``"exponential"`` (seed 003), ``"gamma"`` (mean and std) or ``"constant"``.
+        ``"exponential"`` (Pluntke & Rio 2011), ``"gamma"`` (mean and std) or ``"constant"``.
     """
 
     loss: float
@@ -306,7 +306,7 @@ class WindowEstimator:
 
 
 class MptcpEquationController:
-    """Equation-based MPTCP rates (seed 003, Section 2) from the current estimates."""
+    """Equation-based MPTCP rates (Pluntke & Rio 2011, Section 2) from the current estimates."""
 
     name = "mptcp"
 
@@ -352,7 +352,7 @@ class StreamResult:
     paths : pandas.DataFrame
         One row per interval and path: rate, estimates, bounds (long form).
     summary : dict
-        Phase averages beside seed 003's numbers.
+        Phase averages beside Pluntke & Rio 2011's numbers.
     config : StreamConfig
     """
 
@@ -373,7 +373,7 @@ def _draw_rtts(rng: np.random.Generator, spec: PathSpec, size: int) -> np.ndarra
 
 def run_stream(config: str | Path | dict | StreamConfig | None = None, seed: int | None = None,
                **overrides: Any) -> StreamResult:
-    """Run the streaming experiment of seed 003, Figure 1.
+    """Run the streaming experiment of Pluntke & Rio 2011, Figure 1.
 
     Parameters
     ----------
@@ -517,6 +517,6 @@ def _summarise(df: pd.DataFrame, pf: pd.DataFrame, cfg: StreamConfig) -> dict[st
             "optimised": {"goodput_pps": pub.get("optimised_goodput"), "fec_ratio": pub.get("optimised_fec_ratio")},
             "goodput_increase": pub.get("goodput_increase"),
             "switch_at_s": pub.get("switch_time"),
-            "source": "scenarios/pluntke2011/published.csv (seed 003_2814a621a505d86d.txt)",
+            "source": "scenarios/pluntke2011/published.csv (Pluntke & Rio 2011)",
         }
     return out

@@ -123,7 +123,7 @@ def _main(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.table import Table
 
-    from pathpool.cliutil import fail, progress
+    from pathpool.cliutil import fail, print_table, progress
     from pathpool.reproduce.experiments import PAPERS, Options, load_experiments, scenario_root
     from pathpool.reproduce.runner import reproduce
 
@@ -178,7 +178,7 @@ def _main(args: argparse.Namespace) -> int:
     claims = outcome.claims["verdict"].value_counts() if len(outcome.claims) else {}
     for v in ("reproduced", "same ordering only", "not reproduced", "undecided"):
         t.add_row(v, str(int(counts.get(v, 0))), str(int(claims.get(v, 0))))
-    out.print(t)
+    print_table(t, out)
     if outcome.kernel is not None:
         k = outcome.kernel
         out.print(f"kernel: {k.jobs} runs in {k.wall_s:.0f} s; not expressible on the test bed: "

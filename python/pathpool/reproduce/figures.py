@@ -239,7 +239,7 @@ def draw_all(outcome) -> list[tuple[str, str, bytes]]:
     tr = _series(tables, "rsf/trace", "rsf-db", seed)
     if len(tr):
         add(_trace_fig(tables, outcome), "rsf_trace_rsfdb",
-            "What RSF-DB's factor min{1, (d - q)/q} does in scenario 2 (seed 001 eq. 1, d = 100 ms): the bottleneck's "
+            "What RSF-DB's factor min{1, (d - q)/q} does in scenario 2 (Pokhrel & Williamson 2020 eq. 1, d = 100 ms): the bottleneck's "
             "queueing delay q stays far below d, so the factor is 1 and RSF-DB is uncoupled Reno on each subflow; "
             "LIA's coupled windows for contrast (first seed)." + scap)
     if "balia/table3" in keys:
@@ -309,7 +309,7 @@ def _table2_fig(t2: pd.DataFrame):
     labels = [f"{k} (95% CI, {n_all[k]})" if n_all.get(k) else legend[k][1] for k in keys]
     axes.flat[-1].legend(handles, labels, loc="center", fontsize=9)
     who = "the simulator, the Linux kernel" if has_kernel else "ours"
-    fig.suptitle(f"RSF-MPTCP Table 2 (seed 001): {who} and the paper", fontsize=11)
+    fig.suptitle(f"RSF-MPTCP Table 2 (Pokhrel & Williamson 2020): {who} and the paper", fontsize=11)
     return fig
 
 
