@@ -34,7 +34,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "analyze": ("pathpool.analysis.cli", "fluid model, conditions C0-C5, friendliness, RSF game"),
     "reproduce": (
         "pathpool.reproduce.cli",
-        "run the seed papers' experiments and write a report beside the published numbers",
+        "run the papers' experiments and write a report beside the published numbers",
     ),
     "ratecontrol": (
         "pathpool.ratecontrol.cli",

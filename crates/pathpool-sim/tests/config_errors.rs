@@ -558,3 +558,18 @@ fn a_link_that_cannot_hold_or_carry_one_packet_is_refused() {
     )
     .unwrap();
 }
+
+#[test]
+fn an_override_of_a_missing_element_names_the_indices_that_exist() {
+    // TWO has two links: indices 0 and 1 (a "0..2" read as inclusive would promise a third).
+    let e = with(TWO, &sets(&["links.x.rate=\"1Mbps\""])).unwrap_err();
+    let allowed = e.allowed.unwrap();
+    assert!(allowed.contains("an index from 0 to 1"), "{allowed}");
+    assert!(allowed.contains("a, b"), "{allowed}");
+    let e = with(GOOD, &sets(&["links.2.rate=\"1Mbps\""])).unwrap_err();
+    assert!(
+        e.allowed.unwrap().contains("the index 0 or"),
+        "{}",
+        e.message
+    );
+}
