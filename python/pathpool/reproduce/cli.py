@@ -89,7 +89,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("-j", "--jobs", type=jobs_arg, default=None, metavar="N",
                    help="local worker processes, at least 1 (default: one per core)")
     p.add_argument("--dask", default=None, metavar="ADDRESS|local",
-                   help="run on a Dask cluster: a scheduler address (tcp://host:8786) or 'local' to start one")
+                   help="run on a Dask cluster: a scheduler address (tcp://host:8786) or 'local' to start one "
+                   "(needs pip install 'pathpool[dask]')")
     p.add_argument("--force", action="store_true", help="recompute runs already in the cache")
     p.add_argument("--time-scale", type=positive_float, default=1.0, metavar="F",
                    help="multiply every duration and measurement window by F (default 1); for quick looks "
@@ -167,6 +168,11 @@ def _main(args: argparse.Namespace) -> int:
         return fail(f"pathpool reproduce: {e}")
     if not 0 <= args.ci_target < 1:
         return fail(f"pathpool reproduce: --ci-target {args.ci_target}: must be in [0, 1) (0 = off)")
+    if args.dask:
+        try:
+            import distributed  # noqa: F401
+        except ImportError:
+            return fail("pathpool reproduce: --dask needs Dask, an extra: pip install 'pathpool[dask]'")
     repetitions = _repetitions(args)
     if args.ci_target > 0 and args.max_seeds < repetitions:
         return fail(f"pathpool reproduce: --max-repetitions {args.max_seeds}: must be at least -n ({repetitions})")
