@@ -32,7 +32,7 @@ def test_dask_and_the_docs_are_extras():
 
 
 def test_reproduce_dask_without_the_extra_says_what_to_install(cli, monkeypatch, tmp_path):
-    import pathpool.reproduce.runner as runner
+    from pathpool.reproduce import runner
 
     monkeypatch.setitem(sys.modules, "distributed", None)  # import distributed -> ImportError
     monkeypatch.setattr(runner, "reproduce", lambda *a, **k: (_ for _ in ()).throw(AssertionError("ran")))
