@@ -297,7 +297,8 @@ def quantity(kind: str, value: Any) -> float:
     ----------
     kind : {"time", "rate", "size", "probability"}
     value : str or number
-        ``"150ms"``, ``"10Mbps"``, ``"4MiB"``, ``"2%"``; a plain number is already SI.
+        ``"150ms"``, ``"10Mbps"``, ``"4MiB"``, ``"2%"``: a string carries its unit (``"10"`` is a
+        ValueError, as in a scenario file); a plain number is already SI.
 
     Returns
     -------
