@@ -187,6 +187,19 @@ def progress(label: str, *, enabled: bool = True, every_s: float = 10.0) -> Iter
         line(state["done"], state["total"])
 
 
+def _folded_lines(words: list[str], width: int) -> int:
+    """Lines a header of these words takes at this width, words wrapped, longer ones folded."""
+    lines, used = 0, 0
+    for n in map(len, words):
+        if used and used + 1 + n <= width:
+            used += 1 + n
+            continue
+        pieces = -(-n // width)
+        lines += pieces
+        used = n - (pieces - 1) * width
+    return max(lines, 1)
+
+
 def print_table(table: Any, console: Any = None) -> None:
     """Print a rich table so that no cell is ever cut: headers fold, cells keep every character.
 
@@ -212,14 +225,16 @@ def print_table(table: Any, console: Any = None) -> None:
     overhead = len(cols) * (pad_left + pad_right) + (len(cols) + 1 if table.box else 0)
     room = console.width - overhead
     widths = list(cell_w)
-    # The room left goes one column at a time to the narrowest header still short of room, so
-    # that folded headers are as short as they can be (not one folded into single letters).
+    # The room left goes one column at a time to the header that folds over the most lines, so
+    # that the header row is as low as it can be (not one header folded into single letters).
+    words = [str(getattr(c.header, "plain", c.header)).split() for c in cols]
     spare = room - sum(widths)
     while spare > 0:
         short = [i for i in range(len(cols)) if widths[i] < head_w[i]]
         if not short:
             break
-        widths[min(short, key=lambda i: widths[i])] += 1
+        i = max(short, key=lambda i: (_folded_lines(words[i], widths[i]), -widths[i]))
+        widths[i] += 1
         spare -= 1
     for c, w in zip(cols, widths):
         if isinstance(c.header, str):

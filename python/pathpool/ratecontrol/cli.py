@@ -91,8 +91,8 @@ def _cmd_rates(args: argparse.Namespace) -> int:
         }, indent=2))
         return 0
     t = Table(title=f"Rates after Pluntke & Rio 2011 (packets/s); deadline {args.deadline * 1e3:g} ms, "
-                    f"probing {args.probe:g}")
-    for col in ("path", "p", "RTT ms", "x^TCP", "MPTCP (LIA cap)", "MPTCP (printed)", f"{args.bound} P(late)<=",
+                    f"probing {args.probe:g}; P(late) bound: {args.bound}")
+    for col in ("path", "p", "RTT ms", "x^TCP", "MPTCP LIA cap", "MPTCP printed", "P(late) <=",
                 "weight", "optimised"):
         t.add_column(col, justify="right")
     for r in range(p.size):
