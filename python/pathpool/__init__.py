@@ -3,7 +3,7 @@
 The Python API of the simulator::
 
     import pathpool
-    res = pathpool.run("scenarios/examples/two_paths.toml", seeds=[1, 2])
+    res = pathpool.run("examples/two_paths", seeds=[1, 2])   # a shipped scenario, or a TOML file
     res.flows        # pandas DataFrame, one row per flow per seed
     res.write("results/example")
 

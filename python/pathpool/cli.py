@@ -118,8 +118,8 @@ def main(argv: list[str] | None = None) -> int:
 
     Examples
     --------
-    >>> main(["validate", "scenarios/examples/two_paths.toml"])  # doctest: +SKIP
-    ok scenarios/examples/two_paths.toml: two_paths, 30 s, seeds 1,2,3
+    >>> main(["validate", "examples/two_paths"])  # doctest: +SKIP
+    ok examples/two_paths: two_paths, 30 s, seeds 1,2,3
     0
     """
     argv = sys.argv[1:] if argv is None else list(argv)

@@ -26,6 +26,7 @@ __all__ = [
     "jobs_arg",
     "positive_float",
     "positive_int",
+    "print_table",
     "progress",
     "scenario_arg",
     "seeds_arg",
@@ -184,3 +185,66 @@ def progress(label: str, *, enabled: bool = True, every_s: float = 10.0) -> Iter
     yield update
     if state["done"] is not None and not state["final"]:
         line(state["done"], state["total"])
+
+
+def _folded_lines(words: list[str], width: int) -> int:
+    """Lines a header of these words takes at this width, words wrapped, longer ones folded."""
+    lines, used = 0, 0
+    for n in map(len, words):
+        if used and used + 1 + n <= width:
+            used += 1 + n
+            continue
+        pieces = -(-n // width)
+        lines += pieces
+        used = n - (pieces - 1) * width
+    return max(lines, 1)
+
+
+def print_table(table: Any, console: Any = None) -> None:
+    """Print a rich table so that no cell is ever cut: headers fold, cells keep every character.
+
+    Rich fits a table to the terminal (80 columns when piped) by cutting cells ("0.00040..."),
+    which silently loses digits. Here every column is at least as wide as its widest cell; what is
+    left of the width goes to the headers, which fold over several lines when short of room. A
+    table whose cells alone are wider than the terminal is printed wider (the terminal wraps it;
+    a pipe keeps it whole) rather than cut.
+    """
+    from rich.console import Console
+    from rich.measure import Measurement
+    from rich.text import Text
+
+    console = console if console is not None else Console(highlight=False)
+    options = console.options
+    cols = table.columns
+    cell_w, head_w = [], []
+    for c in cols:
+        cells = [Measurement.get(console, options, x).maximum for x in c.cells]
+        cell_w.append(max(cells, default=1))
+        head_w.append(Measurement.get(console, options, c.header).maximum if c.header else 0)
+    pad_left, pad_right = table.padding[3], table.padding[1]
+    overhead = len(cols) * (pad_left + pad_right) + (len(cols) + 1 if table.box else 0)
+    room = console.width - overhead
+    widths = list(cell_w)
+    # The room left goes one column at a time to the header that folds over the most lines, so
+    # that the header row is as low as it can be (not one header folded into single letters).
+    words = [str(getattr(c.header, "plain", c.header)).split() for c in cols]
+    spare = room - sum(widths)
+    while spare > 0:
+        short = [i for i in range(len(cols)) if widths[i] < head_w[i]]
+        if not short:
+            break
+        i = max(short, key=lambda i: (_folded_lines(words[i], widths[i]), -widths[i]))
+        widths[i] += 1
+        spare -= 1
+    for c, w in zip(cols, widths):
+        if isinstance(c.header, str):
+            c.header = Text.from_markup(c.header)
+        if isinstance(c.header, Text):
+            # The header's own settings win over the column's no_wrap, which is for the cells.
+            c.header.overflow, c.header.no_wrap = "fold", False
+        c.width, c.min_width, c.no_wrap, c.overflow = w, w, True, "fold"
+    need = sum(widths) + overhead
+    if need > console.width:
+        console = Console(file=console.file, width=need, highlight=False,
+                          force_terminal=console.is_terminal, color_system=console.color_system)
+    console.print(table)

@@ -231,6 +231,7 @@ def command(a: argparse.Namespace) -> int:
     """Run ``pathpool compare`` with parsed arguments (parser: :mod:`pathpool.compare_cli`); exit status."""
     from rich.console import Console
 
+    from pathpool.cliutil import print_table
     from pathpool.errors import ScenarioError, fail
 
     console = Console(highlight=False)
@@ -272,6 +273,6 @@ def command(a: argparse.Namespace) -> int:
         table = compare_results(sim_res, lin_res)
         title = f"{sc.name}: simulator vs Linux {os.uname().release}"
     files = write_comparison(table, out, title)
-    console.print(_rich_table(table, title))
+    print_table(_rich_table(table, title), console)
     console.print(f"wrote {', '.join(f.name for f in files)} to {out}")
     return 0

@@ -29,7 +29,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="scenario TOML file or shipped name")
     p.add_argument("--sim", metavar="DIR", help="simulator results (instead of SCENARIO)")
     p.add_argument("--linux", metavar="DIR", help="Linux backend results (instead of SCENARIO)")
-    p.add_argument("--seeds", type=seeds_arg, metavar="LIST", help="simulator seeds (default: the scenario's)")
+    p.add_argument("--seeds", type=seeds_arg, metavar="LIST",
+                   help="simulator seeds, e.g. 1,2,5-8 (default: the scenario's)")
     p.add_argument("--linux-runs", type=positive_int, default=1, metavar="N", help="test-bed runs (default 1)")
     p.add_argument("--max-duration", type=positive_float, default=10.0, metavar="S",
                    help="both backends run min(scenario duration, S) seconds (default 10)")

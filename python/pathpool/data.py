@@ -12,7 +12,7 @@ import shutil
 from importlib import resources
 from pathlib import Path
 
-__all__ = ["copy_scenario", "list_scenarios", "scenario_path", "scenarios_dir"]
+__all__ = ["copy_scenario", "list_scenarios", "scenario_path", "scenarios_dir", "suggest_scenario"]
 
 
 def scenarios_dir() -> Path:
@@ -68,6 +68,31 @@ def scenario_path(name: str) -> Path:
     if stem not in list_scenarios():
         raise KeyError(f"no shipped scenario {name!r} (allowed: {', '.join(list_scenarios())})")
     return path
+
+
+def suggest_scenario(name: str) -> str | None:
+    """The shipped scenario a misspelt or repository-relative name most likely means, or None.
+
+    ``scenarios/examples/two_paths.toml`` (a checkout's path) means ``examples/two_paths``;
+    otherwise the closest name by :func:`difflib.get_close_matches`.
+
+    Examples
+    --------
+    >>> suggest_scenario("exmaples/two_path"), suggest_scenario("scenarios/examples/two_paths.toml")
+    ('examples/two_paths', 'examples/two_paths')
+    >>> suggest_scenario("no/such/thing") is None
+    True
+    """
+    import difflib
+
+    names = list_scenarios()
+    stem = name.replace("\\", "/").removesuffix(".toml")
+    for prefix in ("./", "scenarios/", "python/pathpool/scenarios/"):
+        stem = stem.removeprefix(prefix)
+    if stem in names:
+        return stem
+    close = difflib.get_close_matches(stem, names, n=1, cutoff=0.75)
+    return close[0] if close else None
 
 
 def copy_scenario(name: str, dest: str | Path) -> list[Path]:

@@ -367,7 +367,7 @@ def test_json_of_timing_names_its_manifest(tmp_path, tiny_dict):
 
 
 def test_sigterm_stops_reproduce_with_its_pool(tmp_path):
-    with _running("reproduce", "rsf", "--seeds", "2", "--jobs", "2", "--out", tmp_path / "rep",
+    with _running("reproduce", "rsf", "-n", "2", "--jobs", "2", "--out", tmp_path / "rep",
                   cwd=tmp_path) as proc:
         _wait_for(lambda: len(_workers(proc)) >= 2)
         workers = _workers(proc)

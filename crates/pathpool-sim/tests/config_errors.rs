@@ -484,3 +484,92 @@ fn option_bytes_is_refused_on_a_rate_flow() {
         "{e}"
     );
 }
+
+#[test]
+fn a_quantity_written_as_a_string_needs_its_unit() {
+    // "10" is 10 bit/s to one reader and 10 Mbit/s to another: refused, naming the units.
+    for (from, to, field, unit) in [
+        (
+            "rate = \"10Mbps\"",
+            "rate = \"10\"",
+            "links[0].rate",
+            "Mbps",
+        ),
+        ("delay = \"10ms\"", "delay = \"10\"", "links[0].delay", "ms"),
+        (
+            "delay = \"10ms\"",
+            "delay = \"10ms\"\nbuffer = \"50\"",
+            "links[0].buffer",
+            "pkt",
+        ),
+        (
+            "delay = \"10ms\"",
+            "delay = \"10ms\"\nloss = \"0.01\"",
+            "links[0].loss",
+            "%",
+        ),
+        ("duration = \"2s\"", "duration = \"2\"", "duration", "ms"),
+        (
+            "rate = \"10Mbps\"",
+            "rate = \"10Mbps \"",
+            "links[0].rate",
+            "Mbps",
+        ),
+    ] {
+        let e = err(&GOOD.replace(from, to));
+        assert_eq!(e.field, field, "{e}");
+        assert_eq!(e.origin, "bad.toml", "{e}");
+        assert!(e.line.is_some(), "{e}");
+        let shown = e.to_string();
+        assert!(shown.contains(unit), "{to}: {shown}");
+        assert!(!shown.contains('\n'), "{shown}");
+    }
+    // Plain numbers keep their one documented meaning: 50 packets, 10 bit/s... and "50pkt".
+    let sc = Scenario::from_toml_str(
+        &GOOD.replace("delay = \"10ms\"", "delay = 0.01\nbuffer = 50"),
+        "ok.toml",
+    )
+    .unwrap();
+    assert_eq!(sc.links[0].delay, 10_000_000);
+    assert_eq!(format!("{:?}", sc.links[0].buffer), "Packets(50)");
+}
+
+#[test]
+fn a_link_that_cannot_hold_or_carry_one_packet_is_refused() {
+    // mss 1448 + 52 bytes of headers: a full segment is 1500 bytes on the wire.
+    let e = err(&GOOD.replace("delay = \"10ms\"", "delay = \"10ms\"\nbuffer = \"1B\""));
+    assert_eq!(e.field, "links[0].buffer", "{e}");
+    assert_eq!(e.line, Some(8), "{e}");
+    assert!(e.to_string().contains("1500"), "{e}");
+    let e = err(&GOOD.replace("delay = \"10ms\"", "delay = \"10ms\"\nbuffer = \"1499B\""));
+    assert_eq!(e.field, "links[0].buffer", "{e}");
+    Scenario::from_toml_str(
+        &GOOD.replace("delay = \"10ms\"", "delay = \"10ms\"\nbuffer = \"1500B\""),
+        "ok.toml",
+    )
+    .unwrap();
+    // 1 kbit/s sends a 1500-byte packet in 12 s, longer than the 2 s run.
+    let e = err(&GOOD.replace("rate = \"10Mbps\"", "rate = \"1kbps\""));
+    assert_eq!(e.field, "links[0].rate", "{e}");
+    assert!(e.to_string().contains("12 s"), "{e}");
+    Scenario::from_toml_str(
+        &GOOD.replace("rate = \"10Mbps\"", "rate = \"6kbps\""),
+        "ok.toml",
+    )
+    .unwrap();
+}
+
+#[test]
+fn an_override_of_a_missing_element_names_the_indices_that_exist() {
+    // TWO has two links: indices 0 and 1 (a "0..2" read as inclusive would promise a third).
+    let e = with(TWO, &sets(&["links.x.rate=\"1Mbps\""])).unwrap_err();
+    let allowed = e.allowed.unwrap();
+    assert!(allowed.contains("an index from 0 to 1"), "{allowed}");
+    assert!(allowed.contains("a, b"), "{allowed}");
+    let e = with(GOOD, &sets(&["links.2.rate=\"1Mbps\""])).unwrap_err();
+    assert!(
+        e.allowed.unwrap().contains("the index 0 or"),
+        "{}",
+        e.message
+    );
+}

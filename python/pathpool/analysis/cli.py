@@ -9,7 +9,15 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pathpool.cliutil import add_out, at_least, fail, finite_float, positive_float
+from pathpool.cliutil import (
+    add_out,
+    at_least,
+    fail,
+    finite_float,
+    positive_float,
+    print_table,
+    seeds_arg,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -19,7 +27,6 @@ __all__ = ["register"]
 
 def _print(df: pd.DataFrame, title: str, args: argparse.Namespace | None = None) -> None:
     import numpy as np
-    from rich.console import Console
     from rich.table import Table
 
     if args is not None and args.json:
@@ -31,7 +38,15 @@ def _print(df: pd.DataFrame, title: str, args: argparse.Namespace | None = None)
         t.add_column(str(c))
     for _, row in df.iterrows():
         t.add_row(*[f"{v:.4g}" if isinstance(v, (float, np.floating)) else str(v) for v in row])
-    Console().print(t)
+    print_table(t)
+
+
+def _flat_seeds(lists: list[list[int]]) -> list[int]:
+    """``--seeds 1-3`` or, as older versions wrote it, ``--seeds 1 2 3``: one list either way."""
+    if len(lists) > 1:
+        print("pathpool analyze crossval: --seeds with spaces is deprecated; write them with commas, e.g. "
+              + ",".join(str(s) for x in lists for s in x), file=sys.stderr)
+    return [s for x in lists for s in x]
 
 
 def _equilibrium(args) -> int:
@@ -178,7 +193,7 @@ def _crossval(args) -> int:
             if args.fluid_only:
                 frames.append(crossval.fluid_prediction(net, alg))
             else:
-                frames.append(crossval.compare(net, alg, duration=args.duration, seeds=tuple(args.seeds)))
+                frames.append(crossval.compare(net, alg, duration=args.duration, seeds=tuple(_flat_seeds(args.seeds))))
     df = pd.concat(frames, ignore_index=True)
     atomic_write_csv(Path(args.output) / "crossval.csv", df)
     show = df[df.subflow == -1].drop(columns=["subflow", "path", "price"])
@@ -281,7 +296,8 @@ def register(subparsers) -> None:
     x = sub.add_parser("crossval", help="fluid equilibrium vs packet-level simulator")
     x.add_argument("--duration", type=positive_float, default=100.0, metavar="S",
                    help="simulated seconds per run (default 100)")
-    x.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3], help="simulator seeds (default 1 2 3)")
+    x.add_argument("--seeds", type=seeds_arg, nargs="+", default=[[1, 2, 3]], metavar="LIST",
+                   help="simulator seeds, e.g. 1,2,5-8 (default 1-3)")
     x.add_argument("--fluid-only", action="store_true", help="only the fluid predictions")
     common(x)
     x.set_defaults(func=_command(_crossval))

@@ -8,7 +8,14 @@ import re
 import sys
 from pathlib import Path
 
-from pathpool.cliutil import add_out, at_least, finite_float, positive_float, scenario_arg
+from pathpool.cliutil import (
+    add_out,
+    at_least,
+    finite_float,
+    positive_float,
+    print_table,
+    scenario_arg,
+)
 from pathpool.errors import EXIT_BAD_INPUT, fail
 
 _TIME = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*(ms|s)?\s*$")
@@ -23,8 +30,27 @@ def parse_time(text: str, what: str) -> float:
     return v / 1000.0 if m.group(2) == "ms" else v
 
 
+def _path_time(part: str, text: str, what: str) -> float:
+    """A time in a path spec: its unit is required. ``testbed --path`` reads a bare number as
+    milliseconds and a scenario as seconds, so a bare number here would be a guess either way."""
+    try:
+        float(part)
+    except ValueError:
+        pass
+    else:
+        raise argparse.ArgumentTypeError(
+            f"--path {text!r}: {what} {part!r} has no unit; write {part}ms or {part}s (units: ns, us, ms, s, min)")
+    from pathpool.sim.scenario import quantity
+
+    try:
+        return quantity("time", part)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(f"--path {text!r}: {what}: {e}") from None
+
+
 def parse_path(text: str) -> tuple[float, float, float]:
-    """Parse ``LOSS,RTT[,RTT_STD]`` (loss as 0.1 or 10%; times as 20ms/0.02s); std defaults to the mean."""
+    """Parse ``LOSS,RTT[,RTT_STD]`` (loss as 0.1 or 10%; times with their unit, 20ms or 0.02s);
+    std defaults to the mean."""
     parts = [s.strip() for s in text.split(",")]
     if len(parts) not in (2, 3):
         raise argparse.ArgumentTypeError(f"--path {text!r}: expected LOSS,RTT[,RTT_STD], e.g. 0.1,20ms")
@@ -34,8 +60,8 @@ def parse_path(text: str) -> tuple[float, float, float]:
         raise argparse.ArgumentTypeError(f"--path {text!r}: loss {parts[0]!r} is not a number") from None
     if not 0 < loss < 1:
         raise argparse.ArgumentTypeError(f"--path {text!r}: loss must lie in (0, 1); got {loss}")
-    rtt = parse_time(parts[1], f"--path {text!r} RTT")
-    std = parse_time(parts[2], f"--path {text!r} RTT_STD") if len(parts) == 3 else rtt
+    rtt = _path_time(parts[1], text, "RTT")
+    std = _path_time(parts[2], text, "RTT_STD") if len(parts) == 3 else rtt
     if rtt <= 0:
         raise argparse.ArgumentTypeError(f"--path {text!r}: RTT must be > 0")
     return loss, rtt, std
@@ -64,8 +90,9 @@ def _cmd_rates(args: argparse.Namespace) -> int:
             "optimised": opt.rates.tolist(), "optimised_goodput_bound": opt.goodput_bound, "method": opt.method,
         }, indent=2))
         return 0
-    t = Table(title=f"Pluntke & Rio 2011, Section 2: rates (packets/s); deadline {args.deadline * 1e3:g} ms, probing {args.probe:g}")
-    for col in ("path", "p", "RTT ms", "x^TCP", "MPTCP (LIA cap)", "MPTCP (printed)", f"{args.bound} P(late)<=",
+    t = Table(title=f"Rates after Pluntke & Rio 2011 (packets/s); deadline {args.deadline * 1e3:g} ms, "
+                    f"probing {args.probe:g}; P(late) bound: {args.bound}")
+    for col in ("path", "p", "RTT ms", "x^TCP", "MPTCP LIA cap", "MPTCP printed", "P(late) <=",
                 "weight", "optimised"):
         t.add_column(col, justify="right")
     for r in range(p.size):
@@ -74,7 +101,7 @@ def _cmd_rates(args: argparse.Namespace) -> int:
     t.add_row("sum", "", "", "", f"{capped.rates.sum():.1f}", f"{printed.rates.sum():.1f}", "", "",
               f"{opt.rates.sum():.1f}")
     c = Console()
-    c.print(t)
+    print_table(t, c)
     c.print(f"a (LIA cap) = {capped.a:.4f}; a (printed) = {printed.a:.4f}; "
             f"worst-case in-time goodput: MPTCP {opt.weights @ capped.rates:.1f}, optimised {opt.goodput_bound:.1f}"
             f" ({opt.method})")
@@ -125,7 +152,12 @@ def _cmd_stream(args: argparse.Namespace) -> int:
         atomic_write_csv(out / "sensitivity.csv", pd.DataFrame(rows))
         summary["sensitivity_csv"] = "sensitivity.csv"
     atomic_write_json(out / "summary.json", summary)
-    t = Table(title=f"Pluntke & Rio 2011, Figure 1 run (seed {res.config.seed}) -> {out}")
+    if args.json:
+        from pathpool.sim.results import json_value
+
+        print(json.dumps(json_value(summary), indent=2))
+        return 0
+    t = Table(title=f"Pluntke & Rio 2011, Figure 1 (random seed {res.config.seed}) -> {out}")
     for col in ("controller", "goodput paper", "goodput ours", "FEC paper", "FEC ours", "throughput ours",
                 "residual loss ours", "rates ours"):
         t.add_column(col, justify="right")
@@ -140,7 +172,7 @@ def _cmd_stream(args: argparse.Namespace) -> int:
                   f"{pp.get('fec_ratio', float('nan')):.0%}", f"{s['fec_ratio']:.0%}", f"{s['throughput_pps']:.1f}",
                   f"{s['residual_loss']:.4f}", " / ".join(f"{x:.1f}" for x in s["rates_pps"]))
     c = Console()
-    c.print(t)
+    print_table(t, c)
     if "goodput_increase" in summary:
         c.print(f"goodput increase: ours {summary['goodput_increase']:.0%}, Pluntke & Rio 2011 {pub.get('goodput_increase', float('nan')):.0%}")
     c.print("wrote: " + ", ".join(str(p.name) for p in [out / "intervals.csv", out / "paths.csv", out / "summary.json", *files]))
@@ -181,7 +213,7 @@ def _cmd_packetsim(args: argparse.Namespace) -> int:
         for pp in fr["per_path"]:
             t.add_row(pp["path"], f"{pp['p']:.4f}", f"{pp['p_events']:.4f}", f"{pp['rtt_s'] * 1e3:.1f}",
                       f"{pp['rate_pps']:.1f}", f"{pp['x_tcp_packets_sqrt2_pps']:.1f}", f"{pp['x_tcp_packets_sqrt3_2_pps']:.1f}")
-        c.print(t)
+        print_table(t, c)
         c.print(f"shared paths {', '.join(fr['shared_paths'])}: rate flow {fr['rate_flow_arrived_bps'] / 1e6:.3f} Mbit/s arrived vs mean TCP "
                 f"{fr['tcp_mean_bps'] / 1e6:.3f} Mbit/s over {len(fr['tcp_flows'])} flows: ratio {fr['ratio']:.3f}")
         c.print("TCP-friendly region (eq. 1) violation / max x^TCP: " + ", ".join(
@@ -209,7 +241,8 @@ def register(subparsers) -> None:
 
     r = sub.add_parser("rates", help="MPTCP equation rates, TCP rates and the optimised allocation for given paths")
     r.add_argument("--path", action="append", type=parse_path, required=True, metavar="LOSS,RTT[,STD]",
-                   help="a path: loss rate and mean RTT (and RTT std, default = mean as for exponential RTTs), e.g. 0.1,20ms")
+                   help="a path: loss rate and mean RTT (and RTT std, default = mean as for exponential RTTs); "
+                        "times need their unit, e.g. 0.1,20ms or 2%%,0.1s")
     r.add_argument("--deadline", type=lambda s: parse_time(s, "--deadline"), default=0.3, help="deadline (default 300ms)")
     r.add_argument("--probe", type=_fraction, default=0.05,
                    help="probing fraction of the total rate, in [0, 1) (default 0.05)")
@@ -230,6 +263,7 @@ def register(subparsers) -> None:
     s.add_argument("--switch-at", type=positive_float, default=None,
                    help="time of the path switch, seconds (default: the config's)")
     s.add_argument("--block-length", type=at_least(1), default=None, help="FEC block length n")
+    s.add_argument("--json", action="store_true", help="print the summary as JSON instead of a table")
     s.add_argument("--sweep", action="store_true",
                    help="also run block length x FEC loss model x delay model and write sensitivity.csv")
     s.set_defaults(func=_cmd_stream)
@@ -237,7 +271,8 @@ def register(subparsers) -> None:
     k = sub.add_parser("packetsim", help="drive a simulator scenario's rate flow with Pluntke & Rio's controllers; "
                                          "measure its TCP-friendliness beside real TCP flows")
     k.add_argument("scenario", type=scenario_arg, help="simulator scenario with a kind = \"rate\" flow, e.g. "
-                                    "scenarios/pluntke2011/friendliness_shared_bottleneck.toml")
+                                    "pluntke2011/friendliness_shared_bottleneck (a shipped one, "
+                                    "`pathpool scenarios list`)")
     k.add_argument("--controller", choices=("mptcp", "optimised", "fixed"), default=None,
                    help="default: the flow's controller field")
     k.add_argument("--loss-measure", choices=("packets", "events"), default="packets",

@@ -98,7 +98,7 @@ def _pick_flow(sim: Any, flow: str | None, origin: str) -> str:
     if len(names) != 1:
         raise ScenarioError(
             f"{'no' if not names else len(names)} flows of kind \"rate\"; "
-            + ("add one (see SCENARIOS.md)" if not names else f"name one with flow=: {', '.join(names)}"),
+            + ("add one (see `pathpool scenarios schema`)" if not names else f"name one with flow=: {', '.join(names)}"),
             origin=origin, field="flows",
         )
     return names[0]

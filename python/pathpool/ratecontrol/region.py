@@ -31,6 +31,9 @@ literal statement of eq. (1) to check it against.
 
 from __future__ import annotations
 
+import os
+import sys
+import threading
 from dataclasses import dataclass
 
 import highspy
@@ -216,8 +219,7 @@ def friendly_region_lp(x_tcp, c, probe_fraction: float = 0.0, constraints: str =
     r_all, c_all, v_all = r_all[order], c_all[order], v_all[order]
     starts = np.searchsorted(r_all, np.arange(n_row)).astype(np.int32)
     cost = np.concatenate([c, np.zeros(n_col - n)])
-    h = highspy.Highs()
-    h.setOptionValue("output_flag", False)
+    h = _quiet_highs()
     empty_i = np.array([], dtype=np.int32)
     h.addCols(n_col, cost, np.zeros(n_col), np.asarray(col_ub, dtype=float), 0, empty_i, empty_i,
               np.array([], dtype=float))
@@ -230,6 +232,32 @@ def friendly_region_lp(x_tcp, c, probe_fraction: float = 0.0, constraints: str =
         raise RuntimeError(f"HiGHS did not solve the rate allocation LP: {h.modelStatusToString(status)}")
     x = np.maximum(np.asarray(h.getSolution().col_value, dtype=float)[:n], 0.0)
     return Allocation(rates=x, objective=float(c @ x), method=f"lp-{constraints}")
+
+
+_HIGHS_LOCK = threading.Lock()
+
+
+def _quiet_highs() -> highspy.Highs:
+    """A solver that writes nothing on stdout.
+
+    HiGHS prints its banner from C, on file descriptor 1, when the first solver of the process is
+    made, before any option can turn output off; under ``--json`` stdout must hold the document
+    alone. So fd 1 points at /dev/null while the solver is made (flushed first, so that nothing of
+    ours is lost), then output is switched off for good.
+    """
+    with _HIGHS_LOCK:
+        sys.stdout.flush()
+        saved = os.dup(1)
+        null = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(null, 1)
+            h = highspy.Highs()
+        finally:
+            os.dup2(saved, 1)
+            os.close(saved)
+            os.close(null)
+    h.setOptionValue("output_flag", False)
+    return h
 
 
 def friendliness_violation(x, x_tcp, subsets: bool = True) -> float:

@@ -517,6 +517,6 @@ def _summarise(df: pd.DataFrame, pf: pd.DataFrame, cfg: StreamConfig) -> dict[st
             "optimised": {"goodput_pps": pub.get("optimised_goodput"), "fec_ratio": pub.get("optimised_fec_ratio")},
             "goodput_increase": pub.get("goodput_increase"),
             "switch_at_s": pub.get("switch_time"),
-            "source": "scenarios/pluntke2011/published.csv (Pluntke & Rio 2011)",
+            "source": "the shipped pluntke2011/published.csv (Pluntke & Rio 2011)",
         }
     return out

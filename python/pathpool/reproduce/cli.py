@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 
 __all__ = ["register"]
@@ -32,6 +33,34 @@ def caps_arg(text: str) -> tuple[int, ...]:
         raise argparse.ArgumentTypeError(f"{text!r}: integers >= 1, comma-separated and increasing (e.g. 10,48)") from None
 
 
+def _seed_range(text: str) -> tuple[int, bool]:
+    """``--seeds``: the seeds ``1-N`` (or ``1,2,...,N``) of each configuration -> (N, False); a bare
+    integer, the older count form, -> (N, True) (deprecated: it reads as the one seed N elsewhere)."""
+    from pathpool.cliutil import seeds_arg
+
+    if text.strip().isdigit():
+        n = int(text)
+        if n < 1:
+            raise argparse.ArgumentTypeError(f"must be at least 1, got {n}")
+        return n, n > 1  # --seeds 1 is seed 1 either way
+    seeds = seeds_arg(text)
+    if seeds != list(range(1, len(seeds) + 1)):
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: reproduce runs the seeds 1 to N of each configuration; write --seeds 1-N or -n N")
+    return len(seeds), False
+
+
+def _repetitions(args: argparse.Namespace) -> int:
+    """Runs per configuration from -n/--repetitions or --seeds, saying once when the old form was used."""
+    if args.seeds is None:
+        return args.repetitions
+    n, deprecated = args.seeds
+    if deprecated:
+        print(f"pathpool reproduce: --seeds {n} as a count is deprecated (--seeds is a list of seeds on every "
+              f"command); write -n {n} or --seeds 1-{n}", file=sys.stderr)
+    return n
+
+
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add ``pathpool reproduce``."""
     from pathpool.cliutil import add_out, at_least, jobs_arg, positive_float
@@ -45,20 +74,23 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("paper", nargs="?", default="all", choices=["rsf", "balia", "khalili", "all"],
                    help="which paper's experiments (default: all)")
-    p.add_argument("--seeds", type=at_least(1), default=10, metavar="N",
-                   help="seeds per configuration, 1..N (default 10)")
+    p.add_argument("-n", "--repetitions", type=at_least(1), default=10, metavar="N",
+                   help="runs per configuration, with the random seeds 1 to N (default 10)")
+    p.add_argument("--seeds", type=_seed_range, default=None, metavar="LIST",
+                   help="the same as a list of seeds, which must be 1 to N, e.g. 1-10")
     p.add_argument("--ci-target", type=float, default=0.0, metavar="F",
                    help="simulator (and the kernel with --kernel-max-seeds): give an experiment more seeds when a published quantity's 95%% CI "
-                   "half-width is above F times its mean over --seeds (two-stage, Stein; e.g. 0.05), up to "
-                   "--max-seeds; 0 (default) runs exactly --seeds")
-    p.add_argument("--max-seeds", type=at_least(1), default=200, metavar="N",
-                   help="cap of --ci-target's seeds per configuration (default 200)")
+                   "half-width is above F times its mean over the -n runs (two-stage, Stein; e.g. 0.05), up to "
+                   "--max-repetitions; 0 (default) runs exactly -n")
+    p.add_argument("--max-repetitions", "--max-seeds", dest="max_seeds", type=at_least(1), default=200, metavar="N",
+                   help="cap of --ci-target's runs per configuration (default 200)")
     add_out(p, None, "output folder (default: report/ for all, report-PAPER/ for one paper, so that a "
             "single paper never overwrites the all-papers report)")
     p.add_argument("-j", "--jobs", type=jobs_arg, default=None, metavar="N",
                    help="local worker processes, at least 1 (default: one per core)")
     p.add_argument("--dask", default=None, metavar="ADDRESS|local",
-                   help="run on a Dask cluster: a scheduler address (tcp://host:8786) or 'local' to start one")
+                   help="run on a Dask cluster: a scheduler address (tcp://host:8786) or 'local' to start one "
+                   "(needs pip install 'pathpool[dask]')")
     p.add_argument("--force", action="store_true", help="recompute runs already in the cache")
     p.add_argument("--time-scale", type=positive_float, default=1.0, metavar="F",
                    help="multiply every duration and measurement window by F (default 1); for quick looks "
@@ -80,7 +112,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--beds", type=at_least(1), default=None, metavar="N",
                    help="linux: test beds side by side (default: three per two cores)")
     p.add_argument("--kernel-seeds", type=at_least(1), default=None, metavar="N",
-                   help="linux/both: the kernel runs only the first N seeds (repetitions; default: all of --seeds)")
+                   help="linux/both: the kernel runs only the first N repetitions (default: all of -n)")
     p.add_argument("--kernel-max-seeds", type=caps_arg, default=None, metavar="N[,N2...]",
                    help="linux/both with --ci-target F: the kernel's second stage; after the --kernel-seeds "
                    "repetitions, each kernel cell (experiment x algorithm) whose published quantity's 95%% CI "
@@ -123,7 +155,7 @@ def _main(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.table import Table
 
-    from pathpool.cliutil import fail, progress
+    from pathpool.cliutil import fail, print_table, progress
     from pathpool.reproduce.experiments import PAPERS, Options, load_experiments, scenario_root
     from pathpool.reproduce.runner import reproduce
 
@@ -136,8 +168,14 @@ def _main(args: argparse.Namespace) -> int:
         return fail(f"pathpool reproduce: {e}")
     if not 0 <= args.ci_target < 1:
         return fail(f"pathpool reproduce: --ci-target {args.ci_target}: must be in [0, 1) (0 = off)")
-    if args.ci_target > 0 and args.max_seeds < args.seeds:
-        return fail(f"pathpool reproduce: --max-seeds {args.max_seeds}: must be at least --seeds ({args.seeds})")
+    if args.dask:
+        try:
+            import distributed  # noqa: F401
+        except ImportError:
+            return fail("pathpool reproduce: --dask needs Dask, an extra: pip install 'pathpool[dask]'")
+    repetitions = _repetitions(args)
+    if args.ci_target > 0 and args.max_seeds < repetitions:
+        return fail(f"pathpool reproduce: --max-repetitions {args.max_seeds}: must be at least -n ({repetitions})")
     if args.kernel_max_seeds is not None and (args.backend == "sim" or args.ci_target <= 0):
         return fail("pathpool reproduce: --kernel-max-seeds needs --backend linux or both and --ci-target F > 0")
     if args.kernel_stage_only and args.kernel_max_seeds is None:
@@ -156,7 +194,7 @@ def _main(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     try:
         with progress(f"reproduce {args.paper}: runs") as tick:
-            outcome = reproduce([args.paper], seeds=args.seeds, out=out_dir, workers=args.jobs, dask=args.dask,
+            outcome = reproduce([args.paper], seeds=repetitions, out=out_dir, workers=args.jobs, dask=args.dask,
                                 force=args.force, options=options, progress=tick, backend=args.backend,
                                 beds=args.beds, kernel_max_s=args.kernel_max_duration, only=args.only,
                                 kernel_seeds=args.kernel_seeds, kernel_xs=args.kernel_x,
@@ -178,7 +216,7 @@ def _main(args: argparse.Namespace) -> int:
     claims = outcome.claims["verdict"].value_counts() if len(outcome.claims) else {}
     for v in ("reproduced", "same ordering only", "not reproduced", "undecided"):
         t.add_row(v, str(int(counts.get(v, 0))), str(int(claims.get(v, 0))))
-    out.print(t)
+    print_table(t, out)
     if outcome.kernel is not None:
         k = outcome.kernel
         out.print(f"kernel: {k.jobs} runs in {k.wall_s:.0f} s; not expressible on the test bed: "

@@ -21,6 +21,7 @@ from pathpool.cliutil import (
     jobs_arg,
     positive_float,
     positive_int,
+    print_table,
     progress,
     scenario_arg,
     seeds_arg,
@@ -44,7 +45,9 @@ def _mbps(bps: float | None) -> str:
     return "-" if bps is None else f"{bps / 1e6:.3f}"
 
 
-def _summary_table(summary: dict[str, Any]):
+def _summary_table(summary: dict[str, Any], files: set[str]):
+    """The per-flow table; ``files`` names the flows that transfer a file (the others are bulk
+    and never complete, so a "done 0/2" beside them would read as a failure)."""
     from rich.table import Table
 
     n_seeds = len(summary["seeds"])
@@ -55,20 +58,17 @@ def _summary_table(summary: dict[str, Any]):
     table.add_column("sf", justify="right")
     table.add_column("mean", justify="right")
     table.add_column("sd", justify="right")
-    table.add_column("done", justify="right")
-    table.add_column("FCT s", justify="right")
+    if files:
+        table.add_column("done", justify="right")
+        table.add_column("FCT s", justify="right")
     for f in summary["flows"]:
         ct = f["completion_time_s_mean"]
-        table.add_row(
-            f["flow"],
-            f["kind"],
-            f["algorithm"],
-            str(f["n_subflows"]),
-            _mbps(f["goodput_bps_mean"]),
-            _mbps(f["goodput_bps_std"]),
-            f"{f['completed']}/{f['seeds']}",
-            "-" if ct is None else f"{ct:.3f}",
-        )
+        row = [f["flow"], f["kind"], f["algorithm"], str(f["n_subflows"]), _mbps(f["goodput_bps_mean"]),
+               _mbps(f["goodput_bps_std"])]
+        if files:
+            row += ([f"{f['completed']}/{f['seeds']}", "-" if ct is None else f"{ct:.3f}"] if f["flow"] in files
+                    else ["-", "-"])
+        table.add_row(*row)
     return table
 
 
@@ -129,7 +129,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
     elif not args.quiet:
         summary = results.summary
         console = _console()
-        console.print(_summary_table(summary))
+        transfers = {f["name"] for f in scenario.spec["flows"] if f["app"] == "file"}
+        print_table(_summary_table(summary, transfers), console)
         jain = ", ".join(
             f"{s['seed']}: {'-' if s['jain_index'] is None else format(s['jain_index'], '.4f')}"
             for s in summary["per_seed"]
@@ -312,7 +313,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--backend", choices=("sim", "linux"), default="sim",
         help="sim: the packet-level simulator (default); linux: the real kernel on a namespace test bed "
-        "(root; see python/pathpool/kernel/README.md)",
+        "(root; see `pathpool testbed --help`)",
     )
     p.add_argument(
         "--max-duration", type=positive_float, default=10.0, metavar="S",

@@ -51,7 +51,7 @@ def scenario_schema() -> dict[str, list[dict[str, Any]]]:
     >>> rate["type"], rate["required"]
     ('rate', 'yes')
     >>> rate["allowed"]
-    'a rate from 1 bit/s to 1 Tbit/s, e.g. "10Mbps", "1Gbps", or bits/s as a number'
+    'a rate from 1 bit/s to 1 Tbit/s, e.g. "10Mbps", "1Gbps", or bits/s as a number; enough to send one packet in the run'
     """
     from pathpool import _core
 

@@ -68,6 +68,24 @@ def parse_seeds(text: str, max_seeds: int | None = MAX_SEEDS) -> list[int]:
     return seeds
 
 
+def _seed_arg(seeds: Iterable[int] | str) -> Iterable[int]:
+    """``run(seeds=...)``: seeds, or a seed list as the CLI writes it (``"1-5"``); an int is refused.
+
+    An int is refused, not guessed: ``seeds=5`` reads as "five seeds" to some and as "seed 5" to
+    others (numpy's ``seed=5``), and either guess runs something else than half the users meant.
+    """
+    if isinstance(seeds, str):
+        try:
+            return parse_seeds(seeds)
+        except ValueError as e:
+            raise ValueError(f"seeds={seeds!r}: {e}") from None
+    if isinstance(seeds, int) or (hasattr(seeds, "__index__") and not hasattr(seeds, "__iter__")):
+        n = operator.index(seeds)
+        raise TypeError(f"seeds={n!r}: seeds is a list of seeds, not a count or one seed; "
+                        f"give seeds=[{n}] for seed {n}, or seeds=range(1, {n + 1}) for {n} runs")
+    return seeds
+
+
 def _check_seeds(seeds: Iterable[int], origin: str) -> tuple[int, ...]:
     out: list[int] = []
     seen: set[int] = set()  # a list's `in` would make 10^5 seeds take minutes
@@ -199,8 +217,10 @@ def run(
     scenario : str, os.PathLike, dict or Scenario
         A TOML scenario file, the same structure as a dict, or a :class:`Scenario` from
         :func:`load_scenario`.
-    seeds : iterable of int, optional
-        Seeds to run, in the order their rows should appear. Default: the scenario's ``seeds``.
+    seeds : iterable of int or str, optional
+        Seeds to run, in the order their rows should appear, e.g. ``[1, 2]`` or ``range(1, 11)``,
+        or as the command line writes them, ``"1,2,5-8"``. Default: the scenario's ``seeds``.
+        A bare int is refused (TypeError): ``seeds=[5]`` is seed 5, ``range(1, 6)`` five runs.
     progress : bool or callable, default False
         True shows a rich progress bar on stderr; a callable is called with the overall fraction
         done (0 to 1): every so often with ``jobs=1``; with several workers as each seed
@@ -223,7 +243,9 @@ def run(
     SimulationError
         The simulator failed (an internal panic included) or a worker process died.
     ValueError
-        ``jobs`` is below 1.
+        ``jobs`` is below 1, or a seed string cannot be read.
+    TypeError
+        ``seeds`` is an int.
     KeyboardInterrupt
         Ctrl-C: the run stops within about 50 ms of wall time (the simulator looks for
         pending signals between slices of simulated time), in this process and in workers.
@@ -253,7 +275,7 @@ def run(
     (1.0, 'cubic')
     """
     sc = load_scenario(scenario)
-    seed_tuple = _check_seeds(sc.seeds if seeds is None else seeds, sc.origin)
+    seed_tuple = _check_seeds(sc.seeds if seeds is None else _seed_arg(seeds), sc.origin)
     n_jobs = check_jobs(jobs, len(seed_tuple))
     if n_jobs > 1:
         from pathpool._mainguard import safe_workers

@@ -133,7 +133,20 @@ def _read(path: str | os.PathLike[str]) -> tuple[str, str]:
     try:
         return Path(path).read_text(encoding="utf-8"), origin
     except FileNotFoundError:
-        raise ScenarioError("no such file", origin=origin) from None
+        # Not a file here: a shipped scenario's name (`examples/two_paths`), as on the command line.
+        from pathpool.data import list_scenarios, scenario_path, suggest_scenario
+
+        if isinstance(path, str) and path.removesuffix(".toml") in list_scenarios():
+            shipped = scenario_path(path)
+            return shipped.read_text(encoding="utf-8"), str(shipped)
+        guess = suggest_scenario(origin)
+        if guess:
+            message = f"no such file; did you mean the shipped scenario '{guess}'?"
+        elif os.path.isabs(origin):
+            message = "no such file"
+        else:
+            message = "no such file, nor a shipped scenario (`pathpool scenarios list` names them)"
+        raise ScenarioError(message, origin=origin) from None
     except IsADirectoryError:
         raise ScenarioError("is a directory, not a scenario file", origin=origin) from None
     except UnicodeDecodeError as e:
@@ -185,23 +198,25 @@ def _source(scenario: ScenarioLike) -> tuple[str, str]:
 
 
 def load_scenario(
-    scenario: ScenarioLike, overrides: Sequence[str] | None = None, *, allow_large: bool = False
+    scenario: ScenarioLike, overrides: str | Sequence[str] | None = None, *, allow_large: bool = False
 ) -> Scenario:
     """Read and validate a scenario without running it.
 
     Parameters
     ----------
     scenario : str, os.PathLike, dict or Scenario
-        A TOML file, or the same structure as a dict (serialised with ``tomli_w``; errors then
-        name the origin ``"<dict>"`` and the dotted field).
-    overrides : list of str, optional
+        A TOML file; or, when no such file exists, the name of a shipped scenario
+        (``"examples/two_paths"``, as ``pathpool scenarios list`` prints them; a misspelt one
+        gets a suggestion); or the same structure as a dict (serialised with ``tomli_w``;
+        errors then name the origin ``"<dict>"`` and the dotted field).
+    overrides : str or list of str, optional
         ``FIELD=VALUE`` assignments applied to the parsed document before validation, as
         ``pathpool run --set`` does: ``links.bottleneck.rate=20Mbps`` (array elements by
         ``name`` or index), ``duration=30s``, ``flows.0.algorithm=lia``; ``~FIELD`` (Hydra's
         form) removes a key, which then takes its default, or an array element:
         ``~paths.p1.ack_delay``, ``~links.access``. An error in one names it:
         ``FILE: --set FIELD=VALUE: FIELD: MESSAGE (allowed: ...)``; removing what the
-        document does not hold is one.
+        document does not hold is one. A single string is one override.
     allow_large : bool, default False
         Skip the run-cost limits (about 10^10 simulator events or 4 GiB per seed; see
         ``SCENARIOS.md``, "Limits").
@@ -214,18 +229,22 @@ def load_scenario(
     ------
     ScenarioError
         With ``origin``, ``line``, ``column``, ``field``, ``message`` and ``allowed`` set.
+    TypeError
+        An override is not a string.
 
     Examples
     --------
-    >>> from pathpool.data import scenario_path
-    >>> sc = load_scenario(scenario_path("examples/two_paths"), ["links.bottleneck_a.rate=20Mbps"])
+    >>> sc = load_scenario("examples/two_paths", ["links.bottleneck_a.rate=20Mbps"])
     >>> sc.spec["links"][0]["rate_bps"]
     20000000
+    >>> load_scenario("examples/two_paths", "duration=5s").duration_s
+    5.0
     """
+    overrides = _override_list(overrides)
     if isinstance(scenario, Scenario) and not overrides:
         return scenario
     text, origin = _source(scenario)
-    info = _validate(text, origin, overrides or (), allow_large)
+    info = _validate(text, origin, overrides, allow_large)
     return Scenario(
         name=info["name"],
         origin=origin,
@@ -234,6 +253,19 @@ def load_scenario(
         text=info["text"],
         info=info,
     )
+
+
+def _override_list(overrides: str | Sequence[str] | None) -> list[str]:
+    """``overrides`` as a list: one string is one override (not a list of its characters)."""
+    if overrides is None:
+        return []
+    if isinstance(overrides, str):
+        return [overrides]
+    out = list(overrides)
+    for i, o in enumerate(out):
+        if not isinstance(o, str):
+            raise TypeError(f"overrides[{i}] = {o!r} is not a string; give FIELD=VALUE, e.g. 'duration=5s'")
+    return out
 
 
 def override(field: str, value: Any) -> str:
@@ -265,7 +297,8 @@ def quantity(kind: str, value: Any) -> float:
     ----------
     kind : {"time", "rate", "size", "probability"}
     value : str or number
-        ``"150ms"``, ``"10Mbps"``, ``"4MiB"``, ``"2%"``; a plain number is already SI.
+        ``"150ms"``, ``"10Mbps"``, ``"4MiB"``, ``"2%"``: a string carries its unit (``"10"`` is a
+        ValueError, as in a scenario file); a plain number is already SI.
 
     Returns
     -------

@@ -230,15 +230,22 @@ pub(super) fn buffer(q: &Q) -> Result<Buffer, String> {
     match q {
         Quantity::Int(i) => packets(*i as f64),
         Quantity::Text(s) => {
-            let t = s.trim();
             for suffix in ["packets", "packet", "pkts", "pkt", "p"] {
-                if let Some(n) = t.strip_suffix(suffix) {
+                if let Some(n) = s.strip_suffix(suffix) {
+                    // As units::split: one space between number and unit, none around.
                     let n: u64 = n
-                        .trim()
+                        .strip_suffix(' ')
+                        .unwrap_or(n)
                         .parse()
                         .map_err(|_| format!("cannot read {s:?} as a packet count"))?;
                     return packets(n as f64);
                 }
+            }
+            if s.parse::<f64>().is_ok() {
+                // units::bytes would say a plain number is bytes; for a buffer it is packets.
+                return Err(format!(
+                    "{s:?} has no unit: a buffer written as a string needs one (p, pkt, pkts, packet, packets, or B, KB, kB, MB, GB, KiB, MiB, GiB, e.g. \"100pkt\" or \"64KB\"); a plain number is packets"
+                ));
             }
             Ok(Buffer::Bytes(bytes_in(q, 1, MAX_BUFFER_BYTES)?))
         }

@@ -399,6 +399,7 @@ fn validate(
     let (paths, path_names) = network::paths(ctx, &raw.paths, &links, &link_names)?;
     let (flows, flow_origin, flow_fields) =
         flows::flows(ctx, &raw.flows, &links, &paths, &path_names, controllers)?;
+    network::packets_fit(ctx, &raw.links, &links, &paths, &flows, duration)?;
     Ok(Scenario {
         name,
         description: raw.description.unwrap_or_default(),

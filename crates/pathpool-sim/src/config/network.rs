@@ -7,8 +7,10 @@ use toml::Spanned;
 use super::check::{buffer, probability, rate, Ctx, DEFAULT_BUFFER_PACKETS, MAX_DELAY, MAX_LINKS};
 use super::raw::{Quantity, RawLink, RawPath};
 use super::schema::allowed as a;
-use super::{AckRoute, ConfigError, LinkSpec, PathSpec};
+use super::{AckRoute, ConfigError, FlowSpec, LinkSpec, PathSpec};
 use crate::net::link::{Buffer, GilbertElliott, Reorder};
+use crate::net::packet::HEADER_BYTES;
+use crate::time::Nanos;
 
 /// Names of one section, for lookups by name and "allowed" lists, checked unique in linear time.
 pub(super) struct Names {
@@ -232,4 +234,64 @@ fn path(
         links: idx,
         ack,
     })
+}
+
+/// Every link a flow sends data over must hold one full-size packet of it (a buffer given in
+/// bytes) and send one within the run: otherwise every packet is dropped, or none arrives, and
+/// the run reports a goodput of 0 that looks like a result.
+pub(super) fn packets_fit(
+    ctx: &Ctx,
+    raw: &[RawLink],
+    links: &[LinkSpec],
+    paths: &[PathSpec],
+    flows: &[FlowSpec],
+    duration: Nanos,
+) -> Result<(), ConfigError> {
+    // The largest packet on each link and the flow that sends it; a full-size segment is
+    // mss + headers on the wire for every kind (options come off the payload).
+    let mut largest: Vec<Option<(u32, &FlowSpec)>> = vec![None; links.len()];
+    for f in flows {
+        let wire = f.mss + HEADER_BYTES;
+        for &p in &f.paths {
+            for &l in &paths[p].links {
+                if largest[l].is_none_or(|(w, _)| wire > w) {
+                    largest[l] = Some((wire, f));
+                }
+            }
+        }
+    }
+    for (i, (l, big)) in links.iter().zip(&largest).enumerate() {
+        let Some((wire, f)) = big else { continue };
+        let what = format!(
+            "one packet of flow {:?} ({wire} B on the wire: mss {} + {HEADER_BYTES} B of headers)",
+            f.name, f.mss
+        );
+        if let (Buffer::Bytes(b), Some(span)) = (l.buffer, raw[i].buffer.as_ref()) {
+            if b < u64::from(*wire) {
+                return Err(ctx.err(
+                    Some(span.span()),
+                    format!("links[{i}].buffer"),
+                    format!("{b} B cannot hold {what}, so every packet would be dropped"),
+                    Some(&format!("at least \"{wire}B\", or a packet count")),
+                ));
+            }
+        }
+        let send_s = f64::from(*wire) * 8.0 / l.rate_bps as f64;
+        let run_s = duration as f64 / 1e9;
+        if send_s > run_s {
+            return Err(ctx.err(
+                Some(raw[i].rate.span()),
+                format!("links[{i}].rate"),
+                format!(
+                    "{} bit/s takes {send_s} s to send {what}, longer than the run ({run_s} s)",
+                    l.rate_bps
+                ),
+                Some(&format!(
+                    "at least {} bit/s for this run",
+                    (f64::from(*wire) * 8.0 / run_s).ceil()
+                )),
+            ));
+        }
+    }
+    Ok(())
 }

@@ -136,11 +136,12 @@ fn pick(
             .position(|x| x.get_ref().get("name").and_then(|n| n.get_ref().as_str()) == Some(sel)),
     };
     pos.ok_or_else(|| {
-        let allowed = format!(
-            "an index 0..{} or a name: {}",
-            items.len(),
-            names.join(", ")
-        );
+        let indices = match items.len() {
+            0 => "no element to pick (the array is empty)".to_string(),
+            1 => "the index 0".to_string(),
+            n => format!("an index from 0 to {}", n - 1),
+        };
+        let allowed = format!("{indices} or a name: {}", names.join(", "));
         fail(at, format!("no element {sel:?} in {at}"), &allowed)
     })
 }

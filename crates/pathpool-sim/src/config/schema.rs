@@ -14,13 +14,13 @@ pub mod allowed {
     pub const NAME: &str =
         "1 to 128 of A-Z a-z 0-9 . _ -, not starting with '.' (it names output files)";
     pub const DURATION: &str =
-        "a time > 0 and at most 10^6 s, e.g. \"30s\", \"500ms\", or seconds as a number";
+        "a time > 0 and at most 10^6 s, e.g. \"30s\", \"500ms\", or seconds as a number; long enough for each link to send one packet";
     pub const SEEDS: &str = "1 to 100000 distinct integers from 0 to 2^64-1";
     pub const METRICS_INTERVAL: &str = "0 (no time series) or a time from 1 us to 10^6 s";
     pub const LINK_RATE: &str =
-        "a rate from 1 bit/s to 1 Tbit/s, e.g. \"10Mbps\", \"1Gbps\", or bits/s as a number";
+        "a rate from 1 bit/s to 1 Tbit/s, e.g. \"10Mbps\", \"1Gbps\", or bits/s as a number; enough to send one packet in the run";
     pub const LINK_DELAY: &str = "a time from 0 to 1000 s, e.g. \"20ms\"";
-    pub const BUFFER: &str = "a packet count from 1 to 10^6 (100 or \"100pkt\") or a size from 1 B to 1.5 GB (\"64KB\", \"1MiB\")";
+    pub const BUFFER: &str = "a packet count from 1 to 10^6 (100 or \"100pkt\") or a size from one packet (mss + 52 B) to 1.5 GB (\"64KB\", \"1MiB\")";
     pub const LOSS: &str = "a probability in [0, 1], e.g. 0.01 or \"1%\"";
     pub const GILBERT: &str = "a probability in [0, 1]";
     pub const REORDER_PROBABILITY: &str = "a probability in [0, 1], e.g. 0.05 or \"5%\"";
@@ -176,7 +176,8 @@ pub const FIELDS: &[Field] = &[
         ["\"a\"", "\"x.y_z-1\""], ["\"\"", "\".hidden\"", "\"a/b\""]),
     field!("", "description", "string", "no", "\"\"", "any text", "", "free text"),
     field!("", "duration", "time", "yes", "", a::DURATION, "", "simulated time",
-        ["\"1ns\"", "\"1000000s\""], ["0", "\"1000000.001s\""]),
+        // 1.2 ms: the test scenario's 10 Mbit/s links send a 1500-byte packet in that time.
+        ["\"1.2ms\"", "\"1000000s\""], ["0", "\"1000000.001s\""]),
     field!("", "seeds", "list of integers", "no", "[1]", a::SEEDS, "",
         "run seeds; each seed is one run",
         ["[0]", "[9223372036854775807]"], ["[]", "[1, 1]", "[-1]"]),
@@ -197,7 +198,7 @@ pub const FIELDS: &[Field] = &[
         ["0", "\"1000s\""], ["\"-1ns\"", "\"1000.001s\""]),
     field!("links", "buffer", "buffer", "no", "100", a::BUFFER, "",
         "drop-tail buffer; holds the packet being transmitted plus those waiting",
-        ["1", "\"1000000pkt\"", "\"1B\"", "\"1.5GB\""], ["0", "1000001", "\"0B\"", "\"1500000001B\"", "1.5"]),
+        ["1", "\"1000000pkt\"", "\"1500B\"", "\"1.5GB\""], ["0", "1000001", "\"0B\"", "\"1500000001B\"", "1.5"]),
     field!("links", "loss", "probability", "no", "0", a::LOSS, "",
         "Bernoulli loss applied on arrival, before the queue (as Linux netem does)",
         ["0", "1", "\"100%\""], ["-0.001", "1.001", "\"101%\""]),
@@ -342,6 +343,12 @@ rates = [100]
                 vec![],
                 format!("metrics.{}", f.name),
                 format!("metrics.{}", f.name),
+            ),
+            // 1 bit/s sends a 1500-byte packet in 12000 s: the run must be that long.
+            "links" if f.name == "rate" => (
+                vec!["duration=12000".into()],
+                format!("links.0.{}", f.name),
+                format!("links[0].{}", f.name),
             ),
             "links" => (
                 vec![],
