@@ -24,9 +24,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from pathpool import metrics
 from pathpool.kernel import loader
 from pathpool.kernel.loader import KernelError
-from pathpool.kernel.mapping import TestbedPlan, map_scenario
+from pathpool.kernel.mapping import KERNEL_OPTION_BYTES, TestbedPlan, map_scenario
 from pathpool.sim.results import Results
 
 __all__ = ["BACKEND_KEY", "LinuxResults", "results_from_raw", "run_linux"]
@@ -87,38 +88,42 @@ def results_from_raw(plan: TestbedPlan, runs: list[dict], scenario: Any) -> Any:
             s = raw["senders"][f.name]
             final = s["final"]
             c = receiver_connection(raw, f.name, f"10.77.{f.path}.1")
-            # Goodput over the run's span: bytes the receiver got in its first `dur` seconds.
+            # Bytes the receiver got in its first `dur` seconds (flows that all start at 0 and
+            # run to the end).
             delivered = c.get("bytes_in_window", c["bytes"])
-            rdur = dur
-            start, end = 0.0, dur
+            start, stop = 0.0, None
             if raw.get("epoch"):
-                # On the run's clock: the simulator's goodput of a flow that starts late or
-                # stops early, bytes received by its end over its active interval
-                # (crates/pathpool-sim/src/output.rs, FlowRecord).
+                # On the run's clock: a flow that starts late or stops early counts the bytes
+                # received by its end (the receiver's mark there).
                 start = f.start_s
-                end = min(f.stop_s, dur) if f.stop_s is not None else dur
-                rdur = end - start
+                stop = f.stop_s if f.stop_s is not None and f.stop_s < dur else None
+                end = stop if stop is not None else dur
                 delivered = next((b for t, b in c["at_marks"] if t == end), c["bytes"])
-            span = end - start   # the sender's active interval (tcp_info's counters cover it)
             completion = math.nan
-            if f.size_bytes:
-                # A download (the simulator's app = "file"): complete when the receiver got every
-                # byte; its goodput is then size / download time (receiver's accept to last byte),
-                # else what arrived within the run, over the run (a lower bound, as the simulator).
+            done_at = None
+            # A download (the simulator's app = "file") is complete when the receiver got every
+            # byte; it is then measured to its completion (download time: the receiver's accept
+            # to its last byte), else, like any flow, by what arrived within its interval (a
+            # lower bound, as the simulator's).
+            if f.size_bytes and c["bytes"] >= f.size_bytes and c["duration_s"] > 0:
                 delivered = c["bytes"]
-                if delivered >= f.size_bytes and c["duration_s"] > 0:
-                    completion = rdur = float(c["duration_s"])
-                    end = start + rdur
+                completion = float(c["duration_s"])
+                done_at = start + completion
+            # One interval for the flow and its subflows (pathpool.metrics).
+            span = metrics.active_interval(start, dur, stop, done_at)
+            option_bytes = KERNEL_OPTION_BYTES[f.kind]
+            wires = [metrics.wire_bytes(x.get("bytes_sent", 0), x.get("data_segs_out", 0), option_bytes)
+                     for x in final]
             sent = sum(x.get("data_segs_out", 0) for x in final)
             sent_total += sent
             rtos = [x["total_rto"] for x in final if "total_rto" in x]
-            gp = delivered * 8 / rdur
+            gp = metrics.rate_bps(delivered, span)
             goodputs.append(gp)
             add("flows", {
                 "seed": seed, "flow": f.name, "kind": f.kind, "algorithm": plan.algorithms[f.name],
-                "n_subflows": len(final), "start_s": start, "end_s": end, "delivered_bytes": delivered,
-                "goodput_bps": gp,
-                "throughput_bps": sum(x.get("bytes_sent", 0) for x in final) * 8 / span,
+                "n_subflows": len(final), "start_s": span.start_s, "end_s": span.end_s,
+                "delivered_bytes": delivered, "goodput_bps": gp,
+                "throughput_bps": metrics.rate_bps(sum(wires), span),
                 "sent_packets": sent,
                 "retransmitted_packets": sum(x.get("total_retrans", 0) for x in final),
                 "rto_count": sum(rtos) if len(rtos) == len(final) else None,
@@ -126,7 +131,7 @@ def results_from_raw(plan: TestbedPlan, runs: list[dict], scenario: Any) -> Any:
             })
             names = plan.flow_paths[f.name]
             seen: dict[str, int] = {}
-            for x in final:
+            for x, wire in zip(final, wires):
                 k = path_index(x.get("local", ""))
                 pname = plan.path_names[k] if 0 <= k < len(plan.path_names) else f"testbed-path{k}"
                 # Subflow index = position of its path in the flow's path list (the simulator's
@@ -139,9 +144,10 @@ def results_from_raw(plan: TestbedPlan, runs: list[dict], scenario: Any) -> Any:
                 add("subflows", {
                     "seed": seed, "flow": f.name, "subflow": idx, "path": pname,
                     "acked_bytes": x.get("bytes_acked", 0),
-                    # The final sample is taken at the flow's end.
-                    "goodput_bps": x.get("bytes_acked", 0) * 8 / span,
-                    "throughput_bps": x.get("bytes_sent", 0) * 8 / span,
+                    # The final sample is taken at the flow's end (a download's: when every
+                    # byte is acknowledged).
+                    "goodput_bps": metrics.rate_bps(x.get("bytes_acked", 0), span),
+                    "throughput_bps": metrics.rate_bps(wire, span),
                     "sent_packets": x.get("data_segs_out", 0),
                     "retransmitted_packets": x.get("total_retrans", 0),
                     "rto_count": x.get("total_rto"),
@@ -151,7 +157,7 @@ def results_from_raw(plan: TestbedPlan, runs: list[dict], scenario: Any) -> Any:
                 })
             # Time series from the sender's samples (every 100 ms): cwnd and srtt per subflow,
             # the flow's rate of newly acknowledged bytes as its goodput.
-            prev_t, prev_acked = start, 0
+            prev_t, prev_acked = span.start_s, 0
             for smp in s["samples"]:
                 t = smp["t"]
                 acked = 0
