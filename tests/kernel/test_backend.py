@@ -353,18 +353,26 @@ def test_compare_end_to_end_on_the_shipped_scenario(tmp_path, root_env):
     assert len(table) == 1 + 5 * 3
 
 
-def test_delayed_ack_maps_to_the_receivers_ack_policy():
-    """No delayed_ack key -> the kernel's own delayed ACKs (what a deployment sees); delayed_ack
-    = false written on a flow (per-segment ACKs asked for) -> the receiver ACKs every segment;
-    true and false on different flows are refused naming the field (one route attribute
-    serves every flow)."""
-    assert map_scenario(_scenario()).quickack is False
+def test_delayed_ack_means_the_same_receiver_on_both_engines():
+    """No delayed_ack key is the simulator's default, false: an ACK per segment, so the test
+    bed's receiver ACKs every segment too (route attribute quickack 1); delayed_ack = true on
+    every flow -> the kernel's delayed ACKs; true on some flows and false (written or not) on
+    others is refused naming the field (one route attribute serves every flow)."""
+    plan = map_scenario(_scenario())
+    assert plan.quickack is True and plan.describe()["quickack"] is True
+    assert not [d for d in plan.differences if d.field.endswith("delayed_ack")]
     sc = _scenario()
     for fl in sc["flows"]:
         fl["delayed_ack"] = True
     plan = map_scenario(sc)
     assert plan.quickack is False and plan.describe()["quickack"] is False
+    # Linux's delayed ACKs are not the simulator's: said per flow entry.
+    assert [d.field for d in plan.differences if d.field.endswith("delayed_ack")] == \
+        ["flows[0].delayed_ack", "flows[1].delayed_ack"]
     sc["flows"][1]["delayed_ack"] = False
+    with pytest.raises(UnsupportedScenario, match=r"flows\[0\]\.delayed_ack.*true on flows \[0\], false"):
+        map_scenario(sc)
+    del sc["flows"][1]["delayed_ack"]          # not written: false, as the simulator reads it
     with pytest.raises(UnsupportedScenario, match="delayed_ack"):
         map_scenario(sc)
     sc = _scenario()
