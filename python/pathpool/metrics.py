@@ -27,6 +27,29 @@ the flow and subflow records); the Linux backend (:func:`pathpool.kernel.run.res
 calls the functions here. Both are held to this module by the tests (the simulator's columns
 equal :func:`rate_bps` of its own counts over its own interval).
 
+The other columns both engines fill, and where each takes them from (simulator | Linux
+backend, the sender's ``tcp_info`` of each subflow at the flow's end unless said otherwise):
+
+======================================  ===================================  ===================================
+``delivered_bytes``                     in order at the receiving app        the receiver's bytes read by the end
+``acked_bytes``                         acknowledged on the subflow          ``tcpi_bytes_acked``
+``sent_packets``                        data packets, retransmissions too    ``tcpi_data_segs_out``
+``retransmitted_packets``               data packets sent again              ``tcpi_total_retrans``
+``completion_time_s``                   start to last byte delivered         the receiver's accept to last byte
+``min_rtt_s``                           smallest RTT sample                  ``tcpi_min_rtt``
+``mean_cwnd``                           time average                         mean of the samples (every
+                                                                             ``metrics.interval``, 100 ms by
+                                                                             default): a time average
+``mean_rtt_s``                          mean of every RTT sample             mean of the sampled smoothed RTT
+                                                                             (``tcpi_rtt``): not the same mean
+                                                                             (the kernel exposes no samples)
+``series`` flow ``goodput_bps``         bytes delivered in the interval      bytes newly acknowledged on its
+                                                                             subflows in the interval
+======================================  ===================================  ===================================
+
+What the kernel does not report (loss marks, ACK counts, packets in flight at the end,
+reinjections) is left empty on the Linux backend, never estimated.
+
 On the Linux backend a subflow's bytes on the wire are not counted by the kernel: they are
 ``tcpi_bytes_sent`` (payload, retransmissions included) plus, per data segment sent
 (``tcpi_data_segs_out``), the 52 header bytes every segment of the simulator carries (IPv4 20,
