@@ -157,11 +157,16 @@ def differences_of(linux_dir: str | os.PathLike) -> list[Any]:
     """The scenario fields the two backends read differently for the Linux results in
     ``linux_dir`` (its scenario.toml mapped again, for the duration it ran):
     :attr:`pathpool.kernel.mapping.TestbedPlan.differences`."""
-    from pathpool.kernel.mapping import map_scenario
+    from pathpool.kernel.mapping import map_scenario, start_offsets
+    from pathpool.kernel.run import START_OFFSETS_KEY
 
     d = Path(linux_dir)
-    duration = json.loads((d / "summary.json").read_text())["testbed"]["duration_s"]
-    return map_scenario(d / "scenario.toml", max_duration_s=duration).differences
+    summary = json.loads((d / "summary.json").read_text())
+    duration = summary["testbed"]["duration_s"]
+    # Runs that started their flows at the simulator's draws: the start jitter was the same.
+    offsets = (start_offsets(d / "scenario.toml", summary["seeds"][0])
+               if summary["testbed"].get(START_OFFSETS_KEY) else None)
+    return map_scenario(d / "scenario.toml", max_duration_s=duration, start_offsets=offsets).differences
 
 
 def _fmt(x: float, ci: float = math.nan) -> str:
@@ -281,24 +286,25 @@ def command(a: argparse.Namespace) -> int:
             return fail("give SCENARIO, or --sim DIR and --linux DIR", 2)
         from pathpool.kernel.loader import KernelError
         from pathpool.kernel.mapping import map_scenario
-        from pathpool.kernel.run import run_linux
+        from pathpool.kernel.run import jittered, run_linux, seed_plan
         from pathpool.sim.runner import run
         from pathpool.sim.scenario import load_scenario
 
         try:
             sc = load_scenario(a.scenario)
             plan = map_scenario(sc, max_duration_s=a.max_duration)
+            seeds = list(a.seeds or list(sc.seeds))[: a.linux_runs]
+            seeds += [max(seeds, default=0) + 1 + k for k in range(a.linux_runs - len(seeds))]
+            # run_linux starts each run's flows at the simulator's start-jitter draws for its seed.
+            diffs = (seed_plan(sc, seeds[0], a.max_duration) if jittered(sc) else plan).differences
         except ScenarioError as e:
             return fail(str(e), 2)
-        diffs = plan.differences
         warn_differences(diffs)
         # Same duration on both sides (the test bed's is capped): an override, as --set does.
         sim_sc = load_scenario(sc, overrides=[f"duration={plan.duration_s!r}"])
         console.print(f"[dim]simulator: {plan.duration_s:g} s x {len(a.seeds or sc.seeds)} seeds[/dim]")
         sim_res = run(sim_sc, seeds=a.seeds)
         sim_res.write(out / "sim")
-        seeds = list(a.seeds or list(sc.seeds))[: a.linux_runs]
-        seeds += [max(seeds, default=0) + 1 + k for k in range(a.linux_runs - len(seeds))]
         try:
             lin_res = run_linux(sc, seeds=seeds, max_duration_s=a.max_duration, output=out / "linux",
                                 progress=lambda m: console.print(f"[dim]linux: {m}[/dim]"))

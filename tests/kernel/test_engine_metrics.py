@@ -87,6 +87,39 @@ def test_an_unfinished_download_counts_what_arrived_within_the_run():
     assert res.subflows["goodput_bps"].sum() == pytest.approx(3.2e6)
 
 
+def test_a_run_with_its_own_plan_starts_its_flows_at_that_plans_starts():
+    """A run of a jittered scenario carries the plan of its seed (the simulator's draw): the
+    flow is measured from its drawn start, 0.25 s, not the scenario's 0."""
+    from pathpool.kernel.run import seed_plan
+
+    sc = pathpool.load_scenario(_two_paths({"start_jitter": "1s"}))
+    base = map_scenario(sc, max_duration_s=10.0)
+    seeded = seed_plan(sc, 7, 10.0)
+    drawn = pathpool.run(sc, seeds=[7]).flows.iloc[0]["start_s"]
+    assert seeded.flows[0].start_s == pytest.approx(drawn) and 0 < drawn < 1
+    final = [_info("10.77.0.1", 2_000_000, 2_000_000, 1400), _info("10.77.1.1", 1_000_000, 1_000_000, 700)]
+    run = _raw(final, {"bytes": 3_000_000, "duration_s": 9.0, "at_marks": [[10.0, 3_000_000]]}, 10.0, epoch=True)
+    res = results_from_raw(base, [dict(run, plan=seeded)], sc)
+    f = res.flows.iloc[0]
+    assert f["start_s"] == pytest.approx(drawn)
+    assert f["goodput_bps"] == pytest.approx(3_000_000 * 8 / (10.0 - drawn))
+
+
+def test_compare_does_not_warn_of_start_jitter_when_the_runs_used_the_draws(tmp_path):
+    from pathpool.compare import differences_of
+    from pathpool.kernel.run import START_OFFSETS_KEY, seed_plan
+
+    sc = pathpool.load_scenario(_two_paths({"start_jitter": "1s"}))
+    final = [_info("10.77.0.1", 2_000_000, 2_000_000, 1400), _info("10.77.1.1", 1_000_000, 1_000_000, 700)]
+    run = _raw(final, {"bytes": 3_000_000, "duration_s": 9.0, "at_marks": [[10.0, 3_000_000]]}, 10.0, epoch=True)
+    res = results_from_raw(map_scenario(sc), [dict(run, plan=seed_plan(sc, 1, 10.0))], sc)
+    res.write(tmp_path / "plain")
+    assert "flows[0].start_jitter" in {d.field for d in differences_of(tmp_path / "plain")}
+    res.testbed[START_OFFSETS_KEY] = "each seed's"
+    res.write(tmp_path / "drawn")
+    assert "flows[0].start_jitter" not in {d.field for d in differences_of(tmp_path / "drawn")}
+
+
 # -- on the test bed (root, under the kernel lock) -------------------------------------------------
 
 @pytest.mark.parametrize("app, duration", [({"app": "file", "size": "3MB"}, "4s"), ({}, "3s")],
@@ -108,3 +141,16 @@ def test_subflows_add_up_to_their_flow_on_the_bed(kernel_unclaimed, app, duratio
     if app:
         assert f["completion_time_s"] == pytest.approx(f["end_s"] - f["start_s"])
         assert f["completion_time_s"] < 3.5
+
+
+def test_a_seed_starts_the_flows_at_the_simulators_draws_on_the_bed(kernel_unclaimed):
+    """Two runs of 3 s of a scenario whose flow starts with up to 1 s of jitter: each run's flow
+    starts when the simulator's does for the same seed, and the summary says so."""
+    from pathpool.kernel.run import START_OFFSETS_KEY, run_linux
+
+    sc = pathpool.load_scenario(_two_paths({"start_jitter": "1s"}, "3s"))
+    lin = run_linux(sc, seeds=[3, 4], max_duration_s=3.0)
+    sim = pathpool.run(sc, seeds=[3, 4])
+    assert list(lin.flows["start_s"]) == pytest.approx(list(sim.flows["start_s"]))
+    assert lin.flows["start_s"].nunique() == 2 and (lin.flows["goodput_bps"] > 0).all()
+    assert lin.testbed[START_OFFSETS_KEY]

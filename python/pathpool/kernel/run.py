@@ -27,13 +27,17 @@ from typing import Any
 from pathpool import metrics
 from pathpool.kernel import loader
 from pathpool.kernel.loader import KernelError
-from pathpool.kernel.mapping import KERNEL_OPTION_BYTES, TestbedPlan, map_scenario
+from pathpool.kernel.mapping import KERNEL_OPTION_BYTES, TestbedPlan, map_scenario, start_offsets
 from pathpool.sim.results import Results
 
-__all__ = ["BACKEND_KEY", "LinuxResults", "results_from_raw", "run_linux"]
+__all__ = ["BACKEND_KEY", "START_OFFSETS_KEY", "LinuxResults", "jittered", "results_from_raw", "run_linux",
+           "seed_plan"]
 
 #: Key of summary.json naming the backend ("linux"; simulator results have none).
 BACKEND_KEY = "backend"
+#: Key of summary.json's ``testbed`` saying the flows started at the simulator's start-jitter
+#: draws for each seed (absent: at their ``start``).
+START_OFFSETS_KEY = "start_offsets"
 #: Most a flow's connect may begin after its start on the run's clock before the run counts as
 #: failed (the sender process was not up in time). When the handshake ends is the network's
 #: business: a SYN lost in a full queue costs the 1 s initial RTO, as on any Linux host.
@@ -52,7 +56,8 @@ def results_from_raw(plan: TestbedPlan, runs: list[dict], scenario: Any) -> Any:
     plan : TestbedPlan
     runs : list of dict
         One per seed: ``{"seed", "raw"`` (from :meth:`Testbed.run_flows`) ``, "links_before",
-        "links_after"`` (from :meth:`Testbed.link_stats`) ``, "wall_s"}``.
+        "links_after"`` (from :meth:`Testbed.link_stats`) ``, "wall_s"}``, and ``"plan"`` when
+        that run's flows were not ``plan``'s (the seed's start jitter: :func:`run_linux`).
     scenario : pathpool.Scenario
         The scenario that was mapped (its text is written as scenario.toml).
 
@@ -84,7 +89,7 @@ def results_from_raw(plan: TestbedPlan, runs: list[dict], scenario: Any) -> Any:
         dur = raw["duration_s"]
         goodputs = []
         sent_total = 0
-        for f in plan.flows:
+        for f in run.get("plan", plan).flows:
             s = raw["senders"][f.name]
             final = s["final"]
             c = receiver_connection(raw, f.name, f"10.77.{f.path}.1")
@@ -299,6 +304,18 @@ def run_once(tb: Any, plan: TestbedPlan, seed: int) -> dict:
             "access_before": access_before, "access_after": tb.access_stats(), "wall_s": wall}
 
 
+def jittered(scenario: Any) -> bool:
+    """Whether some flow of the (validated) scenario has a start jitter."""
+    return any(fl["start_jitter_s"] > 0 for fl in scenario.spec["flows"])
+
+
+def seed_plan(scenario: Any, seed: int, max_duration_s: float) -> TestbedPlan:
+    """The plan of one seed's run: each flow starts at its ``start`` plus the start jitter the
+    simulator draws for ``seed`` (:func:`pathpool.kernel.mapping.start_offsets`)."""
+    return map_scenario(scenario, max_duration_s=max_duration_s,
+                        start_offsets=start_offsets(scenario, seed))
+
+
 def run_linux(
     scenario: Any,
     *,
@@ -314,7 +331,9 @@ def run_linux(
     ----------
     scenario : path, dict or pathpool.Scenario
     seeds : sequence of int, optional
-        One run per seed (the seed only labels the repetition). Default: the scenario's first.
+        One run per seed. Default: the scenario's first. The kernel is not seeded; the seed
+        labels the run and sets its flows' start times: their ``start`` plus the start jitter
+        the simulator draws for that seed, so that a seed means the same starts on both engines.
     max_duration_s : float
         Cap on each run's length (real time).
     prefix : str
@@ -340,13 +359,17 @@ def run_linux(
 
     sc = load_scenario(scenario)
     plan = map_scenario(sc, max_duration_s=max_duration_s)
+    seeds = list(seeds) if seeds else [sc.seeds[0]]
+    # A seed means the same start times on both engines: each run starts its flows at the
+    # simulator's draw of their start jitter for that seed (mapped before anything is set up,
+    # so a draw past the run's end is refused first).
+    plans = {seed: seed_plan(sc, seed, max_duration_s) for seed in seeds} if jittered(sc) else {}
     if os.geteuid() != 0:
         raise KernelError("the Linux backend needs root (network namespaces, tc, nftables, BPF "
                           "struct_ops); run as root, or use --backend sim")
     problems = loader.check_environment(need_toolchain=False)
     if problems:
         raise KernelError("the Linux backend cannot run here: " + "; ".join(problems))
-    seeds = list(seeds) if seeds else [sc.seeds[0]]
     loaded_here = ensure_loaded(plan.kernel_algorithms(), plan.tunables)
     runs = []
     try:
@@ -354,12 +377,17 @@ def run_linux(
             for seed in seeds:
                 if progress:
                     progress(f"seed {seed}: {plan.duration_s:g} s on the test bed")
-                runs.append(run_once(tb, plan, seed))
+                if seed in plans:
+                    runs.append(dict(run_once(tb, plans[seed], seed), plan=plans[seed]))
+                else:
+                    runs.append(run_once(tb, plan, seed))
     finally:
         if loaded_here:
             # The test bed is down and its sockets aborted: the maps must go too.
             loader.unload(wait_freed_s=5.0)
     results = results_from_raw(plan, runs, sc)
+    if plans:
+        results.testbed[START_OFFSETS_KEY] = "each seed's, as the simulator draws them"
     if output is not None:
         results.write(Path(output))
     return results
