@@ -14,7 +14,13 @@ Per flow and per subflow (matched by flow name and path name) and per metric:
 - ``rtt_ms``: mean RTT sample (flow: mean over its subflows weighted by sent packets).
 
 Each side gives the mean over its runs (seeds) and the half-width of a 95 % Student-t
-confidence interval (NaN with one run); ``diff_pct`` is ``(linux - sim) / sim``.
+confidence interval (NaN with one run); ``diff_pct`` is ``(linux - sim) / sim``. The rates are
+defined once for both backends (:mod:`pathpool.metrics`).
+
+A scenario field that the two backends cannot read the same way (the table in
+:mod:`pathpool.kernel.mapping`; e.g. an MPTCP flow's ``option_bytes = 0``: no DSS option in the
+simulator, 24 bytes of it on every kernel segment) is printed as one warning line per field,
+with what to write for both to agree when there is a way, and listed in ``comparison.md``.
 """
 
 from __future__ import annotations
@@ -23,13 +29,14 @@ import argparse
 import json
 import math
 import os
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-__all__ = ["METRICS", "command", "compare_dirs", "compare_results", "write_comparison"]
+__all__ = ["METRICS", "command", "compare_dirs", "compare_results", "differences_of", "write_comparison"]
 
 #: metric -> (unit, description)
 METRICS: dict[str, tuple[str, str]] = {
@@ -146,6 +153,22 @@ def compare_dirs(sim_dir: str | os.PathLike, linux_dir: str | os.PathLike) -> pd
     return compare_results(*res)
 
 
+def differences_of(linux_dir: str | os.PathLike) -> list[Any]:
+    """The scenario fields the two backends read differently for the Linux results in
+    ``linux_dir`` (its scenario.toml mapped again, for the duration it ran):
+    :attr:`pathpool.kernel.mapping.TestbedPlan.differences`."""
+    from pathpool.kernel.mapping import map_scenario, start_offsets
+    from pathpool.kernel.run import START_OFFSETS_KEY
+
+    d = Path(linux_dir)
+    summary = json.loads((d / "summary.json").read_text())
+    duration = summary["testbed"]["duration_s"]
+    # Runs that started their flows at the simulator's draws: the start jitter was the same.
+    offsets = (start_offsets(d / "scenario.toml", summary["seeds"][0])
+               if summary["testbed"].get(START_OFFSETS_KEY) else None)
+    return map_scenario(d / "scenario.toml", max_duration_s=duration, start_offsets=offsets).differences
+
+
 def _fmt(x: float, ci: float = math.nan) -> str:
     if not math.isfinite(x):
         return "-"
@@ -156,8 +179,9 @@ def _label(r: dict) -> str:
     return r["flow"] if r["level"] == "flow" else f"{r['flow']}/{r['subflow']} ({r['path']})"
 
 
-def markdown(table: pd.DataFrame, title: str = "") -> str:
-    """The comparison as a markdown table (mean ± 95 % CI half-width)."""
+def markdown(table: pd.DataFrame, title: str = "", differences: Sequence[Any] = ()) -> str:
+    """The comparison as a markdown table (mean ± 95 % CI half-width), then the scenario fields
+    the backends read differently (:class:`pathpool.kernel.mapping.Difference`), if any."""
     lines = [f"# {title}", ""] if title else []
     lines += ["| flow / subflow | metric | sim | linux | linux - sim |", "|---|---|---:|---:|---:|"]
     for r in table.to_dict("records"):
@@ -168,6 +192,9 @@ def markdown(table: pd.DataFrame, title: str = "") -> str:
     n_lin = int(table["linux_n"].max()) if len(table) else 0
     lines += ["", (f"sim: mean ± 95 % CI over {n_sim} seed(s); linux: over {n_lin} run(s). "
               "retrans_pct = retransmitted / sent data packets.")]
+    if differences:
+        lines += ["", "## Where the two backends do not run the same scenario", ""]
+        lines += [f"- {d.line()}" for d in differences]
     return "\n".join(lines) + "\n"
 
 
@@ -201,7 +228,8 @@ def plot(table: pd.DataFrame, stem: Path, title: str = "") -> list[Path]:
     return out
 
 
-def write_comparison(table: pd.DataFrame, out_dir: str | os.PathLike, title: str = "") -> list[Path]:
+def write_comparison(table: pd.DataFrame, out_dir: str | os.PathLike, title: str = "",
+                     differences: Sequence[Any] = ()) -> list[Path]:
     """Write comparison.csv, comparison.md, comparison.png and comparison.svg (atomically)."""
     from pathpool.atomic import atomic_write, atomic_write_text
 
@@ -209,7 +237,7 @@ def write_comparison(table: pd.DataFrame, out_dir: str | os.PathLike, title: str
     d.mkdir(parents=True, exist_ok=True)
     files = [atomic_write(d / "comparison.csv",
                           lambda fh: table.to_csv(fh, index=False, lineterminator="\n")),
-             atomic_write_text(d / "comparison.md", markdown(table, title))]
+             atomic_write_text(d / "comparison.md", markdown(table, title, differences))]
     files += plot(table, d / "comparison", title)
     return files
 
@@ -230,41 +258,54 @@ def _rich_table(table: pd.DataFrame, title: str):
 def command(a: argparse.Namespace) -> int:
     """Run ``pathpool compare`` with parsed arguments (parser: :mod:`pathpool.compare_cli`); exit status."""
     from rich.console import Console
+    from rich.markup import escape
 
     from pathpool.cliutil import print_table
     from pathpool.errors import ScenarioError, fail
 
     console = Console(highlight=False)
+    warn = Console(highlight=False, stderr=True, soft_wrap=True)
+
+    def warn_differences(diffs: Sequence[Any]) -> None:
+        # Loud, and before the numbers: a difference below may explain any of them.
+        for d in diffs:
+            warn.print(f"[bold yellow]warning:[/bold yellow] the backends differ on {escape(d.line())}")
+
     out = Path(a.output)
     if a.sim or a.linux:
         if not (a.sim and a.linux) or a.scenario:
             return fail("give either SCENARIO, or both --sim DIR and --linux DIR", 2)
         try:
             table = compare_dirs(a.sim, a.linux)
-        except (ValueError, OSError) as e:
+            diffs = differences_of(a.linux)
+        except (ValueError, OSError, ScenarioError) as e:
             return fail(str(e), 2)
+        warn_differences(diffs)
         title = f"{json.loads((Path(a.sim) / 'summary.json').read_text())['scenario']}: simulator vs Linux"
     else:
         if not a.scenario:
             return fail("give SCENARIO, or --sim DIR and --linux DIR", 2)
         from pathpool.kernel.loader import KernelError
         from pathpool.kernel.mapping import map_scenario
-        from pathpool.kernel.run import run_linux
+        from pathpool.kernel.run import jittered, run_linux, seed_plan
         from pathpool.sim.runner import run
         from pathpool.sim.scenario import load_scenario
 
         try:
             sc = load_scenario(a.scenario)
             plan = map_scenario(sc, max_duration_s=a.max_duration)
+            seeds = list(a.seeds or list(sc.seeds))[: a.linux_runs]
+            seeds += [max(seeds, default=0) + 1 + k for k in range(a.linux_runs - len(seeds))]
+            # run_linux starts each run's flows at the simulator's start-jitter draws for its seed.
+            diffs = (seed_plan(sc, seeds[0], a.max_duration) if jittered(sc) else plan).differences
         except ScenarioError as e:
             return fail(str(e), 2)
+        warn_differences(diffs)
         # Same duration on both sides (the test bed's is capped): an override, as --set does.
         sim_sc = load_scenario(sc, overrides=[f"duration={plan.duration_s!r}"])
         console.print(f"[dim]simulator: {plan.duration_s:g} s x {len(a.seeds or sc.seeds)} seeds[/dim]")
         sim_res = run(sim_sc, seeds=a.seeds)
         sim_res.write(out / "sim")
-        seeds = list(a.seeds or list(sc.seeds))[: a.linux_runs]
-        seeds += [max(seeds, default=0) + 1 + k for k in range(a.linux_runs - len(seeds))]
         try:
             lin_res = run_linux(sc, seeds=seeds, max_duration_s=a.max_duration, output=out / "linux",
                                 progress=lambda m: console.print(f"[dim]linux: {m}[/dim]"))
@@ -272,7 +313,7 @@ def command(a: argparse.Namespace) -> int:
             return fail(f"{a.scenario}: linux backend: {e}", 1)
         table = compare_results(sim_res, lin_res)
         title = f"{sc.name}: simulator vs Linux {os.uname().release}"
-    files = write_comparison(table, out, title)
+    files = write_comparison(table, out, title, diffs)
     print_table(_rich_table(table, title), console)
     console.print(f"wrote {', '.join(f.name for f in files)} to {out}")
     return 0

@@ -320,6 +320,29 @@ def test_compare_cli_writes_table_and_plot(result_dirs, tmp_path):
     assert "| mptcp/1 (mp2) | goodput_mbps (Mbit/s) |" in md
 
 
+def test_compare_warns_once_per_field_the_backends_read_differently(result_dirs, tmp_path):
+    """The shipped scenario leaves option_bytes, recovery, rcv_buffer and send_jitter at the
+    simulator's defaults, which the kernel does not do: one warning line per field on stderr
+    (the MPTCP flow's option_bytes with what to write), the same lines in comparison.md. Per-segment
+    ACKs (no delayed_ack written) are the same on both: no line."""
+    d, _, _ = result_dirs
+    proc = subprocess.run([sys.executable, "-m", "pathpool.cli", "compare", "--sim", str(d / "sim"),
+                           "--linux", str(d / "linux"), "-o", str(tmp_path)],
+                          capture_output=True, text=True, cwd=REPO, timeout=120, check=False)
+    assert proc.returncode == 0, proc.stderr
+    warnings = [ln for ln in proc.stderr.splitlines() if ln.startswith("warning: the backends differ on ")]
+    fields = [ln.removeprefix("warning: the backends differ on ").split(":", 1)[0] for ln in warnings]
+    assert len(fields) == len(set(fields))
+    assert {"flows[0].option_bytes", "flows[0].recovery", "flows[0].scheduler", "flows[0].rcv_buffer",
+            "flows[0].send_jitter", "flows[1].recovery", "links[0].rate"} <= set(fields)
+    assert not [f for f in fields if "delayed_ack" in f]
+    opt = next(ln for ln in warnings if "flows[0].option_bytes" in ln)
+    assert opt.endswith("for the same on both: option_bytes = 24")
+    md = (tmp_path / "comparison.md").read_text()
+    assert "## Where the two backends do not run the same scenario" in md
+    assert f"- {opt.removeprefix('warning: the backends differ on ')}" in md.splitlines()
+
+
 # -- end to end as root ---------------------------------------------------------------------------
 
 @pytest.fixture
@@ -353,18 +376,26 @@ def test_compare_end_to_end_on_the_shipped_scenario(tmp_path, root_env):
     assert len(table) == 1 + 5 * 3
 
 
-def test_delayed_ack_maps_to_the_receivers_ack_policy():
-    """No delayed_ack key -> the kernel's own delayed ACKs (what a deployment sees); delayed_ack
-    = false written on a flow (per-segment ACKs asked for) -> the receiver ACKs every segment;
-    true and false on different flows are refused naming the field (one route attribute
-    serves every flow)."""
-    assert map_scenario(_scenario()).quickack is False
+def test_delayed_ack_means_the_same_receiver_on_both_engines():
+    """No delayed_ack key is the simulator's default, false: an ACK per segment, so the test
+    bed's receiver ACKs every segment too (route attribute quickack 1); delayed_ack = true on
+    every flow -> the kernel's delayed ACKs; true on some flows and false (written or not) on
+    others is refused naming the field (one route attribute serves every flow)."""
+    plan = map_scenario(_scenario())
+    assert plan.quickack is True and plan.describe()["quickack"] is True
+    assert not [d for d in plan.differences if d.field.endswith("delayed_ack")]
     sc = _scenario()
     for fl in sc["flows"]:
         fl["delayed_ack"] = True
     plan = map_scenario(sc)
     assert plan.quickack is False and plan.describe()["quickack"] is False
+    # Linux's delayed ACKs are not the simulator's: said per flow entry.
+    assert [d.field for d in plan.differences if d.field.endswith("delayed_ack")] == \
+        ["flows[0].delayed_ack", "flows[1].delayed_ack"]
     sc["flows"][1]["delayed_ack"] = False
+    with pytest.raises(UnsupportedScenario, match=r"flows\[0\]\.delayed_ack.*true on flows \[0\], false"):
+        map_scenario(sc)
+    del sc["flows"][1]["delayed_ack"]          # not written: false, as the simulator reads it
     with pytest.raises(UnsupportedScenario, match="delayed_ack"):
         map_scenario(sc)
     sc = _scenario()

@@ -36,6 +36,51 @@ Rules (also in ``python/pathpool/kernel/README.md``):
   ``start_s``/``stop_s`` on the run's clock; a stop at or after the run's end is no stop, and
   both stay out of the plan's description when they are the defaults (0, no stop), so the
   kernel cache keys of plans without late flows do not change.
+
+One scenario, one meaning. A field the scenario does not write means its simulator default on
+both engines where the test bed can do the same: a scenario without ``delayed_ack`` asks for the
+simulator's default, an ACK per segment, so the test bed's receiver ACKs every segment too
+(``quickack 1`` on its routes), and ``pathpool compare`` compares the same receivers. Where the
+test bed cannot do what the simulator does (the default or the value written),
+:func:`map_scenario` lists the field in :attr:`TestbedPlan.differences` with both meanings and,
+when there is one, what to write for both to agree; ``pathpool compare`` prints one warning line
+per such field. What the test bed cannot run at all is refused (:class:`UnsupportedScenario`).
+Every field the mapping reads (Markdown, for the manual):
+
+| field | default | simulator | Linux test bed | same meaning? |
+|---|---|---|---|---|
+| `duration` | (required) | simulated time | real time, at most `--max-duration` (`pathpool compare` runs the simulator for the same capped time) | yes |
+| `seeds` | `[1]` | one run per seed, its random streams | one run per seed; the seed only labels it (the kernel is not seeded) | no (nothing to seed) |
+| `metrics.interval` | 0 (no series) | sampling interval of the time series | the senders' `tcp_info` sampling period (100 ms when 0): series, mean RTT and mean cwnd | series yes; the mean RTT is the mean of sampled `srtt` on the bed, of every RTT sample in the simulator |
+| `links.rate` | (required) | rate of IP packets (a full segment is 1500 bytes) | `tbf` rate of Ethernet frames (1514 bytes): 0.9 % less payload rate | no: warned |
+| `links.delay` | 0 | propagation delay | summed per path, emulated per direction by `pp_delayfwd` | yes (a shared first hop's delay comes after its queue: warned) |
+| `links.buffer` | 100 packets | drop-tail, the packet in transmission included, in packets or bytes | `tbf` limit of that many 1514-byte frames; a size in bytes becomes 1500-byte packets | packets yes; bytes: warned |
+| `links.loss` | 0 | Bernoulli on arrival at the link | nftables `numgen` per path where it enters the router (resolution 1e-4), the path's links combined, `1 - prod(1 - p)` | yes on a path's own links; on paths that share links, before every queue: warned |
+| `links.gilbert` | none | Gilbert-Elliott loss | refused | - |
+| `links.reorder` | none | reordering | refused | - |
+| `paths.links` | (required) | the route | one test-bed path; shared links as in the rules above | yes, or refused |
+| `paths.ack_links` | none | ACKs cross these links' rate limits and queues | only the sum of their delays | no: warned |
+| `paths.ack_delay` | forward delay | uncongested return delay | the same return delay | yes |
+| `flows.kind` | (required) | tcp, mptcp, rate | tcp, mptcp (a socket per flow); rate refused | yes |
+| `flows.paths` | (required) | one subflow per path | MPTCP endpoints per host: every MPTCP flow over the same paths | yes, or refused |
+| `flows.algorithm` | reno | pathpool-cc | its pp_* BPF port (cubic: the kernel's own; reno with `kernel_tcp`: the kernel's own) | yes (ports) |
+| `flows.params` | `{}` | the algorithm's parameters | the loader's tunables (global: flows must agree) | yes, or refused |
+| `flows.counting` | bytes | per acknowledged segment, or one step per ACK | the loader's `counting` tunable | yes |
+| `flows.scheduler` | minrtt | lowest smoothed RTT with room in its window (the out-of-tree kernels' default) | upstream Linux's default scheduler (`mptcp_subflow_get_send`: lowest linger time, bursts) | no: warned |
+| `flows.app` | bulk | bulk, or a file download | the same; a download ends when every byte is acknowledged | yes |
+| `flows.size` | (file: required) | the download's bytes | the same | yes |
+| `flows.start` | 0 | when the application starts | when the sender connects, on the run's clock | yes |
+| `flows.stop` | end of run | stop offering new data | stop writing and close; about 16 KiB unsent left (`TCP_NOTSENT_LOWAT`) | yes, to within that |
+| `flows.start_jitter` | 0 | the start drawn per seed | the simulator's draw when the offsets are given (`start_offsets`), else none | yes with the offsets, else warned |
+| `flows.send_jitter` | 0.5 ms | each data packet leaves after a random delay up to it | the host's own timing | no (when > 0): warned |
+| `flows.mss` | 1448 | payload per segment (timestamps only) | 1448, the veths' 1500-byte MTU; other values refused | yes |
+| `flows.option_bytes` | 0 | further option bytes per data segment | the kernel's own: 24 (DSS) on an MPTCP subflow, 0 on TCP | TCP yes; MPTCP with 0: warned (write 24) |
+| `flows.rcv_buffer` | 4 MiB | a fixed connection-level receive window | the kernel's buffer, autotuned from `net.ipv4.tcp_rmem` | no: warned |
+| `flows.delayed_ack` | false | false: an ACK per segment; true: every second in-order segment or 40 ms | false: `quickack 1`, an ACK per segment; true: Linux's delayed ACKs (also quick-ACK mode at the start, timeout 40-200 ms) | false yes; true: warned |
+| `flows.recovery` | rfc6675 | rfc6675: SACK recovery, DupThresh 3; linux: RACK-TLP and PRR | Linux's RACK-TLP and PRR | linux yes; rfc6675: warned |
+| `flows.count` | 1 | that many flows | the same, expanded | yes |
+
+Rates (goodput, throughput) are defined once for both engines in :mod:`pathpool.metrics`.
 """
 
 from __future__ import annotations
@@ -47,9 +92,9 @@ from typing import Any
 
 from pathpool.errors import ScenarioError
 from pathpool.kernel.loader import WEIGHT_RANGE
-from pathpool.kernel.testbed import MAX_TESTBED_PATHS, AccessLink, FlowSpec, PathSpec
+from pathpool.kernel.testbed import MAX_TESTBED_PATHS, MTU_BYTES, AccessLink, FlowSpec, PathSpec
 
-__all__ = ["ALGORITHM_MAP", "MAX_FLOWS", "MAX_PATHS", "TestbedPlan", "UnsupportedScenario",
+__all__ = ["ALGORITHM_MAP", "MAX_FLOWS", "MAX_PATHS", "Difference", "TestbedPlan", "UnsupportedScenario",
            "map_scenario", "start_offsets"]
 
 #: pathpool-cc name -> kernel congestion control name.
@@ -86,6 +131,34 @@ class UnsupportedScenario(ScenarioError):
     """A valid scenario that the Linux test bed cannot run; names the field and what is supported."""
 
 
+@dataclasses.dataclass(frozen=True)
+class Difference:
+    """A scenario field that does not mean the same on the two engines for this scenario.
+
+    Attributes
+    ----------
+    field : str
+        The scenario field (``flows[0].recovery``, ``links[1].rate``).
+    simulator : str
+        What the simulator does with it.
+    testbed : str
+        What the test bed does instead.
+    same_by : str
+        What to write in the scenario for both engines to mean the same, or ``""`` when nothing
+        can (the test bed has no equivalent).
+    """
+
+    field: str
+    simulator: str
+    testbed: str
+    same_by: str = ""
+
+    def line(self) -> str:
+        """One line: field, both meanings, and the way to make them the same if there is one."""
+        fix = f"; for the same on both: {self.same_by}" if self.same_by else ""
+        return f"{self.field}: simulator: {self.simulator}; Linux test bed: {self.testbed}{fix}"
+
+
 @dataclasses.dataclass
 class TestbedPlan:
     """Everything needed to run one scenario on the test bed.
@@ -117,9 +190,9 @@ class TestbedPlan:
     notes : list of str
         What the test bed does differently from the simulator for this scenario.
     quickack : bool
-        The receiver acknowledges every segment: only when a flow writes ``delayed_ack =
-        false`` (asks for per-segment ACKs). Otherwise (the key absent, or ``true``) the
-        receiver keeps the kernel's own delayed ACKs, which is what a deployment sees.
+        The receiver acknowledges every segment (route attribute ``quickack 1``): when the
+        flows' ``delayed_ack`` is false, written or not (the simulator's default, an ACK per
+        segment). With ``delayed_ack = true`` the receiver keeps the kernel's delayed ACKs.
     egress : list of int or None
         Router link of each test-bed path when paths share links without all sharing one
         (``bottleneck_links[j]`` names router link j); None: one per path, or the shared one.
@@ -128,6 +201,10 @@ class TestbedPlan:
     sample_ms : float
         The senders' ``tcp_info`` sampling period: the scenario's ``metrics.interval``, or
         :data:`DEFAULT_SAMPLE_MS` when it has none.
+    differences : list of Difference
+        The fields of this scenario that the two engines read differently (what ``pathpool
+        compare`` warns about). Not part of :meth:`describe`: they follow from the scenario and
+        the mapping's rules, not from what the test bed runs.
     """
 
     __test__ = False
@@ -147,6 +224,7 @@ class TestbedPlan:
     egress: list[int] | None = None
     access: list[tuple[str, AccessLink]] = dataclasses.field(default_factory=list)
     sample_ms: float = DEFAULT_SAMPLE_MS
+    differences: list[Difference] = dataclasses.field(default_factory=list)
 
     def link_path(self, j: int) -> int:
         """A test-bed path that crosses router link ``j`` (its rate and queue are the link's)."""
@@ -185,6 +263,44 @@ def _buffer_pkts(link: dict[str, Any]) -> int:
 
 # -- the mapping ----------------------------------------------------------------------------------
 
+@dataclasses.dataclass
+class _Mapping:
+    """What the sections of :func:`map_scenario` share: the validated scenario, its links and
+    paths by name, and the notes and differences found so far."""
+
+    sc: Any
+    max_duration_s: float
+    start_offsets: dict[str, int] | None
+    kernel_tcp: bool
+    links: dict[str, tuple[int, dict]] = dataclasses.field(default_factory=dict)
+    paths: dict[str, tuple[int, dict]] = dataclasses.field(default_factory=dict)
+    notes: list[str] = dataclasses.field(default_factory=list)
+    differences: list[Difference] = dataclasses.field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        spec = self.sc.spec
+        self.links = {ln["name"]: (i, ln) for i, ln in enumerate(spec["links"])}
+        self.paths = {p["name"]: (i, p) for i, p in enumerate(spec["paths"])}
+
+    @property
+    def duration_s(self) -> float:
+        return min(self.sc.duration_s, self.max_duration_s)
+
+    def unsupported(self, field: str, message: str, allowed: str) -> UnsupportedScenario:
+        return UnsupportedScenario(f"the Linux test bed cannot run this: {message}", origin=self.sc.origin,
+                                   field=field, allowed=allowed)
+
+    def differ(self, field: str, simulator: str, testbed: str, same_by: str = "") -> None:
+        if all(d.field != field for d in self.differences):
+            self.differences.append(Difference(field, simulator, testbed, same_by))
+
+    def path_links(self, name: str) -> list[str]:
+        return list(self.paths[name][1]["links"])
+
+    def start_s(self, fl: dict) -> float:
+        return fl["start_s"] + (self.start_offsets or {}).get(fl["name"], 0) / 1e9
+
+
 def map_scenario(scenario: Any, max_duration_s: float = 10.0, kernel_tcp: bool = False,
                  start_offsets: dict[str, int] | None = None) -> TestbedPlan:
     """Map a scenario onto the test bed.
@@ -209,6 +325,8 @@ def map_scenario(scenario: Any, max_duration_s: float = 10.0, kernel_tcp: bool =
     Returns
     -------
     TestbedPlan
+        With :attr:`TestbedPlan.differences`: the fields this scenario uses that the two
+        engines read differently (the table in this module's docstring).
 
     Raises
     ------
@@ -219,116 +337,180 @@ def map_scenario(scenario: Any, max_duration_s: float = 10.0, kernel_tcp: bool =
 
     if not (max_duration_s > 0 and math.isfinite(max_duration_s)):
         raise ValueError(f"max_duration_s = {max_duration_s}: must be a positive number of seconds")
-    sc = load_scenario(scenario)
-    spec = sc.spec
-    origin = sc.origin
+    m = _Mapping(load_scenario(scenario), max_duration_s, start_offsets, kernel_tcp)
+    flows_raw = _check_flows(m)
+    quickack = _ack_policy(m, flows_raw)
+    order, n_mptcp = _path_order(m, flows_raw)
+    shared, egress, egress_links, access = _sharing(m, order)
+    specs, bottlenecks = _path_specs(m, order, shared, egress)
+    flows, fpaths, algos, tunables = _flow_specs(m, flows_raw, order)
+    _link_differences(m, order)
+    duration = m.duration_s
+    if duration < m.sc.duration_s:
+        m.notes.append(f"duration capped at {duration:g} s (scenario: {m.sc.duration_s:g} s)")
+    spec = m.sc.spec
+    return TestbedPlan(
+        paths=specs, path_names=order, shared_bottleneck=shared,
+        bottleneck_links=[bottlenecks[0]] if shared else egress_links if egress is not None else bottlenecks,
+        flows=flows, egress=egress,
+        access=[(n, AccessLink(rate_mbps=m.links[n][1]["rate_bps"] / 1e6,
+                               queue_pkts=_buffer_pkts(m.links[n][1]), paths=tuple(ks)))
+                for n, ks in access.items()],
+        flow_paths=fpaths, algorithms=algos, mptcp_paths=n_mptcp,
+        duration_s=duration, tunables=tunables, notes=sorted(set(m.notes), key=m.notes.index),
+        quickack=quickack,
+        sample_ms=spec["metrics_interval_s"] * 1e3 if spec["metrics_interval_s"] > 0 else DEFAULT_SAMPLE_MS,
+        differences=m.differences,
+    )
 
-    def unsupported(field: str, message: str, allowed: str) -> UnsupportedScenario:
-        return UnsupportedScenario(f"the Linux test bed cannot run this: {message}", origin=origin,
-                                   field=field, allowed=allowed)
 
-    links = {ln["name"]: (i, ln) for i, ln in enumerate(spec["links"])}
-    paths = {p["name"]: (i, p) for i, p in enumerate(spec["paths"])}
-    notes: list[str] = []
-    # The receiver's ACK policy is one route attribute for the whole test bed.
-    delack: set[bool] = set()
-
-    # Flows (count already expanded): check what the test bed can do.
+def _check_flows(m: _Mapping) -> list[tuple[int, str, dict]]:
+    """The flows (``count`` expanded) as ``(entry index, name, spec)``, after checking what the
+    test bed can run; notes and differences of their fields."""
     flows_raw: list[tuple[int, str, dict]] = []
-    copies = Counter(fl["index"] for fl in spec["flows"])
-    for fl in spec["flows"]:
+    copies = Counter(fl["index"] for fl in m.sc.spec["flows"])
+    for fl in m.sc.spec["flows"]:
         i = fl["index"]
         f = f"flows[{i}]"
         kind = fl["kind"]
         if kind not in ("tcp", "mptcp"):
-            raise unsupported(f"{f}.kind", f"kind = {kind!r}", "tcp, mptcp")
+            raise m.unsupported(f"{f}.kind", f"kind = {kind!r}", "tcp, mptcp")
         if fl["app"] not in ("bulk", "file"):
-            raise unsupported(f"{f}.app", f"app = {fl['app']!r}", "bulk, file")
-        if fl["start_s"] + (start_offsets or {}).get(fl["name"], 0) / 1e9 >= min(sc.duration_s, max_duration_s):
-            raise unsupported(f"{f}.start", "the flow starts after the test bed's run ends",
-                              f"start < {min(sc.duration_s, max_duration_s):g} s")
+            raise m.unsupported(f"{f}.app", f"app = {fl['app']!r}", "bulk, file")
+        if m.start_s(fl) >= m.duration_s:
+            raise m.unsupported(f"{f}.start", "the flow starts after the test bed's run ends",
+                                f"start < {m.duration_s:g} s")
         if fl["mss"] != TESTBED_MSS:
-            raise unsupported(f"{f}.mss", f"mss = {fl['mss']} (the veths have a 1500-byte MTU)",
-                              str(TESTBED_MSS))
+            raise m.unsupported(f"{f}.mss", f"mss = {fl['mss']} (the veths have a 1500-byte MTU)",
+                                str(TESTBED_MSS))
         own = KERNEL_OPTION_BYTES[kind]
         if fl["option_bytes"] not in (0, own):
-            raise unsupported(f"{f}.option_bytes", f"option_bytes = {fl['option_bytes']} (the kernel "
-                              f"carries its own options: {own} bytes on a {kind} data segment)",
-                              f"0 or {own}" if own else "0")
+            raise m.unsupported(f"{f}.option_bytes", f"option_bytes = {fl['option_bytes']} (the kernel "
+                                f"carries its own options: {own} bytes on a {kind} data segment)",
+                                f"0 or {own}" if own else "0")
         if fl["scheduler"] != "minrtt":
-            raise unsupported(f"{f}.scheduler", f"scheduler = {fl['scheduler']!r} (the kernel's "
-                              "default MPTCP scheduler is used)", "minrtt")
+            raise m.unsupported(f"{f}.scheduler", f"scheduler = {fl['scheduler']!r} (the kernel's "
+                                "default MPTCP scheduler is used)", "minrtt")
         algo = fl["algorithm"]
         if algo not in ALGORITHM_MAP:
-            raise unsupported(f"{f}.algorithm", f"algorithm {algo!r} has no kernel version",
-                              ", ".join(ALGORITHM_MAP))
+            raise m.unsupported(f"{f}.algorithm", f"algorithm {algo!r} has no kernel version",
+                                ", ".join(ALGORITHM_MAP))
         written = fl["written"]
-        if ((fl["start_jitter_s"] and start_offsets is None) or ("send_jitter" in written and fl["send_jitter_s"])
+        if ((fl["start_jitter_s"] and m.start_offsets is None) or ("send_jitter" in written and fl["send_jitter_s"])
                 or "rcv_buffer" in written or fl["delayed_ack"] or "recovery" in written):
             base = fl["name"].rsplit("-", 1)[0] if copies[i] > 1 else fl["name"]
-            notes.append(f"{f} ({base}): start_jitter, send_jitter, rcv_buffer, delayed_ack and "
-                         "recovery are the kernel's own on the test bed")
-        # Only a written delayed_ack sets the test bed's ACK policy (absent: the kernel's own).
-        if "delayed_ack" in fl["written"]:
-            delack.add(bool(fl["delayed_ack"]))
+            m.notes.append(f"{f} ({base}): start_jitter, send_jitter, rcv_buffer, delayed_ack and "
+                           "recovery are the kernel's own on the test bed")
+        _flow_differences(m, f, fl)
         flows_raw.append((i, fl["name"], fl))
     if len(flows_raw) > MAX_FLOWS:
-        raise unsupported("flows", f"{len(flows_raw)} flows (count included)",
-                          f"at most {MAX_FLOWS} flows")
+        raise m.unsupported("flows", f"{len(flows_raw)} flows (count included)", f"at most {MAX_FLOWS} flows")
+    return flows_raw
 
-    # Paths: the MPTCP flows' paths first, in order; all MPTCP flows must use the same list
-    # because MPTCP endpoints are per host, not per connection.
+
+def _flow_differences(m: _Mapping, f: str, fl: dict) -> None:
+    """The fields of flow entry ``f`` that the test bed reads otherwise than the simulator."""
+    if fl["kind"] == "mptcp" and fl["option_bytes"] == 0:
+        m.differ(f"{f}.option_bytes", "0: no option bytes beyond the timestamps, 1448 payload bytes "
+                 "per full segment", f"the kernel's {KERNEL_OPTION_BYTES['mptcp']}-byte DSS option on every "
+                 f"data segment, {TESTBED_MSS - KERNEL_OPTION_BYTES['mptcp']} payload bytes",
+                 f"option_bytes = {KERNEL_OPTION_BYTES['mptcp']}")
+    if fl["kind"] == "mptcp":
+        m.differ(f"{f}.scheduler", "minrtt: the subflow with the lowest smoothed RTT and room in its "
+                 "window (the out-of-tree kernels' default)", "upstream Linux's default scheduler "
+                 "(mptcp_subflow_get_send: lowest linger time, bursts of connection-level data)")
+    if fl["recovery"] != "linux":
+        m.differ(f"{f}.recovery", f"{fl['recovery']}: SACK loss recovery, DupThresh 3, no tail loss probe",
+                 "Linux's RACK-TLP and PRR", 'recovery = "linux"')
+    m.differ(f"{f}.rcv_buffer", f"a fixed connection-level receive window of {fl['rcv_buffer_bytes']} bytes",
+             "the kernel's receive buffer, autotuned from net.ipv4.tcp_rmem")
+    if fl["send_jitter_s"] > 0:
+        m.differ(f"{f}.send_jitter", f"each data packet leaves the host after a random delay up to "
+                 f"{fl['send_jitter_s'] * 1e3:g} ms", "the host's own timing, nothing added", "")
+    if fl["start_jitter_s"] > 0 and m.start_offsets is None:
+        m.differ(f"{f}.start_jitter", f"the start drawn in [start, start + {fl['start_jitter_s']:g} s] "
+                 "for each seed", "every run starts the flow at its start",
+                 "start offsets from pathpool.kernel.mapping.start_offsets (as pathpool reproduce "
+                 "--kernel-start-jitter scenario does)")
+    if fl["delayed_ack"]:
+        m.differ(f"{f}.delayed_ack", "true: an ACK for every second in-order segment or after 40 ms, "
+                 "out-of-order data at once", "true: Linux's delayed ACKs, which also acknowledge every "
+                 "segment while in quick-ACK mode (a connection's start, after out-of-order data) and "
+                 "adapt their timeout (40-200 ms)")
+
+
+def _ack_policy(m: _Mapping, flows_raw: list[tuple[int, str, dict]]) -> bool:
+    """Whether the receiver acknowledges every segment (route attribute ``quickack 1``): each
+    flow's ``delayed_ack`` as the simulator reads it, written or its default (false: an ACK per
+    segment, so a scenario without the key means per-segment ACKs on both engines). One route
+    attribute serves every flow, so the flows must agree."""
+    by_value: dict[bool, list[int]] = {}
+    for i, _n, fl in flows_raw:
+        by_value.setdefault(bool(fl["delayed_ack"]), []).append(i)
+    if len(by_value) > 1:
+        on, off = sorted(set(by_value[True])), sorted(set(by_value[False]))
+        raise m.unsupported(f"flows[{on[0]}].delayed_ack", "flows disagree on delayed_ack (true on "
+                            f"flows {on}, false or not written on flows {off}); the test bed's receiver "
+                            "has one ACK policy for every flow", "the same delayed_ack for every flow")
+    return not by_value or False in by_value
+
+
+def _path_order(m: _Mapping, flows_raw: list[tuple[int, str, dict]]) -> tuple[list[str], int]:
+    """Test-bed paths: the MPTCP flows' paths first, in order (all MPTCP flows must use the same
+    list because MPTCP endpoints are per host, not per connection), then the paths only TCP
+    flows use. Also returns how many carry MPTCP subflows."""
     mp_paths: list[str] | None = None
     for i, _n, fl in flows_raw:
         if fl["kind"] != "mptcp":
             continue
         ps = list(fl["paths"])
         if len(ps) > MAX_PATHS:
-            raise unsupported(f"flows[{i}].paths", f"{len(ps)} subflows", f"at most {MAX_PATHS} paths "
-                              "per MPTCP flow (pp_* couple up to 8 subflows)")
+            raise m.unsupported(f"flows[{i}].paths", f"{len(ps)} subflows", f"at most {MAX_PATHS} paths "
+                                "per MPTCP flow (pp_* couple up to 8 subflows)")
         if len(set(ps)) != len(ps):
-            raise unsupported(f"flows[{i}].paths", "a path listed twice (two subflows over one route)",
-                              "distinct paths")
+            raise m.unsupported(f"flows[{i}].paths", "a path listed twice (two subflows over one route)",
+                                "distinct paths")
         if mp_paths is None:
             mp_paths = ps
         elif ps != mp_paths:
-            raise unsupported(f"flows[{i}].paths", f"MPTCP flows over different paths ({ps} vs "
-                              f"{mp_paths}); MPTCP endpoints are per host", "every MPTCP flow over "
-                              "the same paths, in the same order")
+            raise m.unsupported(f"flows[{i}].paths", f"MPTCP flows over different paths ({ps} vs "
+                                f"{mp_paths}); MPTCP endpoints are per host", "every MPTCP flow over "
+                                "the same paths, in the same order")
     order = list(mp_paths or [])
-    for i, _n, fl in flows_raw:
-        if fl["kind"] == "tcp":
-            p = fl["paths"][0]
-            if p not in order:
-                order.append(p)
+    for _i, _n, fl in flows_raw:
+        if fl["kind"] == "tcp" and fl["paths"][0] not in order:
+            order.append(fl["paths"][0])
     if len(order) > MAX_PATHS:
-        raise unsupported("paths", f"the flows use {len(order)} paths ({', '.join(order)})",
-                          f"at most {MAX_PATHS} paths in all")
+        raise m.unsupported("paths", f"the flows use {len(order)} paths ({', '.join(order)})",
+                            f"at most {MAX_PATHS} paths in all")
+    return order, len(mp_paths or [])
 
-    def path_links(name: str) -> list[str]:
-        return list(paths[name][1]["links"])
 
-    # Bottlenecks.
-    common = set(path_links(order[0]))
+def _sharing(m: _Mapping, order: list[str]) -> tuple[bool, list[int] | None, list[str], dict[str, list[int]]]:
+    """How the paths share links: ``(shared, egress, egress_links, access)``. ``shared``: one
+    link every path crosses (the slowest common one is the bottleneck and must be every path's
+    slowest); else, when some paths share links, ``egress`` (each path's router link, its last
+    link, named by ``egress_links``) and ``access`` (a shared first hop -> the paths crossing it)."""
+    common = set(m.path_links(order[0]))
     for p in order[1:]:
-        common &= set(path_links(p))
+        common &= set(m.path_links(p))
     shared = len(order) > 1 and bool(common)
     egress: list[int] | None = None
     egress_links: list[str] = []
     access: dict[str, list[int]] = {}
     if len(order) > 1 and not shared and any(
-            set(path_links(order[a])) & set(path_links(order[b]))
+            set(m.path_links(order[a])) & set(m.path_links(order[b]))
             for a in range(len(order)) for b in range(a + 1, len(order))):
         # Partial sharing: each path's last link is its router link, a first link of two a
         # shared first hop crossed before the split.
         egress = []
         for k, p in enumerate(order):
-            ls = path_links(p)
+            ls = m.path_links(p)
             if len(ls) > 2:
-                raise unsupported(f"paths[{paths[p][0]}].links", f"path {p!r} crosses {len(ls)} links "
-                                  "and shares some of them with other paths (parking lot)",
-                                  "disjoint paths, one link that every path crosses, or paths of one "
-                                  "or two links (a shared first hop, then the path's own or shared link)")
+                raise m.unsupported(f"paths[{m.paths[p][0]}].links", f"path {p!r} crosses {len(ls)} links "
+                                    "and shares some of them with other paths (parking lot)",
+                                    "disjoint paths, one link that every path crosses, or paths of one "
+                                    "or two links (a shared first hop, then the path's own or shared link)")
             if ls[-1] not in egress_links:
                 egress_links.append(ls[-1])
             egress.append(egress_links.index(ls[-1]))
@@ -337,74 +519,113 @@ def map_scenario(scenario: Any, max_duration_s: float = 10.0, kernel_tcp: bool =
         both_roles = sorted(set(access) & set(egress_links))
         if both_roles:
             ln = both_roles[0]
-            raise unsupported(f"links[{links[ln][0]}]", f"link {ln!r} is the first hop of one path and "
-                              "the last of another (parking lot)", "a link is either a shared first "
-                              "hop or a path's last link")
+            raise m.unsupported(f"links[{m.links[ln][0]}]", f"link {ln!r} is the first hop of one path and "
+                                "the last of another (parking lot)", "a link is either a shared first "
+                                "hop or a path's last link")
     if shared:
-        # The slowest common link is the bottleneck; it must be every path's slowest.
-        bl = min(common, key=lambda n: (links[n][1]["rate_bps"], n))
-        brate = links[bl][1]["rate_bps"]
+        bl = min(common, key=lambda n: (m.links[n][1]["rate_bps"], n))
+        brate = m.links[bl][1]["rate_bps"]
         for p in order:
-            for ln in path_links(p):
-                r = links[ln][1]["rate_bps"]
+            for ln in m.path_links(p):
+                r = m.links[ln][1]["rate_bps"]
                 if ln not in common and r < brate:
-                    raise unsupported(f"links[{links[ln][0]}].rate",
-                                      f"link {ln!r} of path {p!r} ({r / 1e6:g} Mbit/s) is slower than "
-                                      f"the shared bottleneck {bl!r} ({brate / 1e6:g} Mbit/s)",
-                                      "rate limits only at the shared link")
+                    raise m.unsupported(f"links[{m.links[ln][0]}].rate",
+                                        f"link {ln!r} of path {p!r} ({r / 1e6:g} Mbit/s) is slower than "
+                                        f"the shared bottleneck {bl!r} ({brate / 1e6:g} Mbit/s)",
+                                        "rate limits only at the shared link")
+    return shared, egress, egress_links, access
 
+
+def _path_specs(m: _Mapping, order: list[str], shared: bool,
+                egress: list[int] | None) -> tuple[list[PathSpec], list[str]]:
+    """One :class:`PathSpec` per test-bed path, and the scenario link each path's router link
+    emulates."""
     specs: list[PathSpec] = []
     bottlenecks: list[str] = []
+    common = set.intersection(*(set(m.path_links(p)) for p in order))
     for p in order:
-        pi, pd = paths[p]
-        ls = path_links(p)
+        pi, pd = m.paths[p]
+        ls = m.path_links(p)
         ack_links = list(pd["ack_links"] or [])
         for ln in ls + ack_links:
-            li, ld = links[ln]
+            li, ld = m.links[ln]
             if ld["gilbert"] is not None:
-                raise unsupported(f"links[{li}].gilbert", f"Gilbert-Elliott loss on link {ln!r}",
-                                  "Bernoulli loss (links[].loss) only")
+                raise m.unsupported(f"links[{li}].gilbert", f"Gilbert-Elliott loss on link {ln!r}",
+                                    "Bernoulli loss (links[].loss) only")
+            if ld["reorder"] is not None:
+                raise m.unsupported(f"links[{li}].reorder", f"reordering on link {ln!r} (the test bed "
+                                    "delivers every path's packets in order)", "no reorder table")
         for ln in ack_links:
-            li, ld = links[ln]
+            li, ld = m.links[ln]
             if ld["loss"] > 0:
-                raise unsupported(f"links[{li}].loss", f"loss on ACK link {ln!r} of path {p!r}",
-                                  "loss on data links only")
+                raise m.unsupported(f"links[{li}].loss", f"loss on ACK link {ln!r} of path {p!r}",
+                                    "loss on data links only")
         if egress is not None:
             bl = ls[-1]
-        elif not shared:
-            bl = min(ls, key=lambda n: (links[n][1]["rate_bps"], ls.index(n)))
+        elif shared:
+            bl = min(common, key=lambda n: (m.links[n][1]["rate_bps"], n))
+        else:
+            bl = min(ls, key=lambda n: (m.links[n][1]["rate_bps"], ls.index(n)))
         bottlenecks.append(bl)
-        fwd = sum(links[ln][1]["delay_s"] for ln in ls)
+        fwd = sum(m.links[ln][1]["delay_s"] for ln in ls)
         if pd["ack_links"] is None:
             # ack_delay as given, or the simulator's default: the forward delay again.
             rev = pd["ack_delay_s"]
         else:
-            rev = sum(links[ln][1]["delay_s"] for ln in ack_links)
-            notes.append(f"path {p!r}: ACK links give only their delay (no rate limit or queue on "
-                         "the test bed's return direction)")
+            rev = sum(m.links[ln][1]["delay_s"] for ln in ack_links)
+            m.notes.append(f"path {p!r}: ACK links give only their delay (no rate limit or queue on "
+                           "the test bed's return direction)")
+            m.differ(f"paths[{pi}].ack_links", "the ACKs cross these links' rate limits and queues "
+                     "(shared with the data crossing them)", "only the sum of their delays",
+                     "ack_delay instead of ack_links")
         keep = 1.0
         for ln in ls:
-            keep *= 1.0 - links[ln][1]["loss"]
+            keep *= 1.0 - m.links[ln][1]["loss"]
         loss = 1.0 - keep
         if loss >= 1.0:
-            raise unsupported(f"paths[{pi}].links", f"path {p!r} loses every packet", "loss < 1")
+            raise m.unsupported(f"paths[{pi}].links", f"path {p!r} loses every packet", "loss < 1")
         if loss > 0 and round(loss * 10000) == 0:
-            raise unsupported(f"paths[{pi}].links", f"path {p!r} loss {loss:g} is below the test "
-                              "bed's resolution", "loss 0 or >= 0.0001 (nftables numgen mod 10000)")
+            raise m.unsupported(f"paths[{pi}].links", f"path {p!r} loss {loss:g} is below the test "
+                                "bed's resolution", "loss 0 or >= 0.0001 (nftables numgen mod 10000)")
         specs.append(PathSpec(
-            rate_mbps=links[bl][1]["rate_bps"] / 1e6,
+            rate_mbps=m.links[bl][1]["rate_bps"] / 1e6,
             delay_ms=fwd * 1e3,
             rev_delay_ms=rev * 1e3,
             loss=loss,
-            queue_pkts=_buffer_pkts(links[bl][1]),
+            queue_pkts=_buffer_pkts(m.links[bl][1]),
         ))
         if (shared or egress is not None) and loss > 0:
-            notes.append(f"path {p!r}: its links' loss is applied per path before the bottleneck")
-        if egress is not None and len(ls) == 2 and links[ls[0]][1]["delay_s"] > 0:
-            notes.append(f"path {p!r}: the delay of its first hop {ls[0]!r} is applied after that "
-                         "hop's queue, with the path's own")
+            m.notes.append(f"path {p!r}: its links' loss is applied per path before the bottleneck")
+            for ln in ls:
+                if m.links[ln][1]["loss"] > 0 and len(ls) > 1:
+                    m.differ(f"links[{m.links[ln][0]}].loss", "packets are lost on arrival at this link",
+                             "each path's loss is applied where it enters the router, before any queue")
+        if egress is not None and len(ls) == 2 and m.links[ls[0]][1]["delay_s"] > 0:
+            m.notes.append(f"path {p!r}: the delay of its first hop {ls[0]!r} is applied after that "
+                           "hop's queue, with the path's own")
+            m.differ(f"links[{m.links[ls[0]][0]}].delay", "this link's delay, before the next link's queue",
+                     "added with the path's own delay, after the next link's queue")
+    return specs, bottlenecks
 
-    # Flows and tunables.
+
+def _link_differences(m: _Mapping, order: list[str]) -> None:
+    """The link fields every test bed reads otherwise: the rate limiter's packet size, and a
+    buffer in bytes."""
+    used = dict.fromkeys(ln for p in order for ln in m.path_links(p))
+    for ln in used:
+        li, ld = m.links[ln]
+        m.differ(f"links[{li}].rate", f"{ld['rate_bps'] / 1e6:g} Mbit/s of IP packets (1500 bytes per full "
+                 "segment)", f"{ld['rate_bps'] / 1e6:g} Mbit/s of Ethernet frames (tbf counts the 14-byte "
+                 f"header: {1 - WIRE_PACKET / MTU_BYTES:.1%} less payload rate)")
+        if ld["buffer_packets"] is None:
+            m.differ(f"links[{li}].buffer", f"{ld['buffer_bytes']} bytes (short packets take less room)",
+                     f"{_buffer_pkts(ld)} full-size packets", "a buffer in packets (\"50pkt\")")
+
+
+def _flow_specs(m: _Mapping, flows_raw: list[tuple[int, str, dict]], order: list[str]
+                ) -> tuple[list[FlowSpec], dict[str, list[str]], dict[str, str], dict[str, Any]]:
+    """One :class:`FlowSpec` per flow, each flow's scenario paths and algorithm, and the
+    loader's tunables (global: every flow that sets one must agree)."""
     flows: list[FlowSpec] = []
     algos: dict[str, str] = {}
     fpaths: dict[str, list[str]] = {}
@@ -413,8 +634,8 @@ def map_scenario(scenario: Any, max_duration_s: float = 10.0, kernel_tcp: bool =
 
     def set_tun(key: str, value: Any, field: str) -> None:
         if key in tun and tun[key] != value:
-            raise unsupported(field, f"{key} = {value} here but {tun[key]} in {tun_src[key]}; the "
-                              "kernel's tunables are global", "the same parameters for every flow")
+            raise m.unsupported(field, f"{key} = {value} here but {tun[key]} in {tun_src[key]}; the "
+                                "kernel's tunables are global", "the same parameters for every flow")
         tun[key] = value
         tun_src[key] = field
 
@@ -423,13 +644,13 @@ def map_scenario(scenario: Any, max_duration_s: float = 10.0, kernel_tcp: bool =
         params = dict(fl["params"])
         f = f"flows[{i}].params"
         if algo == "lia" and params.get("alpha_every_ack", False):
-            raise unsupported(f"{f}.alpha_every_ack", "alpha recomputed on every ACK (pp_lia "
-                              "recomputes it when v0.95 does)", "alpha_every_ack = false")
+            raise m.unsupported(f"{f}.alpha_every_ack", "alpha recomputed on every ACK (pp_lia "
+                                "recomputes it when v0.95 does)", "alpha_every_ack = false")
         if algo == "balia" and params.get("variant", "continuous") == "kernel":
             set_tun("balia_quantised", True, f"{f}.variant")
         elif algo == "balia":
             set_tun("balia_quantised", False, f"{f}.variant")
-        own_reno = kernel_tcp and fl["kind"] == "tcp" and algo == "reno" and fl["counting"] == "bytes"
+        own_reno = m.kernel_tcp and fl["kind"] == "tcp" and algo == "reno" and fl["counting"] == "bytes"
         if algo != "cubic" and not own_reno:
             set_tun("counting", fl["counting"], f"flows[{i}].counting")
         if algo == "rsf-db":
@@ -439,8 +660,8 @@ def map_scenario(scenario: Any, max_duration_s: float = 10.0, kernel_tcp: bool =
             weight = float(params.get("a", 1.0 / len(fl["paths"]) ** 2 if algo == "ewtcp" else 1.0))
             lo, hi = WEIGHT_RANGE
             if not lo <= weight <= hi:
-                raise unsupported(f"{f}.a", f"{algo} a = {weight:g} (the BPF arithmetic's domain)",
-                                  f"{lo:g} <= a <= {hi:g}")
+                raise m.unsupported(f"{f}.a", f"{algo} a = {weight:g} (the BPF arithmetic's domain)",
+                                    f"{lo:g} <= a <= {hi:g}")
             set_tun(f"{algo}_a", weight, f"{f}.a")
         if algo == "rsf-lb":
             set_tun("mu_pps", float(params.get("mu", 4.0)), f"{f}.mu")
@@ -448,11 +669,11 @@ def map_scenario(scenario: Any, max_duration_s: float = 10.0, kernel_tcp: bool =
         size = int(fl["size_bytes"] or 0) if fl["app"] == "file" else 0
         # The simulator's start (+ the drawn jitter) and stop; a stop at or after the run's end
         # is no stop.
-        start = fl["start_s"] + (start_offsets or {}).get(name, 0) / 1e9
-        stop = fl["stop_s"] if fl["stop_s"] is not None and fl["stop_s"] < min(sc.duration_s, max_duration_s) else None
+        start = m.start_s(fl)
+        stop = fl["stop_s"] if fl["stop_s"] is not None and fl["stop_s"] < m.duration_s else None
         if stop is not None and stop <= start:
-            raise unsupported(f"flows[{i}].stop", f"the flow stops ({stop:g} s) before it starts "
-                              f"({start:g} s with its start jitter)", "stop after start")
+            raise m.unsupported(f"flows[{i}].stop", f"the flow stops ({stop:g} s) before it starts "
+                                f"({start:g} s with its start jitter)", "stop after start")
         if fl["kind"] == "mptcp":
             flows.append(FlowSpec(name, "mptcp", ALGORITHM_MAP[algo], 0, size, start, stop))
             fpaths[name] = list(fl["paths"])
@@ -462,26 +683,7 @@ def map_scenario(scenario: Any, max_duration_s: float = 10.0, kernel_tcp: bool =
                                   order.index(p), size, start, stop))
             fpaths[name] = [p]
         algos[name] = algo
-
-    if len(delack) > 1:   # one says true, another false
-        raise unsupported("flows.delayed_ack", "flows disagree on delayed_ack (the test bed's "
-                          "receiver has one ACK policy for every flow)",
-                          "the same delayed_ack for every flow")
-    duration = min(sc.duration_s, max_duration_s)
-    if duration < sc.duration_s:
-        notes.append(f"duration capped at {duration:g} s (scenario: {sc.duration_s:g} s)")
-    return TestbedPlan(
-        paths=specs, path_names=order, shared_bottleneck=shared,
-        bottleneck_links=[bottlenecks[0]] if shared else egress_links if egress is not None else bottlenecks,
-        flows=flows, egress=egress,
-        access=[(n, AccessLink(rate_mbps=links[n][1]["rate_bps"] / 1e6,
-                               queue_pkts=_buffer_pkts(links[n][1]), paths=tuple(ks)))
-                for n, ks in access.items()],
-        flow_paths=fpaths, algorithms=algos, mptcp_paths=len(mp_paths or []),
-        duration_s=duration, tunables=tun, notes=sorted(set(notes), key=notes.index),
-        quickack=delack == {False},
-        sample_ms=spec["metrics_interval_s"] * 1e3 if spec["metrics_interval_s"] > 0 else DEFAULT_SAMPLE_MS,
-    )
+    return flows, fpaths, algos, tun
 
 
 def start_offsets(scenario: Any, seed: int) -> dict[str, int]:

@@ -24,15 +24,20 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from pathpool import metrics
 from pathpool.kernel import loader
 from pathpool.kernel.loader import KernelError
-from pathpool.kernel.mapping import TestbedPlan, map_scenario
+from pathpool.kernel.mapping import KERNEL_OPTION_BYTES, TestbedPlan, map_scenario, start_offsets
 from pathpool.sim.results import Results
 
-__all__ = ["BACKEND_KEY", "LinuxResults", "results_from_raw", "run_linux"]
+__all__ = ["BACKEND_KEY", "START_OFFSETS_KEY", "LinuxResults", "jittered", "results_from_raw", "run_linux",
+           "seed_plan"]
 
 #: Key of summary.json naming the backend ("linux"; simulator results have none).
 BACKEND_KEY = "backend"
+#: Key of summary.json's ``testbed`` saying the flows started at the simulator's start-jitter
+#: draws for each seed (absent: at their ``start``).
+START_OFFSETS_KEY = "start_offsets"
 #: Most a flow's connect may begin after its start on the run's clock before the run counts as
 #: failed (the sender process was not up in time). When the handshake ends is the network's
 #: business: a SYN lost in a full queue costs the 1 s initial RTO, as on any Linux host.
@@ -51,7 +56,8 @@ def results_from_raw(plan: TestbedPlan, runs: list[dict], scenario: Any) -> Any:
     plan : TestbedPlan
     runs : list of dict
         One per seed: ``{"seed", "raw"`` (from :meth:`Testbed.run_flows`) ``, "links_before",
-        "links_after"`` (from :meth:`Testbed.link_stats`) ``, "wall_s"}``.
+        "links_after"`` (from :meth:`Testbed.link_stats`) ``, "wall_s"}``, and ``"plan"`` when
+        that run's flows were not ``plan``'s (the seed's start jitter: :func:`run_linux`).
     scenario : pathpool.Scenario
         The scenario that was mapped (its text is written as scenario.toml).
 
@@ -83,42 +89,46 @@ def results_from_raw(plan: TestbedPlan, runs: list[dict], scenario: Any) -> Any:
         dur = raw["duration_s"]
         goodputs = []
         sent_total = 0
-        for f in plan.flows:
+        for f in run.get("plan", plan).flows:
             s = raw["senders"][f.name]
             final = s["final"]
             c = receiver_connection(raw, f.name, f"10.77.{f.path}.1")
-            # Goodput over the run's span: bytes the receiver got in its first `dur` seconds.
+            # Bytes the receiver got in its first `dur` seconds (flows that all start at 0 and
+            # run to the end).
             delivered = c.get("bytes_in_window", c["bytes"])
-            rdur = dur
-            start, end = 0.0, dur
+            start, stop = 0.0, None
             if raw.get("epoch"):
-                # On the run's clock: the simulator's goodput of a flow that starts late or
-                # stops early, bytes received by its end over its active interval
-                # (crates/pathpool-sim/src/output.rs, FlowRecord).
+                # On the run's clock: a flow that starts late or stops early counts the bytes
+                # received by its end (the receiver's mark there).
                 start = f.start_s
-                end = min(f.stop_s, dur) if f.stop_s is not None else dur
-                rdur = end - start
+                stop = f.stop_s if f.stop_s is not None and f.stop_s < dur else None
+                end = stop if stop is not None else dur
                 delivered = next((b for t, b in c["at_marks"] if t == end), c["bytes"])
-            span = end - start   # the sender's active interval (tcp_info's counters cover it)
             completion = math.nan
-            if f.size_bytes:
-                # A download (the simulator's app = "file"): complete when the receiver got every
-                # byte; its goodput is then size / download time (receiver's accept to last byte),
-                # else what arrived within the run, over the run (a lower bound, as the simulator).
+            done_at = None
+            # A download (the simulator's app = "file") is complete when the receiver got every
+            # byte; it is then measured to its completion (download time: the receiver's accept
+            # to its last byte), else, like any flow, by what arrived within its interval (a
+            # lower bound, as the simulator's).
+            if f.size_bytes and c["bytes"] >= f.size_bytes and c["duration_s"] > 0:
                 delivered = c["bytes"]
-                if delivered >= f.size_bytes and c["duration_s"] > 0:
-                    completion = rdur = float(c["duration_s"])
-                    end = start + rdur
+                completion = float(c["duration_s"])
+                done_at = start + completion
+            # One interval for the flow and its subflows (pathpool.metrics).
+            span = metrics.active_interval(start, dur, stop, done_at)
+            option_bytes = KERNEL_OPTION_BYTES[f.kind]
+            wires = [metrics.wire_bytes(x.get("bytes_sent", 0), x.get("data_segs_out", 0), option_bytes)
+                     for x in final]
             sent = sum(x.get("data_segs_out", 0) for x in final)
             sent_total += sent
             rtos = [x["total_rto"] for x in final if "total_rto" in x]
-            gp = delivered * 8 / rdur
+            gp = metrics.rate_bps(delivered, span)
             goodputs.append(gp)
             add("flows", {
                 "seed": seed, "flow": f.name, "kind": f.kind, "algorithm": plan.algorithms[f.name],
-                "n_subflows": len(final), "start_s": start, "end_s": end, "delivered_bytes": delivered,
-                "goodput_bps": gp,
-                "throughput_bps": sum(x.get("bytes_sent", 0) for x in final) * 8 / span,
+                "n_subflows": len(final), "start_s": span.start_s, "end_s": span.end_s,
+                "delivered_bytes": delivered, "goodput_bps": gp,
+                "throughput_bps": metrics.rate_bps(sum(wires), span),
                 "sent_packets": sent,
                 "retransmitted_packets": sum(x.get("total_retrans", 0) for x in final),
                 "rto_count": sum(rtos) if len(rtos) == len(final) else None,
@@ -126,7 +136,7 @@ def results_from_raw(plan: TestbedPlan, runs: list[dict], scenario: Any) -> Any:
             })
             names = plan.flow_paths[f.name]
             seen: dict[str, int] = {}
-            for x in final:
+            for x, wire in zip(final, wires):
                 k = path_index(x.get("local", ""))
                 pname = plan.path_names[k] if 0 <= k < len(plan.path_names) else f"testbed-path{k}"
                 # Subflow index = position of its path in the flow's path list (the simulator's
@@ -139,9 +149,10 @@ def results_from_raw(plan: TestbedPlan, runs: list[dict], scenario: Any) -> Any:
                 add("subflows", {
                     "seed": seed, "flow": f.name, "subflow": idx, "path": pname,
                     "acked_bytes": x.get("bytes_acked", 0),
-                    # The final sample is taken at the flow's end.
-                    "goodput_bps": x.get("bytes_acked", 0) * 8 / span,
-                    "throughput_bps": x.get("bytes_sent", 0) * 8 / span,
+                    # The final sample is taken at the flow's end (a download's: when every
+                    # byte is acknowledged).
+                    "goodput_bps": metrics.rate_bps(x.get("bytes_acked", 0), span),
+                    "throughput_bps": metrics.rate_bps(wire, span),
                     "sent_packets": x.get("data_segs_out", 0),
                     "retransmitted_packets": x.get("total_retrans", 0),
                     "rto_count": x.get("total_rto"),
@@ -151,7 +162,7 @@ def results_from_raw(plan: TestbedPlan, runs: list[dict], scenario: Any) -> Any:
                 })
             # Time series from the sender's samples (every 100 ms): cwnd and srtt per subflow,
             # the flow's rate of newly acknowledged bytes as its goodput.
-            prev_t, prev_acked = start, 0
+            prev_t, prev_acked = span.start_s, 0
             for smp in s["samples"]:
                 t = smp["t"]
                 acked = 0
@@ -293,6 +304,18 @@ def run_once(tb: Any, plan: TestbedPlan, seed: int) -> dict:
             "access_before": access_before, "access_after": tb.access_stats(), "wall_s": wall}
 
 
+def jittered(scenario: Any) -> bool:
+    """Whether some flow of the (validated) scenario has a start jitter."""
+    return any(fl["start_jitter_s"] > 0 for fl in scenario.spec["flows"])
+
+
+def seed_plan(scenario: Any, seed: int, max_duration_s: float) -> TestbedPlan:
+    """The plan of one seed's run: each flow starts at its ``start`` plus the start jitter the
+    simulator draws for ``seed`` (:func:`pathpool.kernel.mapping.start_offsets`)."""
+    return map_scenario(scenario, max_duration_s=max_duration_s,
+                        start_offsets=start_offsets(scenario, seed))
+
+
 def run_linux(
     scenario: Any,
     *,
@@ -308,7 +331,9 @@ def run_linux(
     ----------
     scenario : path, dict or pathpool.Scenario
     seeds : sequence of int, optional
-        One run per seed (the seed only labels the repetition). Default: the scenario's first.
+        One run per seed. Default: the scenario's first. The kernel is not seeded; the seed
+        labels the run and sets its flows' start times: their ``start`` plus the start jitter
+        the simulator draws for that seed, so that a seed means the same starts on both engines.
     max_duration_s : float
         Cap on each run's length (real time).
     prefix : str
@@ -334,13 +359,17 @@ def run_linux(
 
     sc = load_scenario(scenario)
     plan = map_scenario(sc, max_duration_s=max_duration_s)
+    seeds = list(seeds) if seeds else [sc.seeds[0]]
+    # A seed means the same start times on both engines: each run starts its flows at the
+    # simulator's draw of their start jitter for that seed (mapped before anything is set up,
+    # so a draw past the run's end is refused first).
+    plans = {seed: seed_plan(sc, seed, max_duration_s) for seed in seeds} if jittered(sc) else {}
     if os.geteuid() != 0:
         raise KernelError("the Linux backend needs root (network namespaces, tc, nftables, BPF "
                           "struct_ops); run as root, or use --backend sim")
     problems = loader.check_environment(need_toolchain=False)
     if problems:
         raise KernelError("the Linux backend cannot run here: " + "; ".join(problems))
-    seeds = list(seeds) if seeds else [sc.seeds[0]]
     loaded_here = ensure_loaded(plan.kernel_algorithms(), plan.tunables)
     runs = []
     try:
@@ -348,12 +377,17 @@ def run_linux(
             for seed in seeds:
                 if progress:
                     progress(f"seed {seed}: {plan.duration_s:g} s on the test bed")
-                runs.append(run_once(tb, plan, seed))
+                if seed in plans:
+                    runs.append(dict(run_once(tb, plans[seed], seed), plan=plans[seed]))
+                else:
+                    runs.append(run_once(tb, plan, seed))
     finally:
         if loaded_here:
             # The test bed is down and its sockets aborted: the maps must go too.
             loader.unload(wait_freed_s=5.0)
     results = results_from_raw(plan, runs, sc)
+    if plans:
+        results.testbed[START_OFFSETS_KEY] = "each seed's, as the simulator draws them"
     if output is not None:
         results.write(Path(output))
     return results

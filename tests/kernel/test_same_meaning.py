@@ -1,0 +1,85 @@
+"""One scenario, one meaning on both engines: the mapping refuses what the test bed would
+silently run otherwise, and lists each field this scenario uses that the two engines read
+differently (what ``pathpool compare`` warns about); its module docstring's table covers every
+field the mapping reads."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from pathpool.kernel import mapping
+from pathpool.kernel.mapping import UnsupportedScenario, map_scenario
+
+
+def _scenario(**flow) -> dict:
+    return {
+        "name": "t", "duration": "10s",
+        "links": [{"name": "la", "rate": "10Mbps", "delay": "10ms", "buffer": "50pkt"},
+                  {"name": "lb", "rate": "20Mbps", "delay": "20ms", "buffer": "60KB"}],
+        "paths": [{"name": "a", "links": ["la"]}, {"name": "b", "links": ["lb"]}],
+        "flows": [{"name": "m", "kind": "mptcp", "paths": ["a", "b"], "algorithm": "lia", **flow},
+                  {"name": "t", "kind": "tcp", "path": "a", "algorithm": "reno", "recovery": "linux",
+                   "send_jitter": 0}],
+    }
+
+
+def test_reordering_links_are_refused_naming_the_field():
+    """The test bed delivers each path's packets in order: a reorder table must not be dropped
+    silently."""
+    sc = _scenario()
+    sc["links"][1]["reorder"] = {"probability": 0.01, "extra_delay": "5ms"}
+    with pytest.raises(UnsupportedScenario, match=r"links\[1\]\.reorder"):
+        map_scenario(sc)
+
+
+def test_defaults_that_differ_are_listed_per_field_with_the_way_to_agree():
+    plan = map_scenario(_scenario())
+    d = {x.field: x for x in plan.differences}
+    # The MPTCP flow's defaults: no DSS bytes, RFC 6675 recovery, the simulator's send jitter.
+    assert d["flows[0].option_bytes"].same_by == "option_bytes = 24"
+    assert "1424 payload bytes" in d["flows[0].option_bytes"].testbed
+    assert d["flows[0].recovery"].same_by == 'recovery = "linux"'
+    assert "0.5 ms" in d["flows[0].send_jitter"].simulator
+    assert "flows[0].scheduler" in d and "flows[0].rcv_buffer" in d
+    # The TCP flow wrote what the test bed does: no recovery, option or send-jitter line for it.
+    assert not {"flows[1].recovery", "flows[1].option_bytes", "flows[1].send_jitter", "flows[1].scheduler"} & set(d)
+    # Links: the rate limiter's frames (1514 bytes for 1500) and a buffer in bytes (60 KB -> 40 packets).
+    assert "0.9% less payload rate" in d["links[0].rate"].testbed
+    assert "40 full-size packets" in d["links[1].buffer"].testbed and "links[0].buffer" not in d
+    # Written as the test bed runs them, those differences go.
+    agreed = map_scenario(_scenario(option_bytes=24, recovery="linux", send_jitter=0))
+    assert not {"flows[0].option_bytes", "flows[0].recovery", "flows[0].send_jitter"} & \
+        {x.field for x in agreed.differences}
+    # One line per field, naming it and both meanings.
+    line = d["flows[0].recovery"].line()
+    assert line.startswith("flows[0].recovery: simulator: rfc6675") and "Linux test bed: " in line
+    assert line.endswith('for the same on both: recovery = "linux"')
+
+
+def test_start_jitter_differs_unless_the_seeds_offsets_are_given():
+    sc = _scenario(start_jitter="1s")
+    assert "flows[0].start_jitter" in {x.field for x in map_scenario(sc).differences}
+    plan = map_scenario(sc, start_offsets={"m": 250_000_000})
+    assert "flows[0].start_jitter" not in {x.field for x in plan.differences}
+    assert plan.flows[0].start_s == 0.25
+
+
+def test_the_docstring_table_names_every_field_the_mapping_reads():
+    """Every key of the validated scenario the mapping reads (``fl["..."]``, ``ld["..."]``,
+    ``pd["..."]``, ``spec["..."]``) is a row of the table in its docstring."""
+    import inspect
+
+    src = inspect.getsource(mapping)
+    read = set(re.findall(r'\b(?:fl|ld|pd|spec|links\[\w+\]\[1\]|m\.links\[\w+\]\[1\]|m\.paths\[\w+\]\[1\])'
+                          r'\["(\w+)"\]', src))
+    doc = mapping.__doc__
+    rows = set(re.findall(r"^\| `([\w.]+)`", doc, flags=re.MULTILINE))
+    names = {r.rsplit(".", 1)[-1] for r in rows}
+    spec_key = {"rate_bps": "rate", "delay_s": "delay", "buffer_packets": "buffer", "buffer_bytes": "buffer",
+                "ack_delay_s": "ack_delay", "size_bytes": "size", "start_s": "start", "stop_s": "stop",
+                "start_jitter_s": "start_jitter", "send_jitter_s": "send_jitter", "option_bytes": "option_bytes",
+                "rcv_buffer_bytes": "rcv_buffer", "metrics_interval_s": "interval", "written": None,
+                "index": None, "name": None, "flows": None, "links": None, "paths": None}
+    missing = sorted(k for k in read if spec_key.get(k, k) is not None and spec_key.get(k, k) not in names)
+    assert len(read) > 20 and not missing, missing
