@@ -10,42 +10,32 @@ A flow's row and its subflows' rows measure one interval, the flow's *active int
 Every rate of the flow and of its subflows is bytes counted over that interval, times 8, over
 its length (:func:`rate_bps`):
 
-==================================  ===========================================================
-``flows.goodput_bps``               bytes delivered in order to the receiving application by the
-                                    interval's end, each once (``delivered_bytes``)
-``flows.throughput_bps``            bytes its subflows put on the wire by then, headers and
-                                    retransmissions included (the sum of its subflows' below)
-``subflows.goodput_bps``            data bytes acknowledged on the subflow by then
-                                    (``acked_bytes``); the subflows of a flow add up to the
-                                    flow's goodput, up to what is acknowledged on a subflow but
-                                    not yet delivered in order (or the reverse) at the end
-``subflows.throughput_bps``         bytes the subflow put on the wire by then
-==================================  ===========================================================
+| column | bytes counted over the active interval |
+|---|---|
+| ``flows.goodput_bps`` | bytes delivered in order to the receiving application by the interval's end, each once (``delivered_bytes``) |
+| ``flows.throughput_bps`` | bytes its subflows put on the wire by then, headers and retransmissions included (the sum of its subflows' below) |
+| ``subflows.goodput_bps`` | data bytes acknowledged on the subflow by then (``acked_bytes``); the subflows of a flow add up to the flow's goodput, up to what is acknowledged on a subflow but not yet delivered in order (or the reverse) at the end |
+| ``subflows.throughput_bps`` | bytes the subflow put on the wire by then |
 
-The simulator computes these in Rust at the end of a run (``crates/pathpool-sim/src/sim.rs``,
-the flow and subflow records); the Linux backend (:func:`pathpool.kernel.run.results_from_raw`)
+The simulator computes these in Rust at the end of a run (``crates/pathpool-sim/src/conn/records.rs``
+and ``world.rs``, the flow and subflow records); the Linux backend (:func:`pathpool.kernel.run.results_from_raw`)
 calls the functions here. Both are held to this module by the tests (the simulator's columns
 equal :func:`rate_bps` of its own counts over its own interval).
 
 The other columns both engines fill, and where each takes them from (simulator | Linux
 backend, the sender's ``tcp_info`` of each subflow at the flow's end unless said otherwise):
 
-======================================  ===================================  ===================================
-``delivered_bytes``                     in order at the receiving app        the receiver's bytes read by the end
-``acked_bytes``                         acknowledged on the subflow          ``tcpi_bytes_acked``
-``sent_packets``                        data packets, retransmissions too    ``tcpi_data_segs_out``
-``retransmitted_packets``               data packets sent again              ``tcpi_total_retrans``
-``completion_time_s``                   start to last byte delivered         the receiver's accept to last byte
-``min_rtt_s``                           smallest RTT sample                  ``tcpi_min_rtt``
-``mean_cwnd``                           time average                         mean of the samples (every
-                                                                             ``metrics.interval``, 100 ms by
-                                                                             default): a time average
-``mean_rtt_s``                          mean of every RTT sample             mean of the sampled smoothed RTT
-                                                                             (``tcpi_rtt``): not the same mean
-                                                                             (the kernel exposes no samples)
-``series`` flow ``goodput_bps``         bytes delivered in the interval      bytes newly acknowledged on its
-                                                                             subflows in the interval
-======================================  ===================================  ===================================
+| column | simulator | Linux backend |
+|---|---|---|
+| ``delivered_bytes`` | in order at the receiving app | the receiver's bytes read by the end |
+| ``acked_bytes`` | acknowledged on the subflow | ``tcpi_bytes_acked`` |
+| ``sent_packets`` | data packets, retransmissions too | ``tcpi_data_segs_out`` |
+| ``retransmitted_packets`` | data packets sent again | ``tcpi_total_retrans`` |
+| ``completion_time_s`` | start to last byte delivered | the receiver's accept to last byte |
+| ``min_rtt_s`` | smallest RTT sample | ``tcpi_min_rtt`` |
+| ``mean_cwnd`` | time average | mean of the samples (every ``metrics.interval``, 100 ms by default): a time average |
+| ``mean_rtt_s`` | mean of every RTT sample | mean of the sampled smoothed RTT (``tcpi_rtt``): not the same mean (the kernel exposes no samples) |
+| ``series`` flow ``goodput_bps`` | bytes delivered in the interval | bytes newly acknowledged on its subflows in the interval |
 
 What the kernel does not report (loss marks, ACK counts, packets in flight at the end,
 reinjections) is left empty on the Linux backend, never estimated.

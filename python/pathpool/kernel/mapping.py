@@ -7,7 +7,7 @@ one :class:`~pathpool.kernel.testbed.FlowSpec` per flow, the duration and the BP
 raises :class:`UnsupportedScenario`, a :class:`~pathpool.errors.ScenarioError` naming the
 scenario field and what the test bed supports.
 
-Rules (also in ``python/pathpool/kernel/README.md``):
+Rules (also on the manual's page "One scenario on both engines"):
 
 - one test-bed path per distinct scenario path used by a flow; the paths of the MPTCP flow(s)
   come first, in the flow's order (MPTCP endpoints exist only for them), then the paths used
