@@ -32,7 +32,7 @@ def parse(obj: Path) -> dict[str, dict]:
     for line in out.splitlines():
         m = FUNC.match(line.strip())
         if m and not m.group(1).startswith("LBB"):
-            cur = funcs.setdefault(m.group(1), {"insns": 0, "calls": [], "helpers": 0, "div": 0})
+            cur = funcs.setdefault(m.group(1), {"insns": 0, "calls": [], "bpf_calls": 0, "div": 0})
             continue
         if cur is None:
             continue
@@ -51,7 +51,7 @@ def parse(obj: Path) -> dict[str, dict]:
             if text == "call -1":
                 last_call = True     # BPF-to-BPF (or kfunc): the relocation names it
             else:
-                cur["helpers"] += 1
+                cur["bpf_calls"] += 1
         if "/=" in text or "%=" in text:
             cur["div"] += 1
     return funcs
@@ -71,7 +71,7 @@ def closure(funcs: dict[str, dict], root: str) -> list[str]:
 def main(argv: list[str]) -> int:
     objs = [Path(a) for a in argv] or sorted(Path("kernel/build").glob("pp_*.bpf.o"))
     print(f"{'object':<22}{'cong_avoid':>11}{'+ callees':>10}{'call sites':>11}"
-          f"{'helpers':>8}{'div':>5}  callees")
+          f"{'BPF calls':>10}{'div':>5}  callees")
     for obj in objs:
         funcs = parse(obj)
         root = next((f for f in ("pp_cong_avoid", "mr_cong_avoid") if f in funcs), None)
@@ -82,7 +82,7 @@ def main(argv: list[str]) -> int:
         print(f"{obj.name:<22}{funcs[root]['insns']:>11}"
               f"{sum(funcs[f]['insns'] for f in callees):>10}"
               f"{sum(len(funcs[f]['calls']) for f in reach):>11}"
-              f"{sum(funcs[f]['helpers'] for f in reach):>8}"
+              f"{sum(funcs[f]["bpf_calls"] for f in reach):>10}"
               f"{sum(funcs[f]['div'] for f in reach):>5}  "
               + ", ".join(f"{f} {funcs[f]['insns']}" for f in callees))
     return 0

@@ -109,7 +109,7 @@ MAX_PATHS = MAX_TESTBED_PATHS
 #: Concurrent flows: each is one sender process (several per client address, each its own
 #: port). Khalili's N1 = 15 needs 20: on the 2-core machine one such bed's 20 senders took 4.4
 #: CPU seconds in a 20 s run (0.19-0.24 s each, about 1% of a core), the machine 48% busy with
-#: other sessions' work included (report/kernel/NOTE.md).
+#: other work included.
 MAX_FLOWS = 24
 #: Bytes per packet on the wire in the simulator (1448 payload + 52 header).
 WIRE_PACKET = 1500
