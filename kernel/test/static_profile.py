@@ -82,7 +82,7 @@ def main(argv: list[str]) -> int:
         print(f"{obj.name:<22}{funcs[root]['insns']:>11}"
               f"{sum(funcs[f]['insns'] for f in callees):>10}"
               f"{sum(len(funcs[f]['calls']) for f in reach):>11}"
-              f"{sum(funcs[f]["bpf_calls"] for f in reach):>10}"
+              f"{sum(funcs[f]['bpf_calls'] for f in reach):>10}"
               f"{sum(funcs[f]['div'] for f in reach):>5}  "
               + ", ".join(f"{f} {funcs[f]['insns']}" for f in callees))
     return 0
