@@ -48,7 +48,7 @@ def _marked(marker: str) -> list[int]:
 def _start(out: Path, marker: str) -> subprocess.Popen:
     env = {**os.environ, "PATHPOOL_TEST_MARK": marker, "PYTHONPATH": os.pathsep.join(sys.path)}
     return subprocess.Popen(
-        [sys.executable, "-m", "pathpool.cli", "reproduce", "balia", "--seeds", "4", "--only", "table5",
+        [sys.executable, "-m", "pathpool.cli", "reproduce", "balia", "--seeds", "12", "--only", "table5",
          "-j", "2", "-o", str(out), "--force"],
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, start_new_session=True,
     )
@@ -58,8 +58,9 @@ def _start(out: Path, marker: str) -> subprocess.Popen:
 def test_sigint_at_random_moments_stops_everything_at_once(tmp_path):
     seed = int(os.environ.get("PATHPOOL_SIGNAL_SEED", random.randrange(1 << 30)))
     rng = random.Random(seed)
-    # Stratified over the run's first ~5 s (start-up ~1 s, then 4 seeds x 3 algorithms in 2
-    # workers), so every phase gets a signal whatever the draw.
+    # Stratified over the first ~5 s of a run of ~9 s (start-up ~1 s, then 12 seeds of Balia's
+    # Table V in 2 workers), so every phase gets a signal whatever the draw, and none lands
+    # after the run has finished.
     span = 5.0
     moments = [0.15 + (k + rng.random()) * span / MOMENTS for k in range(MOMENTS)]
     rng.shuffle(moments)
