@@ -438,7 +438,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     p = subparsers.add_parser("plot", description=__doc__.split("\n\n")[1].replace("\n", " "))
     p.add_argument("results", metavar="RESULTS_DIR", help="a results directory (run, sweep, reproduce results/)")
-    add_out(p, None, "where the figures go (default: RESULTS_DIR/plots)")
+    add_out(p, None, "where the figures go (default: RESULTS_DIR/plots, which the next run into RESULTS_DIR "
+            "replaces with its results)")
     p.add_argument("--seed", type=int, default=None, help="the run whose time series are drawn (default: the first)")
     p.add_argument("--where", type=_where, action="append", default=[], metavar="KEY=VALUE",
                    help="keep only rows with this key value (a sweep axis, a tag); repeatable")
