@@ -2,7 +2,7 @@
 
 Used by :func:`pathpool.run` (one task per seed) and :func:`pathpool.sweep.run_sweep` (one task
 per job). Each worker has a pipe of its own to the parent and the parent's main thread does all
-the reading: there is no helper thread in the parent, so nothing can be left waiting on a pipe
+the reading: there is no reader thread in the parent, so nothing can be left waiting on a pipe
 when the parent stops. (``concurrent.futures.ProcessPoolExecutor`` reads results in a thread
 of its own; a worker killed half-way through writing a large result left that thread blocked
 in ``os.read`` for ever, and the interpreter's exit waited for the thread: Ctrl-C hung.)
