@@ -182,3 +182,27 @@ def test_reproduce_on_a_full_disk_is_one_line(tmp_path, cli, monkeypatch):
     last = r.err.strip().splitlines()[-1]
     assert "Traceback" not in r.err and "No space left on device" in last and str(tmp_path / "rep") in last, r.err
     assert not (tmp_path / "rep" / "results").exists()
+
+
+def test_entries_written_with_labels_by_earlier_versions_are_relabelled(tmp_path, monkeypatch):
+    # Entries once kept the job's tags as leading columns; they stay valid (no rerun) and a
+    # later sweep's rows carry its own labels only.
+    import pathpool
+    from pathpool.data import scenario_path
+
+    sc = pathpool.load_scenario(scenario_path(SCENARIO), ["duration=2s"])
+    old = Job(sc, 1, {"flows.mptcp.algorithm": "lia"})
+    tables = sweep.run_job(old)
+    d = tmp_path / old.key()
+    d.mkdir()
+    for name in sweep.TABLES:
+        tables[name].to_parquet(d / f"{name}.parquet", index=False)
+    (d / "done").write_text(old.key())
+    calls = []
+    real = sweep.run_job
+    monkeypatch.setattr(sweep, "run_job", lambda job: calls.append(job) or real(job))
+    got = run_sweep([Job(sc, 1, {"duration": "2s"})], cache_dir=tmp_path, workers=1)
+    assert calls == []
+    assert list(got["flows"].columns[:2]) == ["duration", "seed"] and "flows.mptcp.algorithm" not in got["flows"]
+    pd.testing.assert_frame_equal(got["flows"].drop(columns="duration"),
+                                  tables["flows"].drop(columns="flows.mptcp.algorithm"), check_dtype=False)
