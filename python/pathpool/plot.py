@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import textwrap
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -168,8 +169,12 @@ def _timeseries(run: tuple[pd.DataFrame, int, dict], out: Path, colours: dict[st
         else:
             ax.text(0.5, 0.5, f"no {metric} series", transform=ax.transAxes, ha="center", va="center")
     axes[-1].set_xlabel("time (s)")
+    # Keys already in the name (constant over the selection) are not repeated; a long title
+    # wraps rather than running off the page.
     title = f"{name}: seed {run_seed}" + "".join(f", {k}={_label(v)}" for k, v in chosen.items()
-                                                 if _label(v) not in ("-", *name.replace("(", " ").split()))
+                                                 if _label(v) != "-" and f"{k}={_label(v)}" not in name
+                                                 and _label(v) != name)
+    title = textwrap.fill(title, 90)
     fig.suptitle(title, fontsize=10)
     fig.tight_layout()
     files = _save(fig, out / "timeseries")
