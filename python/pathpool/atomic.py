@@ -41,6 +41,7 @@ __all__ = [
     "clean_stale",
     "directory_lock",
     "ensure_directory",
+    "only",
 ]
 
 
@@ -312,8 +313,9 @@ def atomic_directory(
             os.chmod(tmp, 0o777 & ~umask)  # mkdtemp makes 0700; results are shared like files
             yield tmp
             for f in tmp.iterdir():
-                with open(f, "rb") as fh:
-                    os.fsync(fh.fileno())
+                if f.is_file():  # a subdirectory (a cache moved in) brings its own, already durable
+                    with open(f, "rb") as fh:
+                        os.fsync(fh.fileno())
             _fsync_dir(tmp)
             if final.exists() and _exchange(tmp, final):
                 _fsync_dir(final.parent)
@@ -364,14 +366,43 @@ def ensure_directory(path: str | os.PathLike[str]) -> Path:
     return path
 
 
+def only(ours: Callable[[Path], bool]) -> Callable[[Path], bool]:
+    """A ``replaceable`` test for :func:`atomic_directory`: a directory whose every entry is
+    ``ours`` (hidden temporaries and locks always are). A refusal then names the first entry
+    that is not.
+
+    Examples
+    --------
+    >>> replaceable = only(lambda p: p.suffix == ".csv")
+    >>> replaceable(Path("results/run1"))  # doctest: +SKIP
+    True
+    """
+    def replaceable(directory: Path) -> bool:
+        return _foreign(directory, ours) is None
+
+    replaceable.ours = ours  # type: ignore[attr-defined]
+    return replaceable
+
+
+def _foreign(directory: Path, ours: Callable[[Path], bool]) -> Path | None:
+    for p in sorted(directory.iterdir()):
+        if not p.name.startswith(".") and not ours(p):
+            return p
+    return None
+
+
 def check_replaceable(path: str | os.PathLike[str], replaceable: Callable[[Path], bool]) -> None:
-    """Raise :class:`OutputError` unless ``path`` is absent or a directory ``replaceable`` accepts."""
+    """Raise :class:`OutputError` unless ``path`` is absent or a directory ``replaceable`` accepts
+    (naming the entry it refuses, for a test made by :func:`only`)."""
     path = Path(path)
     if path.is_symlink() or (path.exists() and not path.is_dir()):
         raise OutputError(f"{path}: exists and is not a directory; choose a directory name")
     if path.is_dir() and not replaceable(path):
+        ours = getattr(replaceable, "ours", None)
+        entry = _foreign(path, ours) if ours is not None else None
+        named = f" ({entry.name}{'/' if entry.is_dir() else ''} is not part of one)" if entry else ""
         raise OutputError(
-            f"{path}: exists and holds other files than a pathpool result set; "
+            f"{path}: exists and holds other files than a pathpool result set{named}; "
             "choose a new or empty directory (it would be replaced whole)"
         )
     parent = path.parent

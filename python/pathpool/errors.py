@@ -27,6 +27,7 @@ __all__ = [
     "Terminated",
     "fail",
     "run_command",
+    "signals_deferred",
     "stop_on_signals",
 ]
 
@@ -202,13 +203,55 @@ def stop_on_signals() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
+def _ignore_stop_signals() -> None:
+    # Everything is stopped and the exit code is decided; a second Ctrl-C (a terminal sends one
+    # to the whole group, impatient users send more) must not turn it into a traceback or a
+    # death by signal while the interpreter shuts down.
+    if threading.current_thread() is threading.main_thread():
+        for s in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(s, signal.SIG_IGN)
+
+
+@contextlib.contextmanager
+def signals_deferred() -> Iterator[list[int]]:
+    """Hold SIGINT/SIGTERM back while the block runs; one that came meanwhile is raised as
+    usual (``KeyboardInterrupt``, :class:`Terminated`) when it ends, unless an exception is
+    already on its way out (then the process is stopping anyway). Yields the list of signals
+    received.
+
+    For short steps that must not be cut in half: reaping worker processes, and importing
+    compiled extensions (an interrupt inside one's initialisation can surface as an
+    ``ImportError``, "initialization failed", with a traceback; or, when the extension runs
+    Python code through the C API, make the interpreter end by SIGINT after the command had
+    already stopped cleanly with its one line). Outside the main thread nothing is changed.
+    """
+    got: list[int] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield got
+        return
+    signals = (signal.SIGINT, signal.SIGTERM)
+    previous = {s: signal.signal(s, lambda signum, frame: got.append(signum)) for s in signals}
+    unwinding = False
+    try:
+        yield got
+    except BaseException:
+        unwinding = True
+        raise
+    finally:
+        for s, h in previous.items():
+            signal.signal(s, h)
+        if got and not unwinding:
+            signal.raise_signal(got[0])
+
+
 def run_command(command: Callable[[], int | None], name: str = "pathpool") -> int:
     """Run a CLI command and turn how it ended into one exit code and at most one stderr line.
 
     0 or the command's own code; :data:`EXIT_BAD_INPUT` for a :class:`ScenarioError`,
     :class:`OutputError`, :class:`ResultSetError` or :class:`ClusterError` that the command did
     not handle itself; :data:`EXIT_FAILED` for a :class:`SimulationError`; :data:`EXIT_SIGINT` on
-    Ctrl-C and :data:`EXIT_SIGTERM` on SIGTERM, without a traceback.
+    Ctrl-C and :data:`EXIT_SIGTERM` on SIGTERM, without a traceback (once stopped by a signal,
+    further SIGINT/SIGTERM are ignored until the process exits).
 
     Examples
     --------
@@ -219,8 +262,10 @@ def run_command(command: Callable[[], int | None], name: str = "pathpool") -> in
         with stop_on_signals():
             return int(command() or 0)
     except KeyboardInterrupt:
+        _ignore_stop_signals()
         return fail(f"{name}: interrupted (SIGINT); stopped", EXIT_SIGINT)
     except Terminated:
+        _ignore_stop_signals()
         return fail(f"{name}: terminated (SIGTERM); stopped", EXIT_SIGTERM)
     except (ScenarioError, OutputError, ResultSetError, ClusterError) as e:
         return fail(str(e), EXIT_BAD_INPUT)

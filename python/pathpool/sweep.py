@@ -89,25 +89,18 @@ def run_job(job: Job) -> dict[str, pd.DataFrame]:
     import pathpool
 
     res = pathpool.run(job.scenario, seeds=[job.seed])
-    out = {}
-    for name in TABLES:
-        df = getattr(res, name).copy()
-        clash = [k for k in job.tags if k in df.columns]
-        if clash:
-            raise ValueError(f"job tags {clash} clash with columns of the {name} table; rename the tags")
-        for i, (k, v) in enumerate(job.tags.items()):
-            df.insert(i, k, v)
-        out[name] = df.reset_index(drop=True)
-    return out
-
-
+    return tag(job, {name: getattr(res, name) for name in TABLES})
 
 
 class Cache:
     """Per-job results on disk: ``DIR/<key>/<table>.parquet`` plus a ``done`` marker.
 
     The marker is written last, after every table has been renamed into place, so a crash
-    mid-job leaves a directory that is simply recomputed.
+    mid-job leaves a directory that is simply recomputed. An entry holds the simulator's columns
+    only, never a job's tags: the key leaves the tags out, so two sweeps that share a run (two
+    grids with different axes into one folder) share its entry, and each labels the rows with
+    its own tags when it loads them. An entry that cannot be read whole (a file missing or
+    damaged) counts as absent and is run again.
     """
 
     def __init__(self, root: str | os.PathLike):
@@ -117,18 +110,83 @@ class Cache:
         return self.root / job.key()
 
     def has(self, job: Job) -> bool:
-        return (self._dir(job) / "done").exists()
-
-    def load(self, job: Job) -> dict[str, pd.DataFrame]:
         d = self._dir(job)
-        return {name: pd.read_parquet(d / f"{name}.parquet") for name in TABLES}
+        return (d / "done").exists() and all((d / f"{name}.parquet").is_file() for name in TABLES)
+
+    def load(self, job: Job) -> dict[str, pd.DataFrame] | None:
+        """The entry's tables without tags (columns other than the simulator's, which entries
+        written by older versions carry, are dropped), or None when it cannot be read."""
+        import pyarrow as pa
+
+        from pathpool.sim.schema import column_names
+
+        d = self._dir(job)
+        out = {}
+        try:
+            for name in TABLES:
+                df = pd.read_parquet(d / f"{name}.parquet")
+                own = column_names(name)
+                if not len(df.columns) and not len(df):
+                    out[name] = df
+                    continue
+                if not set(own) <= set(df.columns):
+                    return None
+                out[name] = df[own] if list(df.columns) != own else df
+        except (OSError, ValueError, pa.ArrowException):
+            return None
+        return out
 
     def store(self, job: Job, tables: dict[str, pd.DataFrame]) -> None:
+        from pathpool.sim.schema import column_names
+
         d = self._dir(job)
+        (d / "done").unlink(missing_ok=True)
         d.mkdir(parents=True, exist_ok=True)
         for name in TABLES:
-            atomic_path(d / f"{name}.parquet", lambda tmp, df=tables[name]: df.to_parquet(tmp, index=False))
+            df = tables[name]
+            own = column_names(name)
+            if len(df.columns) and list(df.columns) != own:
+                df = df[own]
+            atomic_path(d / f"{name}.parquet", lambda tmp, df=df: df.to_parquet(tmp, index=False))
         (d / "done").write_text(job.key())
+
+    def clean_orphans(self) -> int:
+        """Remove the temporaries of writers killed before their rename (``.NAME.XXXX.tmp.parquet``).
+
+        Only while holding the cache's lock (:func:`run_sweep` does): then no live writer owns
+        them. Returns how many were removed.
+        """
+        n = 0
+        if not self.root.is_dir():
+            return 0
+        for entry in self.root.iterdir():
+            if not entry.is_dir():
+                continue
+            for p in entry.iterdir():
+                if p.name.startswith(".") and ".tmp" in p.name:
+                    p.unlink(missing_ok=True)
+                    n += 1
+        return n
+
+
+def tag(job: Job, tables: dict[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
+    """``tables`` with ``job``'s tags as leading columns (a copy).
+
+    Raises
+    ------
+    ValueError
+        A tag has the name of a column of a table.
+    """
+    out = {}
+    for name in TABLES:
+        df = tables[name].copy()
+        clash = [k for k in job.tags if k in df.columns]
+        if clash:
+            raise ValueError(f"job tags {clash} clash with columns of the {name} table; rename the tags")
+        for i, (k, v) in enumerate(job.tags.items()):
+            df.insert(i, k, v)
+        out[name] = df.reset_index(drop=True)
+    return out
 
 
 def _dask_client(dask: str, workers: int | None) -> tuple[Any, Any]:
@@ -205,7 +263,8 @@ def run_sweep(
     ----------
     jobs : sequence of Job
     cache_dir : path, optional
-        Where per-job results are kept; ``None`` keeps nothing.
+        Where per-job results are kept; ``None`` keeps nothing. Held locked while the sweep runs;
+        entries that cannot be read whole are run again.
     force : bool
         Recompute jobs even if cached.
     workers : int, optional
@@ -228,13 +287,29 @@ def run_sweep(
         ``workers`` is below 1.
     pathpool.errors.ClusterError
         The Dask scheduler ``dask`` cannot be reached.
+    pathpool.errors.OutputError
+        Another process is running a sweep with the same ``cache_dir``.
     """
-    cache = Cache(cache_dir) if cache_dir is not None else None
+    if cache_dir is None:
+        return _run_sweep(jobs, None, force, workers, dask, progress)
+    from pathpool.atomic import directory_lock
+
+    # One sweep per cache at a time: a second is refused (OutputError) instead of both writing
+    # the same entries; and under the lock, temporaries left by a killed writer are no one's.
+    with directory_lock(cache_dir):
+        cache = Cache(cache_dir)
+        cache.clean_orphans()
+        return _run_sweep(jobs, cache, force, workers, dask, progress)
+
+
+def _run_sweep(jobs: Sequence[Job], cache: Cache | None, force: bool, workers: int | None, dask: str | None,
+               progress: Callable[[int, int], Any] | None) -> dict[str, pd.DataFrame]:
     results: list[dict[str, pd.DataFrame] | None] = [None] * len(jobs)
     todo = []
     for i, job in enumerate(jobs):
-        if cache is not None and not force and cache.has(job):
-            results[i] = cache.load(job)
+        loaded = cache.load(job) if cache is not None and not force and cache.has(job) else None
+        if loaded is not None:
+            results[i] = tag(job, loaded)
         else:
             todo.append(i)
     done = len(jobs) - len(todo)
@@ -246,7 +321,10 @@ def run_sweep(
         if cache is not None:
             cache.store(jobs[i], tables)
             # Reload so a fresh result and a cached one are the same bytes (parquet round trip).
-            tables = cache.load(jobs[i])
+            loaded = cache.load(jobs[i])
+            if loaded is None:
+                raise OSError(f"{cache.root}: the entry just written for job {jobs[i].key()} cannot be read back")
+            tables = tag(jobs[i], loaded)
         results[i] = tables
         done += 1
         if progress:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import pathpool
+import pytest
 from pathpool.data import scenario_path
+from pathpool.errors import ResultSetError
 from pathpool.plot import plot_results
 
 
@@ -23,12 +25,15 @@ def test_plot_a_run(tmp_path, cli):
     assert (d / "plots" / "timeseries.pdf").read_bytes()[:5] == b"%PDF-"
 
 
-def test_plot_from_csv_only_and_where(tmp_path):
+def test_plot_seed_and_where_and_refuse_an_incomplete_set(tmp_path):
     d = _run(tmp_path)
-    for name in ("flows", "subflows", "series", "links"):
-        (d / f"{name}.parquet").unlink()
     files = plot_results(d, tmp_path / "figs", seed=2, where={"flow": "mptcp"})
     assert [f.name for f in files] == ["timeseries.png", "timeseries.pdf", "flows.png", "flows.pdf"]
+    # the CSV files alone are not the set manifest.json lists
+    for name in ("flows", "subflows", "series", "links"):
+        (d / f"{name}.parquet").unlink()
+    with pytest.raises(ResultSetError, match="flows.parquet is missing"):
+        plot_results(d, tmp_path / "figs2")
 
 
 def test_plot_errors_are_one_line(tmp_path, cli):

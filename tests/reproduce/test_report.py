@@ -139,7 +139,8 @@ def test_results_folder_is_one_unit(tmp_path, monkeypatch):
     with pytest.raises(OSError, match="simulated"):
         reproduce(["khalili"], seeds=[1], out=tmp_path, workers=1, report=False, options=opts)
     assert {p.name: p.read_bytes() for p in res.iterdir()} == before  # per_run, summary: old bytes
-    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == [".results.lock"]
+    # no temporaries left: only the locks of results/ and of the run cache
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == [".cache.lock", ".results.lock"]
     monkeypatch.setattr(rr, "write_table", real)
     (res / "notes.txt").write_text("mine")
     with pytest.raises(OutputError, match="other files"):

@@ -1,35 +1,52 @@
-"""The process pool stops its workers and its manager thread when the parent gives up."""
+"""The process pool stops its workers, and leaves no thread, when the parent gives up."""
 
 import multiprocessing
-import time
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures import process as cf_process
 
 from pathpool import procpool
 
 
-def test_kill_workers_leaves_no_manager_thread_for_the_exit_hook(monkeypatch):
-    # The interpreter's exit hook (concurrent.futures.process._python_exit) writes to the
-    # manager thread's wake-up pipe; if that thread is closing the pipe at the same moment, an
-    # EBADF traceback follows pathpool's one-line "stopped" message (CI, stop 16). _kill_workers
-    # must therefore return only once the manager thread has closed it. A manager thread slowed
-    # down on its way out makes the window wide enough to see every time.
-    slow_out = cf_process._ExecutorManagerThread.join_executor_internals
+def _big(i: int) -> bytes:
+    # Large enough that a worker is still writing it into the pipe when the parent gives up.
+    return bytes(64 << 20) if i else b"first"
 
-    def join_executor_internals(self):
-        time.sleep(1.0)
-        slow_out(self)
 
-    monkeypatch.setattr(cf_process._ExecutorManagerThread, "join_executor_internals", join_executor_internals)
-    pool = ProcessPoolExecutor(max_workers=2, mp_context=multiprocessing.get_context("spawn"))
-    futures = [pool.submit(time.sleep, 30) for _ in range(2)]
-    deadline = time.monotonic() + 30
-    while len(pool._processes or {}) < 2 and time.monotonic() < deadline:
-        time.sleep(0.05)
-    manager = pool._executor_manager_thread
-    wakeup = pool._executor_manager_thread_wakeup
-    assert manager is not None and manager.is_alive()
-    procpool._kill_workers(pool)
-    assert not manager.is_alive()
-    assert wakeup._closed
-    assert all(f.done() for f in futures)
+def _children_alive() -> list[int]:
+    import os
+    from pathlib import Path
+
+    me = str(os.getpid())
+    out = []
+    for p in Path("/proc").iterdir():
+        if p.name.isdigit():
+            try:
+                stat = (p / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            # multiprocessing's resource tracker lives as long as this process, by design
+            if stat[1] == me and stat[0] != "Z" and b"resource_tracker" not in (p / "cmdline").read_bytes():
+                out.append(int(p.name))
+    return out
+
+
+def test_interrupt_while_workers_write_results_leaves_no_thread_or_process():
+    # A worker killed half-way through writing its result left the executor's manager thread
+    # blocked in os.read for ever (the parent holds the pipe's other end, so no EOF came), and
+    # the interpreter's exit hook joined that thread: Ctrl-C hung. Nothing may outlive the
+    # exception: no thread, no worker process.
+    import threading
+
+    import pytest
+
+    before = set(threading.enumerate())
+    results = []
+
+    def stop_after_first():
+        if results:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        for i, r in procpool.imap_unordered(_big, [(i,) for i in range(4)], 3, describe=str, idle=stop_after_first):
+            results.append(i)
+    assert set(threading.enumerate()) <= before
+    assert multiprocessing.active_children() == []
+    assert _children_alive() == []

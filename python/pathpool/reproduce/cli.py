@@ -152,6 +152,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _main(args: argparse.Namespace) -> int:
+    from pathpool.errors import signals_deferred
+
+    # SciPy's statistics, imported whole at once: a Ctrl-C during the initialisation of its
+    # compiled HiGHS module turns into an ImportError traceback, or into a death by SIGINT after
+    # the clean stop; held back for that import alone, it stops the command right after.
+    with signals_deferred():
+        import scipy.stats  # noqa: F401
     from rich.console import Console
     from rich.table import Table
 
@@ -206,6 +213,13 @@ def _main(args: argparse.Namespace) -> int:
         return fail(f"pathpool reproduce: {e}")
     except KernelError as e:
         return fail(f"pathpool reproduce: {str(e).splitlines()[0] if str(e) else 'kernel backend failed'}")
+    except OSError as e:
+        # As `pathpool run`: writing failed (a full disk, a file system gone read-only), exit 1;
+        # results/ is one unit, so it holds the previous complete set or none.
+        from pathpool.errors import EXIT_FAILED
+
+        return fail(f"pathpool reproduce: cannot write under {out_dir}: {e.strerror or e} (results/ holds the "
+                    "previous complete set, if any)", EXIT_FAILED)
     wall = time.perf_counter() - t0
     out = Console()
     counts = outcome.comparison[outcome.comparison["paper"].notna()]["verdict"].value_counts() if len(outcome.comparison) else {}

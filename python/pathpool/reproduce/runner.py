@@ -20,6 +20,7 @@ from pathpool.atomic import (
     check_replaceable,
     directory_lock,
     ensure_directory,
+    only,
 )
 from pathpool.procpool import check_jobs
 from pathpool.reproduce import compare as cmp
@@ -128,15 +129,18 @@ RESULT_TABLES: tuple[str, ...] = ("per_run", "summary", "comparison", "claims", 
                                   "linux_flows", "linux_subflows", "linux_skipped", "agreement")
 
 
-def is_results_folder(directory: Path) -> bool:
-    """True if ``directory`` holds only what ``reproduce`` writes to ``results/`` (and hidden
-    temporaries): such a folder may be replaced whole by a new run."""
-    def ours(p: Path) -> bool:
-        if p.name.startswith(".") or p.name == "timing.json":
-            return True
-        return p.suffix in (".parquet", ".csv") and (p.stem in RESULT_TABLES or p.stem.startswith("series_seed"))
+def _results_entry(p: Path) -> bool:
+    from pathpool.plot import is_plots_folder
 
-    return all(ours(p) for p in directory.iterdir())
+    if p.name in ("timing.json", "manifest.json") or (p.name == "plots" and is_plots_folder(p)):
+        return True
+    return p.suffix in (".parquet", ".csv") and (p.stem in RESULT_TABLES or p.stem.startswith("series_seed"))
+
+
+#: True if a directory holds only what ``reproduce`` writes to ``results/`` (and hidden
+#: temporaries, and ``plots/`` of ``pathpool plot``): such a folder may be replaced whole by a
+#: new run.
+is_results_folder = only(_results_entry)
 
 
 def write_table(df: pd.DataFrame, directory: Path, name: str, csv: bool = True) -> None:
@@ -373,6 +377,9 @@ def reproduce(
                 write_report(outcome)
             timing["total_s"] = time.perf_counter() - t0
             atomic_path(res / "timing.json", lambda p: Path(p).write_text(json.dumps(timing, indent=2)))
+            from pathpool.manifest import write_manifest
+
+            write_manifest(res, "reproduce results")
     return outcome
 
 

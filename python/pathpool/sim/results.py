@@ -30,7 +30,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from pathpool.atomic import atomic_directory
+from pathpool.atomic import atomic_directory, only
 from pathpool.errors import ResultSetError, SimulationError
 from pathpool.sim.scenario import Scenario
 from pathpool.sim.schema import arrow_schema, column_names
@@ -62,10 +62,16 @@ def _sha256(path: Path) -> str:
     return h.hexdigest()
 
 
-def is_result_set(directory: Path) -> bool:
-    """True if ``directory`` holds nothing but result files (of any pathpool version) and hidden
-    temporaries: such a directory may be replaced whole by :meth:`Results.write`."""
-    return all(p.name in RESULT_FILES or p.name.startswith(".") for p in directory.iterdir())
+def _result_entry(p: Path) -> bool:
+    from pathpool.plot import is_plots_folder
+
+    return p.name in RESULT_FILES or (p.name == "plots" and is_plots_folder(p))
+
+
+#: True if a directory holds nothing but result files (of any pathpool version), the figures
+#: ``pathpool plot`` draws of them (``plots/``) and hidden temporaries: such a directory may be
+#: replaced whole by :meth:`Results.write` (its old figures go with its old results).
+is_result_set = only(_result_entry)
 
 
 def jain_index(values: Sequence[float] | np.ndarray) -> float:
