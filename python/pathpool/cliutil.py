@@ -129,6 +129,15 @@ def scenario_arg(text: str) -> str:
         return text  # the loader then reports the missing file, with its name
 
 
+def dask_missing(command: str) -> str | None:
+    """The one-line error for ``--dask`` without the ``dask`` extra installed, or None when it is."""
+    try:
+        import distributed  # noqa: F401
+    except ImportError:
+        return f"{command}: --dask needs Dask, an extra: pip install 'pathpool[dask]'"
+    return None
+
+
 def add_out(parser: argparse.ArgumentParser, default: str | None, what: str = "output directory") -> None:
     """``-o/--out DIR`` (``--output`` still accepted), stored as ``args.output``."""
     shown = f" (default: {default})" if default else ""

@@ -360,9 +360,11 @@ def _base_seeds(grid: Grid) -> tuple[int, ...]:
 
 
 def _cmd_sweep(args: argparse.Namespace) -> int:
-    from pathpool.cliutil import EXIT_FAILED, fail, progress
+    from pathpool.cliutil import EXIT_FAILED, dask_missing, fail, progress
     from pathpool.errors import OutputError, ScenarioError, SimulationError
 
+    if args.dask and (msg := dask_missing("pathpool sweep")):
+        return fail(msg)
     if args.seeds is not None and _listed_twice(args.seeds) is not None:
         return fail(f"pathpool sweep: --seeds: seed {_listed_twice(args.seeds)} is listed twice (allowed: distinct "
                     "integers)")
@@ -386,8 +388,9 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
         sys.stdout.write(json.dumps({"out": str(out), "summary": json.loads(summary.to_json(orient="records"))},
                                     indent=2) + "\n")
         return 0
-    from rich.console import Console
     from rich.table import Table
+
+    from pathpool.cliutil import print_table
 
     t = Table(title=f"sweep {grid.origin}: {len(grid.points())} points -> {out}")
     for c in summary.columns:
@@ -395,7 +398,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     for row in summary.itertuples(index=False):
         t.add_row(*[f"{v / 1e6:.3f} Mb/s" if isinstance(v, float) and "goodput" in f else str(v)
                     for f, v in zip(summary.columns, row)])
-    Console().print(t)
+    print_table(t)
     return 0
 
 

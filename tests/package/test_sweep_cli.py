@@ -75,3 +75,35 @@ def test_axes_go_through_the_scenario_overrides(tmp_path, cli):
     assert list(flows.columns[:2]) == ["flows.mptcp.algorithm", "seed"]
     mp = flows[flows["flow"] == "mptcp"]
     assert list(mp["flows.mptcp.algorithm"]) == ["lia", "olia"] == list(mp["algorithm"])
+
+
+def test_the_sweep_table_keeps_every_digit_at_80_columns(tmp_path):
+    """Piped into 80 columns, the summary table folds headers and never cuts a number."""
+    import os
+    import subprocess
+    import sys
+
+    g = _grid(tmp_path, f'scenario = "{SCENARIO}"\nseeds = [1]\n[axes]\n"flows.mptcp.algorithm" = ["lia", "olia"]\n'
+                        '"links.bottleneck_a.rate" = ["10Mbps", "20Mbps"]\n"duration" = ["2s"]\n')
+    env = {**os.environ, "COLUMNS": "80"}
+    r = subprocess.run([sys.executable, "-m", "pathpool.cli", "sweep", str(g), "-o", str(tmp_path / "out"), "-j", "1"],
+                       capture_output=True, text=True, env=env, timeout=300, check=False)
+    assert r.returncode == 0, r.stderr
+    assert "…" not in r.stdout
+    summary = pd.read_csv(tmp_path / "out" / "summary.csv")
+    for line in r.stdout.splitlines():
+        assert len(line) <= 80 or "Mb/s" in line  # a row wider than 80 is printed whole, not cut
+    for v in summary["goodput_bps_mean"]:
+        assert f"{v / 1e6:.3f} Mb/s" in r.stdout
+
+
+def test_sweep_dask_without_the_extra_is_one_line(tmp_path, cli, monkeypatch):
+    """Without the 'dask' extra, --dask names the extra to install instead of a traceback."""
+    import sys
+
+    monkeypatch.setitem(sys.modules, "distributed", None)  # import distributed -> ImportError
+    g = _grid(tmp_path, f'scenario = "{SCENARIO}"\nseeds = [1]\n')
+    r = cli("sweep", g, "-o", tmp_path / "out", "--dask", "local")
+    assert r.code == 2
+    assert r.err.strip() == "pathpool sweep: --dask needs Dask, an extra: pip install 'pathpool[dask]'"
+    assert not (tmp_path / "out").exists()

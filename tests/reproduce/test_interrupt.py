@@ -48,7 +48,7 @@ def _marked(marker: str) -> list[int]:
 def _start(out: Path, marker: str) -> subprocess.Popen:
     env = {**os.environ, "PATHPOOL_TEST_MARK": marker, "PYTHONPATH": os.pathsep.join(sys.path)}
     return subprocess.Popen(
-        [sys.executable, "-m", "pathpool.cli", "reproduce", "balia", "--seeds", "12", "--only", "table5",
+        [sys.executable, "-m", "pathpool.cli", "reproduce", "balia", "-n", "12", "--only", "table5",
          "-j", "2", "-o", str(out), "--force"],
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, start_new_session=True,
     )

@@ -162,7 +162,7 @@ def _main(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.table import Table
 
-    from pathpool.cliutil import fail, print_table, progress
+    from pathpool.cliutil import dask_missing, fail, print_table, progress
     from pathpool.reproduce.experiments import PAPERS, Options, load_experiments, scenario_root
     from pathpool.reproduce.runner import reproduce
 
@@ -175,11 +175,8 @@ def _main(args: argparse.Namespace) -> int:
         return fail(f"pathpool reproduce: {e}")
     if not 0 <= args.ci_target < 1:
         return fail(f"pathpool reproduce: --ci-target {args.ci_target}: must be in [0, 1) (0 = off)")
-    if args.dask:
-        try:
-            import distributed  # noqa: F401
-        except ImportError:
-            return fail("pathpool reproduce: --dask needs Dask, an extra: pip install 'pathpool[dask]'")
+    if args.dask and (msg := dask_missing("pathpool reproduce")):
+        return fail(msg)
     repetitions = _repetitions(args)
     if args.ci_target > 0 and args.max_seeds < repetitions:
         return fail(f"pathpool reproduce: --max-repetitions {args.max_seeds}: must be at least -n ({repetitions})")
