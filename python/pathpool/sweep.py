@@ -101,10 +101,15 @@ class Cache:
     grids with different axes into one folder) share its entry, and each labels the rows with
     its own tags when it loads them. An entry that cannot be read whole (a file missing or
     damaged) counts as absent and is run again.
+
+    ``sim_columns = False`` keeps the tables as stored, tags included: the kernel backend's
+    cache (:mod:`pathpool.reproduce.kernel`), whose tables have the kernel's columns and which
+    re-tags a shared run's rows itself.
     """
 
-    def __init__(self, root: str | os.PathLike):
+    def __init__(self, root: str | os.PathLike, *, sim_columns: bool = True):
         self.root = Path(root)
+        self.sim_columns = sim_columns
 
     def _dir(self, job: Job) -> Path:
         return self.root / job.key()
@@ -125,6 +130,9 @@ class Cache:
         try:
             for name in TABLES:
                 df = pd.read_parquet(d / f"{name}.parquet")
+                if not self.sim_columns:
+                    out[name] = df
+                    continue
                 own = column_names(name)
                 if not len(df.columns) and not len(df):
                     out[name] = df
@@ -144,7 +152,7 @@ class Cache:
         d.mkdir(parents=True, exist_ok=True)
         for name in TABLES:
             df = tables[name]
-            own = column_names(name)
+            own = column_names(name) if self.sim_columns else list(df.columns)
             if len(df.columns) and list(df.columns) != own:
                 df = df[own]
             atomic_path(d / f"{name}.parquet", lambda tmp, df=df: df.to_parquet(tmp, index=False))

@@ -199,7 +199,7 @@ def test_kernel_cache_reads_and_refiles_entries_of_the_first_layout(tmp_path):
     exps = [e for e in load_experiments(["rsf"]) if e.key == "rsf/table2_s1"]
     jobs = build_jobs(exps, [1], Options())
     kj = kb.plan_jobs(jobs, "quickack")[0][0]
-    cache = Cache(tmp_path)
+    cache = Cache(tmp_path, sim_columns=False)
     assert not kb._cached(cache, kj)
     tables = {t: pd.DataFrame({"experiment": ["old"], "v": [1.0]}) for t in kb.TABLES}
     cache.store(kj.job, tables)        # the first layout: keyed by the scenario text
@@ -221,7 +221,7 @@ def test_jobs_with_equal_plans_share_a_kernel_run_under_their_own_tags(tmp_path)
 
     row = {"seed": [1], "flow": ["conn-0"], "v": [2.5]}
     tagged = {t: pd.DataFrame({**{k: [v] for k, v in pick[0].job.tags.items()}, **row}) for t in kb.TABLES}
-    Cache(tmp_path).store(pick[0], tagged)
+    Cache(tmp_path, sim_columns=False).store(pick[0], tagged)
     merged = kb.run_kernel_jobs(pick, tmp_path)     # every job cached: nothing runs, nothing loads
     f = merged["flows"]
     assert sorted(f["experiment"]) == ["rsf/fig2", "rsf/table2_s2"] and f["v"].tolist() == [2.5, 2.5]

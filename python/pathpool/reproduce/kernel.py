@@ -281,7 +281,7 @@ def run_kernel_jobs(
 
     if beds < 1:
         raise ValueError(f"beds = {beds}: must be at least 1")
-    cache = Cache(cache_dir)
+    cache = Cache(cache_dir, sim_columns=False)
     results: list[dict[str, pd.DataFrame] | None] = [None] * len(kjobs)
     # Batches of jobs whose tunables agree (a key set by one is unset or equal in the others):
     # each batch loads the pp_* controls once, with the union of its tunables.
