@@ -78,11 +78,11 @@ def root_env(kernel_unclaimed):
 
 @pytest.fixture(scope="module")
 def outcome(root_env, tmp_path_factory):
-    from pathpool.reproduce import reproduce
+    from pathpool.reproduce import KernelOptions, reproduce
 
     tmp = tmp_path_factory.mktemp("kr")
     # Two test beds side by side (own namespace prefixes pp-r0-, pp-r1-; one loading of pp_lia).
-    return reproduce(["rsf"], seeds=[1, 2], out=tmp / "out", workers=1, backend="both", beds=2,
+    return reproduce(["rsf"], seeds=[1, 2], out=tmp / "out", workers=1, backend="both", kernel=KernelOptions(beds=2),
                      scenario_root=_root(tmp), report=True)
 
 
@@ -119,10 +119,10 @@ def test_agreement_table_from_real_runs(outcome):
 
 
 def test_kernel_runs_are_cached(outcome):
-    from pathpool.reproduce import reproduce
+    from pathpool.reproduce import KernelOptions, reproduce
 
     t0 = time.monotonic()
-    again = reproduce(["rsf"], seeds=[1, 2], out=outcome.out, workers=1, backend="linux", beds=1,
+    again = reproduce(["rsf"], seeds=[1, 2], out=outcome.out, workers=1, backend="linux", kernel=KernelOptions(beds=1),
                       scenario_root=outcome.experiments[0].path.parents[1], report=False)
     assert time.monotonic() - t0 < 10   # no test bed was built: four runs came from the cache
     a = again.comparison.set_index("algorithm")
@@ -141,9 +141,9 @@ def test_sigterm_stops_everything(root_env, tmp_path):
     script = textwrap.dedent(f"""
         import sys
         from pathpool.errors import run_command
-        from pathpool.reproduce import reproduce
+        from pathpool.reproduce import KernelOptions, reproduce
         sys.exit(run_command(lambda: reproduce(["rsf"], seeds=[1], out={str(tmp_path / 'out')!r}, backend="linux",
-                                               beds=1, scenario_root={str(root)!r}, report=False) and 0))
+                                               kernel=KernelOptions(beds=1), scenario_root={str(root)!r}, report=False) and 0))
     """)
     p = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     _terminate_midrun(p, "pathpool")

@@ -110,7 +110,7 @@ def _store(cache_dir, exp, seeds, algs=None, values=VALUES):
     o = Options()
     jobs = [j for j in build_jobs([exp], seeds, o) if algs is None or j.tags["run_algorithm"] in algs]
     runnable, _ = kb.plan_jobs(jobs, o.ack_reading)
-    cache = Cache(cache_dir)
+    cache = Cache(cache_dir, sim_columns=False)
     for kj in runnable:
         v = values[kj.job.tags["run_algorithm"]][kj.job.seed - 1]
         flows = pd.DataFrame({**{k: [t] * len(exp.spec["flows"]) for k, t in kj.job.tags.items()},
@@ -126,9 +126,9 @@ def test_the_stage_takes_its_runs_from_the_cache_and_resumes(tmp_path, monkeypat
     _store(croot, exp, [1, 2, 3])
 
     def run(**kw):
-        return runner.reproduce(["rsf"], seeds=10, kernel_seeds=3, out=tmp_path, backend="linux", beds=1,
-                                only=["table2_s0"], ci_target=0.05, kernel_max_seeds=5, report=False,
-                                kernel_cache_only=True, **kw)
+        return runner.reproduce(["rsf"], seeds=10, out=tmp_path, backend="linux",
+                only=["table2_s0"], ci_target=0.05, report=False,
+                kernel=runner.KernelOptions(repetitions=3, beds=1, max_repetitions=5, cache_only=True), **kw)
 
     # The stage asks for LIA seeds 4 and 5 (Stein: 3 * (0.339 / 0.05)^2 = 138, capped at 5) and
     # nothing else; with seed 5 missing, cache-only stops before any run, naming it.
@@ -155,9 +155,9 @@ def test_the_stage_is_limited_to_the_named_experiments(tmp_path):
     _store(croot, exps["rsf/table2_s5"], [4, 5], {"lia"})
     # scenario 0's LIA is as wide as scenario 5's, but only scenario 5 may grow (nothing of
     # scenario 0 beyond seed 3 is cached, so cache-only would stop if the stage asked for it)
-    out = runner.reproduce(["rsf"], seeds=10, kernel_seeds=3, out=tmp_path, backend="linux", beds=1,
-                           only=["table2_s0", "table2_s5"], ci_target=0.05, kernel_max_seeds=5, report=True,
-                           kernel_cache_only=True, kernel_stage_only=["table2_s5"])
+    out = runner.reproduce(["rsf"], seeds=10, out=tmp_path, backend="linux",
+            only=["table2_s0", "table2_s5"], ci_target=0.05, report=True,
+            kernel=runner.KernelOptions(repetitions=3, beds=1, max_repetitions=5, cache_only=True, stage_only=["table2_s5"]))
     assert out.kernel.more_seeds == {"rsf/table2_s5 lia": 5}
     n = out.kernel.summary.groupby(["experiment", "algorithm"])["n"].max()
     assert n[("rsf/table2_s0", "lia")] == 3 and n[("rsf/table2_s5", "lia")] == 5
@@ -190,9 +190,9 @@ def test_a_later_stage_counts_each_cell_at_the_repetitions_it_has(tmp_path, caps
         _store(croot, exp, [6, 7], {"lia"}, values=STAGED)
 
     def run():
-        return runner.reproduce(["rsf"], seeds=10, kernel_seeds=3, out=tmp_path, backend="linux", beds=1,
-                                only=["table2_s0"], ci_target=0.05, kernel_max_seeds=caps, report=False,
-                                kernel_cache_only=True)
+        return runner.reproduce(["rsf"], seeds=10, out=tmp_path, backend="linux",
+                only=["table2_s0"], ci_target=0.05, report=False,
+                kernel=runner.KernelOptions(repetitions=3, beds=1, max_repetitions=caps, cache_only=True))
 
     if len(caps) > 1:
         # the third stage asks for LIA's seed 8 (after its own 5, not after the first stage's 3)
@@ -225,9 +225,9 @@ def test_the_last_stage_repeats_while_a_cell_is_still_wide(tmp_path):
     croot = kb.cache_root(tmp_path)
     _store(croot, exp, [1, 2, 3], values=values)
     _store(croot, exp, list(range(4, 11)), {"lia"}, values=values)
-    k = runner.reproduce(["rsf"], seeds=10, kernel_seeds=3, out=tmp_path, backend="linux", beds=1,
-                         only=["table2_s0"], ci_target=0.05, kernel_max_seeds=(5, 10), report=False,
-                         kernel_cache_only=True).kernel
+    k = runner.reproduce(["rsf"], seeds=10, out=tmp_path, backend="linux",
+            only=["table2_s0"], ci_target=0.05, report=False,
+            kernel=runner.KernelOptions(repetitions=3, beds=1, max_repetitions=(5, 10), cache_only=True)).kernel
     assert k.more_seeds == {"rsf/table2_s0 lia": 10}
     assert k.jobs == 6 * 3 + 7
     # at 8 the rule asked for 15, above the cap
@@ -248,9 +248,9 @@ def test_a_stage_pattern_caps_its_experiments_below_the_caps(tmp_path, caps, pat
         _store(croot, exps[key], [1, 2, 3])
     _store(croot, exps["rsf/table2_s0"], [4], {"lia"})
     _store(croot, exps["rsf/table2_s5"], [4, 5], {"lia"})
-    k = runner.reproduce(["rsf"], seeds=10, kernel_seeds=3, out=tmp_path, backend="linux", beds=1,
-                         only=["table2_s0", "table2_s5"], ci_target=0.05, kernel_max_seeds=caps, report=False,
-                         kernel_cache_only=True, kernel_stage_only=patterns).kernel
+    k = runner.reproduce(["rsf"], seeds=10, out=tmp_path, backend="linux",
+            only=["table2_s0", "table2_s5"], ci_target=0.05, report=False,
+            kernel=runner.KernelOptions(repetitions=3, beds=1, max_repetitions=caps, cache_only=True, stage_only=patterns)).kernel
     assert k.more_seeds == {"rsf/table2_s0 lia": 4, "rsf/table2_s5 lia": 5}
     n = k.summary.groupby(["experiment", "algorithm"])["n"].max()
     assert n[("rsf/table2_s0", "lia")] == 4 and n[("rsf/table2_s5", "lia")] == 5

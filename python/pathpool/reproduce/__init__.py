@@ -21,7 +21,7 @@ if TYPE_CHECKING:
         load_experiment,
         load_experiments,
     )
-    from pathpool.reproduce.runner import Outcome, reproduce
+    from pathpool.reproduce.runner import KernelOptions, Outcome, reproduce
     from pathpool.reproduce.verdict import TOLERANCE
 
 # Imported on first use, so that `pathpool --help` and the CLI parsers stay light.
@@ -31,9 +31,10 @@ __getattr__, __dir__ = lazy_exports(__name__, {
     'build_jobs': 'pathpool.reproduce.experiments',
     'load_experiment': 'pathpool.reproduce.experiments',
     'load_experiments': 'pathpool.reproduce.experiments',
+    'KernelOptions': 'pathpool.reproduce.runner',
     'Outcome': 'pathpool.reproduce.runner',
     'reproduce': 'pathpool.reproduce.runner',
     'TOLERANCE': 'pathpool.reproduce.verdict',
 })
 
-__all__ = ["TOLERANCE", "Experiment", "Options", "Outcome", "build_jobs", "load_experiment", "load_experiments", "reproduce"]
+__all__ = ["TOLERANCE", "Experiment", "KernelOptions", "Options", "Outcome", "build_jobs", "load_experiment", "load_experiments", "reproduce"]

@@ -164,7 +164,7 @@ def _main(args: argparse.Namespace) -> int:
 
     from pathpool.cliutil import dask_missing, fail, print_table, progress
     from pathpool.reproduce.experiments import PAPERS, Options, load_experiments, scenario_root
-    from pathpool.reproduce.runner import reproduce
+    from pathpool.reproduce.runner import KernelOptions, reproduce
 
     try:
         options = Options(delay_reading=args.delay_reading, buffer_reading=args.buffer_reading,
@@ -198,14 +198,13 @@ def _main(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     try:
         with progress(f"reproduce {args.paper}: runs") as tick:
+            kernel = KernelOptions(beds=args.beds, max_duration_s=args.kernel_max_duration,
+                                   repetitions=args.kernel_seeds, xs=args.kernel_x,
+                                   start_jitter=args.kernel_start_jitter, max_repetitions=args.kernel_max_seeds,
+                                   stage_only=args.kernel_stage_only, cache_only=args.kernel_cache_only)
             outcome = reproduce([args.paper], seeds=repetitions, out=out_dir, workers=args.jobs, dask=args.dask,
                                 force=args.force, options=options, progress=tick, backend=args.backend,
-                                beds=args.beds, kernel_max_s=args.kernel_max_duration, only=args.only,
-                                kernel_seeds=args.kernel_seeds, kernel_xs=args.kernel_x,
-                                kernel_start_jitter=args.kernel_start_jitter,
-                                ci_target=args.ci_target, max_seeds=args.max_seeds,
-                                kernel_max_seeds=args.kernel_max_seeds, kernel_stage_only=args.kernel_stage_only,
-                                kernel_cache_only=args.kernel_cache_only)
+                                only=args.only, ci_target=args.ci_target, max_seeds=args.max_seeds, kernel=kernel)
     except ValueError as e:
         return fail(f"pathpool reproduce: {e}")
     except KernelError as e:

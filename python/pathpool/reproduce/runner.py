@@ -150,6 +150,61 @@ def write_table(df: pd.DataFrame, directory: Path, name: str, csv: bool = True) 
         atomic_path(directory / f"{name}.csv", lambda p: df.to_csv(p, index=False))
 
 
+@dataclasses.dataclass(frozen=True)
+class KernelOptions:
+    """How :func:`reproduce` runs the experiments on the real kernel (``backend`` ``"linux"`` or
+    ``"both"``; ignored with ``"sim"``). The CLI's ``--kernel-*`` options and ``--beds``.
+
+    Attributes
+    ----------
+    beds : int, optional
+        Test beds side by side (default :func:`pathpool.reproduce.kernel.default_beds`).
+    max_duration_s : float, optional
+        Cap on one kernel run's real time, in seconds (default
+        :data:`pathpool.reproduce.kernel.DEFAULT_MAX_DURATION_S`).
+    repetitions : int, optional
+        The kernel runs only the first ``repetitions`` seeds, the simulator all of them (default:
+        all on both); kernel runs take real time, simulator runs do not.
+    xs : sequence of float, optional
+        The kernel runs only these values of a swept experiment (e.g. Fig. 2 at 4 MB; the
+        simulator runs all); experiments without a sweep are not affected. Default: all.
+    start_jitter : {"off", "scenario"}
+        ``off`` (default; the cached kernel runs): every kernel flow starts at its scenario
+        ``start``. ``scenario``: also offset by the start jitter the simulator draws for the
+        seed (:func:`pathpool.reproduce.kernel.plan_jobs`); these runs get their own cache keys.
+    max_repetitions : int or sequence of int, optional
+        With ``ci_target > 0``: the kernel's second stage. After the first ``repetitions``, each
+        kernel cell (experiment, algorithm, swept value: one kernel run is one algorithm's) whose
+        widest published quantity has a 95% CI half-width above ``ci_target`` times its mean gets
+        more repetitions by the same rule as the simulator (:func:`kernel_repetitions_needed`),
+        at most ``max_repetitions`` in all; they continue the seed numbering, run in the same beds
+        and are cached like the first. None (default): no kernel stage. Must be at least the
+        first stage's count. A sequence of increasing caps runs one more stage per cap, each
+        counting the repetitions every cell has by then (Stein's rule from 10 repetitions rather
+        than from 3: a first stage of 3 asks for far more than needed, so a low first cap and a
+        higher second one grow only the cells still wide at the first cap). With two or more
+        caps the last stage repeats (at most :data:`MAX_REPEATS` times) while a cell below the
+        last cap is still wide.
+    stage_only : sequence of str, optional
+        Patterns as ``only``: the kernel's later stages for these experiments only (the others
+        keep their first-stage repetitions); default every selected experiment. ``PATTERN=N``
+        also caps the matching experiments' cells at N repetitions below ``max_repetitions``
+        (:func:`stage_pattern`; Balia Table V's 160 s runs at 10 while Table III's grow to 48).
+    cache_only : bool
+        Take every kernel run from the cache and run none: if one is missing, raise before any
+        run (assembling a report from the cache under the shared kernel lock).
+    """
+
+    beds: int | None = None
+    max_duration_s: float | None = None
+    repetitions: int | None = None
+    xs: Sequence[float] | None = None
+    start_jitter: str = "off"
+    max_repetitions: int | Sequence[int] | None = None
+    stage_only: Sequence[str] | None = None
+    cache_only: bool = False
+
+
 def reproduce(
     papers: Sequence[str],
     *,
@@ -163,17 +218,10 @@ def reproduce(
     scenario_root: str | os.PathLike | None = None,
     report: bool = True,
     backend: str = "sim",
-    beds: int | None = None,
-    kernel_max_s: float | None = None,
     only: Sequence[str] | None = None,
-    kernel_seeds: int | None = None,
-    kernel_xs: Sequence[float] | None = None,
-    kernel_start_jitter: str = "off",
     ci_target: float = 0.0,
     max_seeds: int = 200,
-    kernel_max_seeds: int | Sequence[int] | None = None,
-    kernel_stage_only: Sequence[str] | None = None,
-    kernel_cache_only: bool = False,
+    kernel: KernelOptions = KernelOptions(),
 ) -> Outcome:
     """Run the published experiments of ``papers`` and write results and report under ``out``.
 
@@ -191,56 +239,26 @@ def reproduce(
         Readings of the parameters the papers leave out.
     progress : callable, optional
         ``progress(done, total)`` (simulator runs, then kernel runs).
+    scenario_root : path, optional
+        Where the papers' scenario folders are (default: the shipped ones).
+    report : bool
+        Write ``index.html`` and ``README.md`` beside ``results/`` (default True).
     backend : {"sim", "linux", "both"}
         Where the experiments run: the simulator (default), the real kernel on the namespace
         test bed (root; :mod:`pathpool.reproduce.kernel`), or both side by side.
-    beds : int, optional
-        Kernel test beds side by side (default :func:`pathpool.reproduce.kernel.default_beds`).
-    kernel_max_s : float, optional
-        Cap on one kernel run's real time (default
-        :data:`pathpool.reproduce.kernel.DEFAULT_MAX_DURATION_S`).
-    kernel_seeds : int, optional
-        The kernel runs only the first ``kernel_seeds`` seeds (repetitions), the simulator all
-        of them (default: all on both); kernel runs take real time, simulator runs do not.
-    kernel_xs : sequence of float, optional
-        The kernel runs only these values of a swept experiment (e.g. Fig. 2 at 4 MB; the
-        simulator runs all); experiments without a sweep are not affected. Default: all.
-    kernel_start_jitter : {"off", "scenario"}
-        ``off`` (default; the cached kernel runs): every kernel flow starts at its scenario
-        ``start``. ``scenario``: also offset by the start jitter the simulator draws for the
-        seed (:func:`pathpool.reproduce.kernel.plan_jobs`); these runs get their own cache keys.
+    only : sequence of str, optional
+        Shell patterns (``fnmatch``) on the experiment keys (``rsf/table2_s1``) or names
+        (``table2_s*``): run just those experiments (e.g. a kernel run split into pieces).
     ci_target : float
         Simulator: after the ``seeds`` runs, an experiment whose widest 95% CI of a published
         quantity (:data:`pathpool.reproduce.compare.AGREEMENT_METRICS`) has a half-width above
         ``ci_target`` times its mean gets more seeds, as many as that width says it needs
         (:func:`seeds_needed`, Stein's two-stage rule), at most ``max_seeds`` in all; 0 (default)
-        runs exactly ``seeds``. The kernel only with ``kernel_max_seeds``.
+        runs exactly ``seeds``. The kernel only with ``kernel.max_repetitions``.
     max_seeds : int
         Cap of the second stage (default 200).
-    kernel_max_seeds : int, optional
-        With ``ci_target > 0``: the kernel's second stage. After the first ``kernel_seeds``
-        repetitions, each kernel cell (experiment, algorithm, swept value: one kernel run is one
-        algorithm's) whose widest published quantity has a 95% CI half-width above ``ci_target``
-        times its mean gets more repetitions by the same rule
-        (:func:`kernel_repetitions_needed`), at most ``kernel_max_seeds`` in all; they continue
-        the seed numbering, run in the same beds and are cached like the first. None (default):
-        no kernel stage. Must be at least the kernel's first-stage count. A sequence of
-        increasing caps runs one more stage per cap, each counting the repetitions every cell
-        has by then (Stein's rule from 10 repetitions rather than from 3: a first stage of 3 asks
-        for far more than needed, so a low first cap and a higher second one grow only the cells
-        still wide at the first cap). With two or more caps the last stage repeats (at most
-        :data:`MAX_REPEATS` times) while a cell below the last cap is still wide.
-    kernel_stage_only : sequence of str, optional
-        Patterns as ``only``: the kernel's second stage for these experiments only (the others
-        keep their first-stage repetitions); default every selected experiment. ``PATTERN=N``
-        also caps the matching experiments' cells at N repetitions below ``kernel_max_seeds``
-        (:func:`stage_pattern`; Balia Table V's 160 s runs at 10 while Table III's grow to 48).
-    kernel_cache_only : bool
-        Take every kernel run from the cache and run none: if one is missing, raise before any
-        run (assembling a report from the cache under the shared kernel lock).
-    only : sequence of str, optional
-        Shell patterns (``fnmatch``) on the experiment keys (``rsf/table2_s1``) or names
-        (``table2_s*``): run just those experiments (e.g. a kernel run split into pieces).
+    kernel : KernelOptions
+        How the kernel backend runs (beds, run cap, repetitions, its later stages, cache only).
 
     Raises
     ------
@@ -258,10 +276,11 @@ def reproduce(
     if backend not in BACKENDS:
         raise ValueError(f"backend = {backend!r} (allowed: {', '.join(BACKENDS)})")
     use_sim, use_linux = backend in ("sim", "both"), backend in ("linux", "both")
+    beds = kernel.beds
     if use_linux:
         from pathpool.reproduce import kernel as kb
 
-        if not kernel_cache_only:
+        if not kernel.cache_only:
             kb.check_kernel()
         beds = kb.default_beds() if beds is None else beds
         if beds < 1:
@@ -271,13 +290,16 @@ def reproduce(
     seed_list = list(range(1, int(seeds) + 1)) if isinstance(seeds, int) else [int(s) for s in seeds]
     if workers is not None:
         check_jobs(workers, 1)
-    kseed_list = seed_list[:kernel_seeds] if kernel_seeds else seed_list
-    caps = () if kernel_max_seeds is None else kernel_caps(
-        (kernel_max_seeds,) if isinstance(kernel_max_seeds, int) else kernel_max_seeds, len(kseed_list))
-    stage_patterns = [stage_pattern(p, len(kseed_list)) for p in kernel_stage_only] if kernel_stage_only else None
+    kseed_list = seed_list[:kernel.repetitions] if kernel.repetitions else seed_list
+    caps = () if kernel.max_repetitions is None else kernel_caps(
+        (kernel.max_repetitions,) if isinstance(kernel.max_repetitions, int) else kernel.max_repetitions,
+        len(kseed_list))
+    stage_patterns = ([stage_pattern(p, len(kseed_list)) for p in kernel.stage_only]
+                      if kernel.stage_only else None)
     # Patterns that match nothing are refused before the output folder is made.
     experiments = select(load_experiments(papers, scenario_root), only)
     staged = (_stage_ceilings(experiments, stage_patterns) if use_linux and ci_target > 0 and caps else {})
+    kernel_max_s = kernel.max_duration_s
     out = ensure_directory(out)
     check_replaceable(out / "results", is_results_folder)
     # One reproduce per output folder at a time; the second is refused before simulating.
@@ -288,52 +310,26 @@ def reproduce(
         if use_linux:
             from pathpool.reproduce import kernel as kb
 
+            kernel_max_s = kb.DEFAULT_MAX_DURATION_S if kernel_max_s is None else kernel_max_s
             kseeds = set(kseed_list)
-            kx = None if kernel_xs is None else {float(x) for x in kernel_xs}
+            kx = None if kernel.xs is None else {float(x) for x in kernel.xs}
             planned = kb.plan_jobs([j for j in base_jobs if j.seed in kseeds and (
                 kx is None or math.isnan(j.tags["x"]) or j.tags["x"] in kx)], options.ack_reading,
-                                   kb.DEFAULT_MAX_DURATION_S if kernel_max_s is None else kernel_max_s,
-                                   kernel_start_jitter)
+                                   kernel_max_s, kernel.start_jitter)
         # One progress count over both engines: simulator runs first, then kernel runs.
         n_k = len(planned[0]) if planned else 0
-        sim_progress = (lambda d, t: progress(d, t + n_k)) if progress else None
         k_progress = (lambda d, t: progress(len(jobs) + d, len(jobs) + t)) if progress else None
-        tables = (run_sweep(jobs, cache_dir=out / "cache", force=force, workers=workers, dask=dask,
-                            progress=sim_progress) if use_sim else {})
-        more_seeds: dict[str, int] = {}
-        per_run = metrics.compute(tables, experiments, options) if use_sim else None
-        if use_sim and ci_target > 0:
-            more_seeds = {e.key: n for e, n in
-                          seeds_needed(per_run, experiments, len(seed_list), ci_target, max_seeds)}
-            extra = {k: list(range(max(seed_list) + 1, max(seed_list) + 1 + n - len(seed_list)))
-                     for k, n in more_seeds.items()}
-            more_exps = [e for e in experiments if e.key in extra]
-            jobs2 = [j for e in more_exps for j in e.jobs(extra[e.key], options)]
-            # In chunks, each chunk's metrics computed and its time series dropped before the
-            # next: the extra seeds' series (Balia Table V: ~27 M rows at 162 seeds) are read
-            # for their metrics but not kept, so memory stays that of the first stage.
-            kept = []
-            for c in range(0, len(jobs2), SECOND_STAGE_CHUNK):
-                chunk = jobs2[c:c + SECOND_STAGE_CHUNK]
-                done = len(jobs) + c
-                t2 = run_sweep(chunk, cache_dir=out / "cache", force=force, workers=workers, dask=dask,
-                               progress=(lambda d, t, done=done: progress(done + d, len(jobs) + len(jobs2) + n_k))
-                               if progress else None)
-                per_run = pd.concat([per_run, metrics.compute(t2, more_exps, options)], ignore_index=True)
-                t2.pop("series", None)
-                kept.append(t2)
-            for t2 in kept:
-                tables = _merge_tables(tables, t2)
-            jobs = jobs + jobs2
+        tables, per_run, more_seeds = {}, None, {}
+        if use_sim:
+            tables, per_run, jobs, more_seeds = _simulate(
+                experiments, jobs, seed_list, out, options, force=force, workers=workers, dask=dask,
+                progress=progress, n_kernel=n_k, ci_target=ci_target, max_seeds=max_seeds)
         t_sim = time.perf_counter() - t0
         ks = None
         if planned is not None:
-            stage = None
-            if staged:
-                stage = KernelStage(staged, kseed_list, ci_target, caps,
-                                    kb.DEFAULT_MAX_DURATION_S if kernel_max_s is None else kernel_max_s)
+            stage = KernelStage(staged, kseed_list, ci_target, caps, kernel_max_s) if staged else None
             ks = _run_kernel(experiments, *planned, out, options, force=force, beds=beds, progress=k_progress,
-                             start_jitter=kernel_start_jitter, stage=stage, cache_only=kernel_cache_only)
+                             start_jitter=kernel.start_jitter, stage=stage, cache_only=kernel.cache_only)
         if use_sim:
             summary = summarise(per_run)
             comparison = cmp.compare(experiments, summary)
@@ -344,43 +340,86 @@ def reproduce(
         if use_sim and ks is not None:
             comparison = cmp.with_kernel(comparison, ks.comparison)
             ks.agreement = cmp.agreement(summary, ks.summary)
-        # results/ is one unit (old complete set or new complete set, whatever stops the run);
-        # the report beside it is written while the new set is still being built.
-        with atomic_directory(out / "results", is_results_folder) as res:
-            write_table(per_run, res, "per_run")
-            write_table(summary, res, "summary")
-            write_table(comparison, res, "comparison")
-            write_table(claims, res, "claims")
-            for name in ("flows", "subflows", "links"):
-                write_table(tables[name], res, name)
-            if ks is not None and use_sim:
-                for name, df in (("per_run", ks.per_run), ("summary", ks.summary),
-                                 ("comparison", ks.comparison), ("claims", ks.claims),
-                                 ("flows", ks.tables.get("flows", pd.DataFrame())),
-                                 ("subflows", ks.tables.get("subflows", pd.DataFrame()))):
-                    write_table(df, res, f"linux_{name}")
-                write_table(ks.agreement, res, "agreement")
-            if ks is not None:
-                write_table(ks.skipped, res, "linux_skipped")
-            if len(tables.get("series", ())):
-                # The long-form series are large: Parquet in full, CSV for the first seed only.
-                write_table(tables["series"], res, "series", csv=False)
-                s0 = tables["series"][tables["series"]["seed"] == seed_list[0]]
-                write_table(s0, res, f"series_seed{seed_list[0]}", csv=True) if len(s0) else None
-            timing = {"jobs": len(jobs) if use_sim else ks.jobs if ks else 0, "simulate_s": t_sim, "total_s": math.nan,
-                      "kernel_jobs": ks.jobs if ks else 0, "kernel_s": ks.wall_s if ks else 0.0}
-            outcome = Outcome(experiments, tables, per_run, summary, comparison, claims, seed_list, options, timing,
-                              out, backend=backend, kernel=ks, more_seeds=more_seeds)
-            if report:
-                from pathpool.reproduce.report import write_report
-
-                write_report(outcome)
-            timing["total_s"] = time.perf_counter() - t0
-            atomic_path(res / "timing.json", lambda p: Path(p).write_text(json.dumps(timing, indent=2)))
-            from pathpool.manifest import write_manifest
-
-            write_manifest(res, "reproduce results")
+        timing = {"jobs": len(jobs) if use_sim else ks.jobs if ks else 0, "simulate_s": t_sim, "total_s": math.nan,
+                  "kernel_jobs": ks.jobs if ks else 0, "kernel_s": ks.wall_s if ks else 0.0}
+        outcome = Outcome(experiments, tables, per_run, summary, comparison, claims, seed_list, options, timing,
+                          out, backend=backend, kernel=ks, more_seeds=more_seeds)
+        _write_results(outcome, report, t0)
     return outcome
+
+
+def _simulate(experiments: Sequence[Experiment], jobs: list[Job], seed_list: list[int], out: Path,
+              options: Options, *, force: bool, workers: int | None, dask: str | None,
+              progress: Callable[[int, int], Any] | None, n_kernel: int, ci_target: float,
+              max_seeds: int) -> tuple[dict[str, pd.DataFrame], pd.DataFrame, list[Job], dict[str, int]]:
+    """The simulator's runs: ``jobs``, then (``ci_target > 0``) the second stage's extra seeds of
+    the experiments still wide. Returns the tables, the per-run metrics, every job run and the
+    seeds each grown experiment ended with."""
+    sim_progress = (lambda d, t: progress(d, t + n_kernel)) if progress else None
+    tables = run_sweep(jobs, cache_dir=out / "cache", force=force, workers=workers, dask=dask,
+                       progress=sim_progress)
+    per_run = metrics.compute(tables, experiments, options)
+    if ci_target <= 0:
+        return tables, per_run, jobs, {}
+    more_seeds = {e.key: n for e, n in seeds_needed(per_run, experiments, len(seed_list), ci_target, max_seeds)}
+    extra = {k: list(range(max(seed_list) + 1, max(seed_list) + 1 + n - len(seed_list)))
+             for k, n in more_seeds.items()}
+    more_exps = [e for e in experiments if e.key in extra]
+    jobs2 = [j for e in more_exps for j in e.jobs(extra[e.key], options)]
+    # In chunks, each chunk's metrics computed and its time series dropped before the next: the
+    # extra seeds' series (Balia Table V: ~27 M rows at 162 seeds) are read for their metrics
+    # but not kept, so memory stays that of the first stage.
+    kept = []
+    for c in range(0, len(jobs2), SECOND_STAGE_CHUNK):
+        chunk = jobs2[c:c + SECOND_STAGE_CHUNK]
+        done = len(jobs) + c
+        t2 = run_sweep(chunk, cache_dir=out / "cache", force=force, workers=workers, dask=dask,
+                       progress=(lambda d, t, done=done: progress(done + d, len(jobs) + len(jobs2) + n_kernel))
+                       if progress else None)
+        per_run = pd.concat([per_run, metrics.compute(t2, more_exps, options)], ignore_index=True)
+        t2.pop("series", None)
+        kept.append(t2)
+    for t2 in kept:
+        tables = _merge_tables(tables, t2)
+    return tables, per_run, jobs + jobs2, more_seeds
+
+
+def _write_results(outcome: Outcome, report: bool, t0: float) -> None:
+    """``results/`` as one unit (the old complete set or the new one, whatever stops the run),
+    the report beside it written while the new set is still being built."""
+    ks, tables, res_dir = outcome.kernel, outcome.tables, outcome.out / "results"
+    use_sim = outcome.backend in ("sim", "both")
+    with atomic_directory(res_dir, is_results_folder) as res:
+        write_table(outcome.per_run, res, "per_run")
+        write_table(outcome.summary, res, "summary")
+        write_table(outcome.comparison, res, "comparison")
+        write_table(outcome.claims, res, "claims")
+        for name in ("flows", "subflows", "links"):
+            write_table(tables[name], res, name)
+        if ks is not None and use_sim:
+            for name, df in (("per_run", ks.per_run), ("summary", ks.summary),
+                             ("comparison", ks.comparison), ("claims", ks.claims),
+                             ("flows", ks.tables.get("flows", pd.DataFrame())),
+                             ("subflows", ks.tables.get("subflows", pd.DataFrame()))):
+                write_table(df, res, f"linux_{name}")
+            write_table(ks.agreement, res, "agreement")
+        if ks is not None:
+            write_table(ks.skipped, res, "linux_skipped")
+        if len(tables.get("series", ())):
+            # The long-form series are large: Parquet in full, CSV for the first seed only.
+            first = outcome.seeds[0]
+            write_table(tables["series"], res, "series", csv=False)
+            s0 = tables["series"][tables["series"]["seed"] == first]
+            write_table(s0, res, f"series_seed{first}", csv=True) if len(s0) else None
+        if report:
+            from pathpool.reproduce.report import write_report
+
+            write_report(outcome)
+        outcome.timing["total_s"] = time.perf_counter() - t0
+        atomic_path(res / "timing.json", lambda p: Path(p).write_text(json.dumps(outcome.timing, indent=2)))
+        from pathpool.manifest import write_manifest
+
+        write_manifest(res, "reproduce results")
 
 
 def _merge_tables(a: dict[str, pd.DataFrame], b: dict[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
