@@ -53,7 +53,8 @@ static GLOBAL: Counting = Counting;
 const NS: u64 = 1_000_000_000;
 
 /// Everything on the per-packet path: MPTCP (LIA, OLIA, BALIA) and TCP (Reno, CUBIC) flows,
-/// both schedulers, SACK recovery under random and bursty loss, RTOs with reinjection (the
+/// every scheduler (upstream Linux's with its queues, bursts, send buffers and connection-level
+/// retransmissions too), SACK recovery under random and bursty loss, RTOs with reinjection (the
 /// Gilbert-Elliott link), delayed ACKs, ACKs over shared lossy links and over fixed delays, send
 /// jitter on and off, a multi-hop path.
 fn scenario_text() -> String {
@@ -78,6 +79,12 @@ fn scenario_text() -> String {
             "scheduler = \"roundrobin\"\nsend_jitter = 0",
         )
         + &mptcp_flow("balia", &["pa", "pb"], "balia", "rcv_buffer = \"64KiB\"")
+        + &mptcp_flow(
+            "upstream",
+            &["pb", "pa"],
+            "lia",
+            "scheduler = \"linux\"\nsend_buffer = \"linux\"\nrecovery = \"linux\"",
+        )
         + &tcp_flow("reno", "pa", "reno", "count = 2")
         + &tcp_flow("cubic", "pb", "cubic", "send_jitter = 0")
 }

@@ -15,7 +15,7 @@ use super::raw::{Quantity, RawFlow};
 use super::schema::allowed as a;
 use super::{
     AckRoute, App, ConfigError, FlowKind, FlowSpec, LinkSpec, PathSpec, RateSpec, Recovery,
-    Scheduler,
+    Scheduler, SendBuffer,
 };
 
 /// Every flow, `count` expanded; for each the index of its `[[flows]]` entry; for each entry
@@ -97,13 +97,14 @@ type Flows = (Vec<FlowSpec>, Vec<usize>, Vec<Vec<&'static str>>);
 /// The optional fields a `[[flows]]` entry writes, in file-format order: for callers to whom
 /// "written" differs from "left at its default" (the Linux test bed's ACK policy).
 fn written(fl: &RawFlow) -> Vec<&'static str> {
-    let present: [(&'static str, bool); 24] = [
+    let present: [(&'static str, bool); 25] = [
         ("path", fl.path.is_some()),
         ("paths", fl.paths.is_some()),
         ("algorithm", fl.algorithm.is_some()),
         ("params", fl.params.is_some()),
         ("counting", fl.counting.is_some()),
         ("scheduler", fl.scheduler.is_some()),
+        ("send_buffer", fl.send_buffer.is_some()),
         ("app", fl.app.is_some()),
         ("size", fl.size.is_some()),
         ("start", fl.start.is_some()),
@@ -336,12 +337,29 @@ fn flow(
     {
         None | Some(("minrtt", _)) => Scheduler::MinRtt,
         Some(("roundrobin", _)) => Scheduler::RoundRobin,
+        Some(("linux", _)) => Scheduler::Linux,
         Some((other, sp)) => {
             return Err(ctx.err(
                 Some(sp),
                 f("scheduler"),
                 format!("unknown scheduler {other:?}"),
                 Some(a::SCHEDULER),
+            ))
+        }
+    };
+    let send_buffer = match fl
+        .send_buffer
+        .as_ref()
+        .map(|s| (s.get_ref().as_str(), s.span()))
+    {
+        None | Some(("unlimited", _)) => SendBuffer::Unlimited,
+        Some(("linux", _)) => SendBuffer::Linux,
+        Some((other, sp)) => {
+            return Err(ctx.err(
+                Some(sp),
+                f("send_buffer"),
+                format!("unknown send_buffer {other:?}"),
+                Some(a::SEND_BUFFER),
             ))
         }
     };
@@ -492,6 +510,7 @@ fn flow(
             params,
             counting,
             scheduler,
+            send_buffer,
             app,
             start,
             stop,
@@ -523,11 +542,12 @@ fn check_kind_fields(ctx: &Ctx, fl: &RawFlow, kind: FlowKind, i: usize) -> Resul
         ),
         ("controller", fl.controller.as_ref().map(|v| v.span())),
     ];
-    let window_only: [(&str, Option<Range<usize>>); 9] = [
+    let window_only: [(&str, Option<Range<usize>>); 10] = [
         ("algorithm", fl.algorithm.as_ref().map(|v| v.span())),
         ("params", fl.params.as_ref().map(|v| v.span())),
         ("counting", fl.counting.as_ref().map(|v| v.span())),
         ("scheduler", fl.scheduler.as_ref().map(|v| v.span())),
+        ("send_buffer", fl.send_buffer.as_ref().map(|v| v.span())),
         ("size", fl.size.as_ref().map(|v| v.span())),
         ("option_bytes", fl.option_bytes.as_ref().map(|v| v.span())),
         ("rcv_buffer", fl.rcv_buffer.as_ref().map(|v| v.span())),

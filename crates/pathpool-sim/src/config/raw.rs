@@ -106,6 +106,8 @@ pub(super) struct RawFlow {
     #[serde(default)]
     pub(super) scheduler: Option<Spanned<String>>,
     #[serde(default)]
+    pub(super) send_buffer: Option<Spanned<String>>,
+    #[serde(default)]
     pub(super) app: Option<Spanned<String>>,
     #[serde(default)]
     pub(super) size: Option<Spanned<Quantity>>,

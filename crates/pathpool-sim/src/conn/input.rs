@@ -79,6 +79,13 @@ impl Conn {
             conn.linux[i].on_ack(s, cum_ack, &sacks, ts, now);
         }
         let eff = s.on_ack(segs, cum_ack, &sacks);
+        // Freed subflow memory (`SOCK_QUEUE_SHRUNK`): the pass after this ACK may expand the
+        // send buffer.
+        if eff.advanced {
+            if let Some(q) = conn.sq.as_deref_mut() {
+                q.shrunk = Some(i);
+            }
+        }
         // Nothing below allocates a packet before the slot is no longer read.
         net.pool.free(pid);
         // RFC 6675 section 2: a duplicate ACK carries SACK information for new data and does

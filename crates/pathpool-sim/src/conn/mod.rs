@@ -9,6 +9,8 @@
 //! * [`recovery`]: Linux's RACK-TLP and PRR state of a subflow (`recovery = "linux"`);
 //! * [`data`]: the data level: the data sequence space and the connection-level receive buffer;
 //! * [`scheduler`]: which subflow carries the next new segment;
+//! * [`sendq`]: upstream Linux MPTCP's send side (`scheduler = "linux"`: per-subflow queues
+//!   and bursts; `send_buffer = "linux"`: send buffers and a blocking writer);
 //! * this module: [`Conn`], the state the parts above make up, and the state transitions that
 //!   send nothing (window accounting, entering recovery, window growth through the controller);
 //! * [`send`]: the send path, onto the network; [`input`]: a data segment or an ACK arriving;
@@ -27,13 +29,16 @@ pub mod scheduler;
 pub mod scoreboard;
 pub mod send;
 pub mod sender;
+pub mod sendq;
 pub mod timers;
 
 use std::collections::VecDeque;
 
 use pathpool_cc::{Ack, Controller, Subflow};
 
-use crate::config::{App, FlowKind, FlowSpec, Recovery, Scenario};
+use crate::config::{
+    AckRoute, App, FlowKind, FlowSpec, Recovery, Scenario, Scheduler as SchedulerKind, SendBuffer,
+};
 use crate::error::SimError;
 use crate::net::event::{Ev, EventQueue};
 use crate::net::packet::HEADER_BYTES;
@@ -45,6 +50,7 @@ use receiver::Receiver;
 use recovery::LinuxState;
 use scheduler::Scheduler;
 use sender::{AckEffect, Sender};
+use sendq::SendQ;
 
 /// One connection with its subflows, controller, application and receiver.
 ///
@@ -78,6 +84,8 @@ pub struct Conn {
     /// The host's send delay (`send_jitter`), drawn from the connection's own random stream.
     pub jitter: SendJitter,
     pub sched: Scheduler,
+    /// Linux's send side (`scheduler = "linux"` or `send_buffer = "linux"`), else None.
+    pub sq: Option<Box<SendQ>>,
     /// When the file download completed at the receiver.
     pub completion: Option<Nanos>,
     // Conservation counters (data packets only).
@@ -170,6 +178,18 @@ impl Conn {
             app: f.app,
             total_segs,
             sched: Scheduler::new(f.scheduler),
+            sq: (f.scheduler == SchedulerKind::Linux || f.send_buffer == SendBuffer::Linux).then(
+                || {
+                    let rtts: Vec<Nanos> = f.paths.iter().map(|&p| handshake_rtt(sc, p)).collect();
+                    Box::new(SendQ::new(
+                        f.scheduler == SchedulerKind::Linux,
+                        f.send_buffer == SendBuffer::Linux,
+                        f.mss,
+                        &rtts,
+                        f.kind == FlowKind::Tcp,
+                    ))
+                },
+            ),
             delayed_ack: f.delayed_ack,
             linux: match f.recovery {
                 Recovery::Rfc6675 => Vec::new(),
@@ -213,7 +233,8 @@ impl Conn {
         self.snd[i].has_room(self.views[i].cwnd)
     }
 
-    /// Is there a DSN the connection may send now? (reinjections first)
+    /// Is there a DSN the connection may send now? (reinjections first; with Linux's send
+    /// side, only what the writer has written)
     pub fn next_data(&mut self) -> Option<(u64, bool)> {
         while let Some(&d) = self.reinject.front() {
             if d < self.data_una {
@@ -222,7 +243,11 @@ impl Conn {
                 return Some((d, true));
             }
         }
-        if self.open && self.next_dsn < self.total_segs && self.next_dsn < self.rwnd_edge {
+        let written = match &self.sq {
+            None => self.open && self.next_dsn < self.total_segs,
+            Some(q) => self.next_dsn < q.write_end,
+        };
+        if written && self.next_dsn < self.rwnd_edge {
             return Some((self.next_dsn, false));
         }
         None
@@ -296,4 +321,16 @@ impl Conn {
             q.push(s.rto_deadline, Ev::Rto(c as u32, i as u16));
         }
     }
+}
+
+/// The RTT of scenario path `p`'s handshake: the propagation delays there and back (a SYN is
+/// small enough that serialisation is left out).
+fn handshake_rtt(sc: &Scenario, p: usize) -> Nanos {
+    let path = &sc.paths[p];
+    let there: Nanos = path.links.iter().map(|&l| sc.links[l].delay).sum();
+    let back = match &path.ack {
+        AckRoute::Delay(d) => *d,
+        AckRoute::Links(ls) => ls.iter().map(|&l| sc.links[l].delay).sum(),
+    };
+    there + back
 }
