@@ -4,10 +4,38 @@
 //!
 //! Time is integer nanoseconds; every random draw comes from a per-component stream seeded from
 //! the run seed and the component's name, so one (scenario, seed) always gives the same
-//! [`RunOutput`] (apart from `stats.wall_s`). Packets travel routes of links
-//! ([`link`]); each flow is a connection of one (TCP) or several (MPTCP) subflows ([`tcp`],
-//! [`mptcp`]) driven by a [`pathpool_cc::Controller`]. The scenario format is described in
-//! `SCENARIOS.md`.
+//! [`RunOutput`] (apart from `stats.wall_s`). Packets travel routes of links, as in htsim; each
+//! flow is a connection of one (TCP) or several (MPTCP) subflows that owns its state machine,
+//! as smoltcp's sockets do, driven by a [`pathpool_cc::Controller`]. The scenario format is
+//! described in `SCENARIOS.md`.
+//!
+//! ## Modules
+//!
+//! Bottom up; each uses only the ones before it:
+//!
+//! * [`time`], [`units`], [`rng`], [`metrics`], [`output`], [`SimError`]: nanoseconds, the
+//!   scenario's units, per-component random streams, Jain's index, the result records, the
+//!   error of a run.
+//! * [`net`]: the network. [`net::event`] (the event queue: per-link lanes, a heap, a
+//!   near-future calendar), [`net::packet`] (the packet slab), [`net::link`] (a queue in front
+//!   of a constant-rate transmitter, random loss, reordering), and the `Net` that moves a packet
+//!   hop by hop along its route; `Net::send_data` is the one way data gets onto a route, after
+//!   the host's send delay.
+//! * [`config`]: a scenario file to a validated [`Scenario`], one section at a time.
+//! * [`conn`]: a TCP or MPTCP connection: each subflow's scoreboard, sender and receiver,
+//!   Linux's RACK-TLP and PRR, the data level, the scheduler; over them its send path, its
+//!   packet input and its timers.
+//! * `rate`: the paced multipath flow of Pluntke & Rio (2011) (`kind = "rate"`): sender,
+//!   receiver, reports, records.
+//! * `world`: builds the network and the endpoints from a scenario, runs the event loop (each
+//!   event to the network or to the endpoint it belongs to), samples, and turns the final state
+//!   into a [`RunOutput`].
+//! * here: [`run`] and [`Simulation`], a run stepped from outside (which drives rate flows).
+//!
+//! A packet's way down the layers: the world pops its arrival, `Net::hop` queues it at the next
+//! link or reports it at its endpoint, the world hands it to its connection ([`conn::input`]),
+//! which updates the subflow ([`conn::sender`], [`conn::recovery`]) and the controller and calls
+//! its send path ([`conn::send`]), which puts the next segments on the network.
 
 pub mod config;
 pub mod conn;
@@ -22,6 +50,7 @@ pub mod time;
 pub mod units;
 mod world;
 
+/// The link model's parameter types, which scenarios set (`link::Buffer`, ...).
 pub use net::link;
 
 pub use config::{ConfigError, Scenario};

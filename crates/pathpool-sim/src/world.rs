@@ -80,51 +80,7 @@ impl World {
     }
 
     pub(crate) fn build(sc: &Scenario, seed: u64) -> Result<World, SimError> {
-        let links: Vec<Link> = sc
-            .links
-            .iter()
-            .map(|l| {
-                let rng = Stream::new(seed, "link", &l.name);
-                Link::new(
-                    l.name.clone(),
-                    l.rate_bps,
-                    l.delay,
-                    l.buffer,
-                    l.loss,
-                    l.gilbert,
-                    l.reorder,
-                    rng,
-                    Stream::new(seed, "link-reorder", &l.name),
-                )
-            })
-            .collect();
-        let mut routes = Vec::with_capacity(sc.paths.len() * 2);
-        let mut paths = Vec::with_capacity(sc.paths.len());
-        for p in &sc.paths {
-            let lane = (links.len() + routes.len()) as u32;
-            paths.push(Path {
-                data: routes.len() as u32,
-                ack: routes.len() as u32 + 1,
-            });
-            routes.push(Route {
-                links: p.links.iter().map(|&l| l as u32).collect(),
-                delay: 0,
-                lane,
-            });
-            let lane = lane + 1;
-            routes.push(match &p.ack {
-                AckRoute::Delay(d) => Route {
-                    links: Vec::new(),
-                    delay: *d,
-                    lane,
-                },
-                AckRoute::Links(ls) => Route {
-                    links: ls.iter().map(|&l| l as u32).collect(),
-                    delay: 0,
-                    lane,
-                },
-            });
-        }
+        let (links, routes, paths) = network(sc, seed);
         // Event lanes: the far end of each link, then each route without links. The host send
         // queues' delays (`send_jitter`) go to the queue's near-future calendar.
         let lanes = links.len() + routes.len();
@@ -438,6 +394,58 @@ impl World {
         out.series = std::mem::take(&mut self.series);
         out
     }
+}
+
+/// The scenario's links, and two routes per scenario path (its data's, then its ACKs') with
+/// each path's pair of route indices. Each link and each route without links gets an event
+/// lane: links first, then routes in order.
+fn network(sc: &Scenario, seed: u64) -> (Vec<Link>, Vec<Route>, Vec<Path>) {
+    let links: Vec<Link> = sc
+        .links
+        .iter()
+        .map(|l| {
+            let rng = Stream::new(seed, "link", &l.name);
+            Link::new(
+                l.name.clone(),
+                l.rate_bps,
+                l.delay,
+                l.buffer,
+                l.loss,
+                l.gilbert,
+                l.reorder,
+                rng,
+                Stream::new(seed, "link-reorder", &l.name),
+            )
+        })
+        .collect();
+    let mut routes = Vec::with_capacity(sc.paths.len() * 2);
+    let mut paths = Vec::with_capacity(sc.paths.len());
+    for p in &sc.paths {
+        let lane = (links.len() + routes.len()) as u32;
+        paths.push(Path {
+            data: routes.len() as u32,
+            ack: routes.len() as u32 + 1,
+        });
+        routes.push(Route {
+            links: p.links.iter().map(|&l| l as u32).collect(),
+            delay: 0,
+            lane,
+        });
+        let lane = lane + 1;
+        routes.push(match &p.ack {
+            AckRoute::Delay(d) => Route {
+                links: Vec::new(),
+                delay: *d,
+                lane,
+            },
+            AckRoute::Links(ls) => Route {
+                links: ls.iter().map(|&l| l as u32).collect(),
+                delay: 0,
+                lane,
+            },
+        });
+    }
+    (links, routes, paths)
 }
 
 /// Endpoint `e`, a connection (the events that name it are connection events).

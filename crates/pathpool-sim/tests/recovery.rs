@@ -1,4 +1,4 @@
-//! `recovery = "linux"` (RACK-TLP and PRR, `src/recovery.rs`) end to end: a tail loss repaired
+//! `recovery = "linux"` (RACK-TLP and PRR, `src/conn/recovery.rs`) end to end: a tail loss repaired
 //! by a loss probe instead of a timeout, to the microsecond of a hand computation; exactly-once
 //! delivery and determinism under random loss and reordering; the option's validation.
 

@@ -5,6 +5,8 @@ use std::ops::Range;
 
 use pathpool_cc::{CcError, Counting, Params};
 
+use crate::time::Nanos;
+
 use super::check::{
     bytes_in, param_value, Ctx, DEFAULT_DEADLINE, DEFAULT_FEEDBACK_INTERVAL, DEFAULT_MSS,
     DEFAULT_RCV_BUFFER, DEFAULT_SEND_JITTER, MAX_DELAY, MAX_FILE_BYTES, MAX_FLOWS,
@@ -131,7 +133,8 @@ fn raw_name(fl: &RawFlow) -> String {
     fl.name.get_ref().trim().to_string()
 }
 
-/// One `[[flows]]` entry (before `count` expansion) and its count.
+/// One `[[flows]]` entry (before `count` expansion) and its count, one section of fields at a
+/// time (the first error found is the one reported).
 #[allow(clippy::too_many_arguments)]
 fn flow(
     ctx: &Ctx,
@@ -143,8 +146,70 @@ fn flow(
     path_names: &Names,
     controllers: Option<&[String]>,
 ) -> Result<(FlowSpec, usize), ConfigError> {
-    let f = |k: &str| format!("flows[{i}].{k}");
-    let kind = match fl.kind.get_ref().as_str() {
+    let kind = flow_kind(ctx, i, fl)?;
+    check_kind_fields(ctx, fl, kind, i)?;
+    let path_idx = flow_paths(ctx, i, fl, kind, path_names)?;
+    let (algorithm, params, counting, rate_spec) = if kind == FlowKind::Rate {
+        let algorithm = fl
+            .controller
+            .as_ref()
+            .map(|a| a.get_ref().clone())
+            .unwrap_or_else(|| "fixed".to_string());
+        let spec = rate_spec(ctx, fl, i, path_idx.len(), controllers)?;
+        fifo_paths(ctx, i, fl, &path_idx, links, paths)?;
+        // A rate flow has no congestion controller (and `check_kind_fields` refused its
+        // `params` and `counting`).
+        (algorithm, Params::new(), Counting::default(), Some(spec))
+    } else {
+        let (algorithm, params, counting) = congestion_control(ctx, i, fl, path_idx.len())?;
+        (algorithm, params, counting, None)
+    };
+    let scheduler = scheduler(ctx, i, fl)?;
+    let send_buffer = send_buffer(ctx, i, fl)?;
+    let app = app(ctx, i, fl)?;
+    let (start, stop, start_jitter, send_jitter) = times(ctx, i, fl)?;
+    let count = count(ctx, i, fl)?;
+    let (mss, option_bytes, rcv_buffer) = segments(ctx, i, fl)?;
+    let delayed_ack = fl
+        .delayed_ack
+        .as_ref()
+        .map(|b| *b.get_ref())
+        .unwrap_or(false);
+    let recovery = recovery(ctx, i, fl)?;
+    Ok((
+        FlowSpec {
+            name,
+            kind,
+            paths: path_idx,
+            algorithm,
+            params,
+            counting,
+            scheduler,
+            send_buffer,
+            app,
+            start,
+            stop,
+            start_jitter,
+            send_jitter,
+            mss,
+            option_bytes,
+            rcv_buffer,
+            delayed_ack,
+            recovery,
+            rate: rate_spec,
+        },
+        count,
+    ))
+}
+
+fn field(i: usize, k: &str) -> String {
+    format!("flows[{i}].{k}")
+}
+
+/// `kind`.
+fn flow_kind(ctx: &Ctx, i: usize, fl: &RawFlow) -> Result<FlowKind, ConfigError> {
+    let f = |k: &str| field(i, k);
+    Ok(match fl.kind.get_ref().as_str() {
         "tcp" => FlowKind::Tcp,
         "mptcp" => FlowKind::Mptcp,
         "rate" => FlowKind::Rate,
@@ -156,9 +221,19 @@ fn flow(
                 Some(a::KIND),
             ))
         }
-    };
-    check_kind_fields(ctx, fl, kind, i)?;
-    let path_idx = match (kind, &fl.path, &fl.paths) {
+    })
+}
+
+/// `path` or `paths`: the indices of the flow's paths.
+fn flow_paths(
+    ctx: &Ctx,
+    i: usize,
+    fl: &RawFlow,
+    kind: FlowKind,
+    path_names: &Names,
+) -> Result<Vec<usize>, ConfigError> {
+    let f = |k: &str| field(i, k);
+    Ok(match (kind, &fl.path, &fl.paths) {
         (_, Some(_), Some(ps)) => {
             return Err(ctx.err(
                 Some(ps.span()),
@@ -211,19 +286,61 @@ fn flow(
                 Some(path_names.list()),
             ));
         }
-    };
-    let algorithm = match kind {
-        FlowKind::Rate => fl
-            .controller
-            .as_ref()
-            .map(|a| a.get_ref().clone())
-            .unwrap_or_else(|| "fixed".to_string()),
-        _ => fl
-            .algorithm
-            .as_ref()
-            .map(|a| a.get_ref().clone())
-            .unwrap_or_else(|| "reno".to_string()),
-    };
+    })
+}
+
+/// A rate flow's receiver infers losses from sequence gaps, which needs FIFO paths: none of
+/// its paths (data or ACK route) may cross a link that reorders.
+fn fifo_paths(
+    ctx: &Ctx,
+    i: usize,
+    fl: &RawFlow,
+    path_idx: &[usize],
+    links: &[LinkSpec],
+    paths: &[PathSpec],
+) -> Result<(), ConfigError> {
+    let f = |k: &str| field(i, k);
+    for &p in path_idx {
+        let back: &[usize] = match &paths[p].ack {
+            AckRoute::Links(v) => v,
+            AckRoute::Delay(_) => &[],
+        };
+        if let Some(&l) = paths[p]
+            .links
+            .iter()
+            .chain(back)
+            .find(|&&l| links[l].reorder.is_some())
+        {
+            let sp = fl
+                .paths
+                .as_ref()
+                .map(|v| v.span())
+                .or_else(|| fl.path.as_ref().map(|v| v.span()));
+            return Err(ctx.err(
+                sp,
+                f("paths"),
+                format!("path {:?} crosses link {:?}, which reorders; a rate flow needs FIFO paths (its receiver counts sequence gaps as losses)", paths[p].name, links[l].name),
+                Some("paths whose links have no `reorder`"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// `algorithm`, `params` and `counting` of a window-based flow: the controller must build
+/// with these parameters for this many subflows.
+fn congestion_control(
+    ctx: &Ctx,
+    i: usize,
+    fl: &RawFlow,
+    n_paths: usize,
+) -> Result<(String, Params, Counting), ConfigError> {
+    let f = |k: &str| field(i, k);
+    let algorithm = fl
+        .algorithm
+        .as_ref()
+        .map(|a| a.get_ref().clone())
+        .unwrap_or_else(|| "reno".to_string());
     let mut params = Params::new();
     if let Some(p) = &fl.params {
         for (k, v) in p.get_ref() {
@@ -238,86 +355,8 @@ fn flow(
             params.insert(k.clone(), pv);
         }
     }
-    let rate_spec = if kind == FlowKind::Rate {
-        Some(rate_spec(ctx, fl, i, path_idx.len(), controllers)?)
-    } else {
-        None
-    };
-    if kind == FlowKind::Rate {
-        // The rate receiver infers losses from sequence gaps, which needs FIFO paths.
-        for &p in &path_idx {
-            let back: &[usize] = match &paths[p].ack {
-                AckRoute::Links(v) => v,
-                AckRoute::Delay(_) => &[],
-            };
-            if let Some(&l) = paths[p]
-                .links
-                .iter()
-                .chain(back)
-                .find(|&&l| links[l].reorder.is_some())
-            {
-                let sp = fl
-                    .paths
-                    .as_ref()
-                    .map(|v| v.span())
-                    .or_else(|| fl.path.as_ref().map(|v| v.span()));
-                return Err(ctx.err(
-                    sp,
-                    f("paths"),
-                    format!("path {:?} crosses link {:?}, which reorders; a rate flow needs FIFO paths (its receiver counts sequence gaps as losses)", paths[p].name, links[l].name),
-                    Some("paths whose links have no `reorder`"),
-                ));
-            }
-        }
-    }
-    if kind == FlowKind::Rate {
-        // Checked by rate_spec; a rate flow has no congestion controller.
-    } else if let Err(e) = pathpool_cc::build(&algorithm, &params, path_idx.len()) {
-        let alg_span = fl
-            .algorithm
-            .as_ref()
-            .map(|a| a.span())
-            .or_else(|| Some(fl.name.span()));
-        let par_span = fl.params.as_ref().map(|p| p.span()).or(alg_span.clone());
-        return Err(match e {
-            CcError::UnknownAlgorithm { name, allowed } => ctx.err(
-                alg_span,
-                f("algorithm"),
-                format!("unknown algorithm {name:?}"),
-                Some(&allowed.join(", ")),
-            ),
-            CcError::UnknownParam {
-                algorithm,
-                param,
-                allowed,
-            } => ctx.err(
-                par_span,
-                format!("flows[{i}].params.{param}"),
-                format!("algorithm {algorithm:?} has no parameter {param:?}"),
-                Some(&if allowed.is_empty() {
-                    "no parameters".to_string()
-                } else {
-                    allowed.join(", ")
-                }),
-            ),
-            CcError::BadParam {
-                algorithm,
-                param,
-                value,
-                allowed,
-            } => ctx.err(
-                par_span,
-                format!("flows[{i}].params.{param}"),
-                format!("algorithm {algorithm:?}: {param} = {value} is not allowed"),
-                Some(allowed),
-            ),
-            CcError::NoSubflows => ctx.err(
-                alg_span,
-                f("paths"),
-                "a connection needs at least one subflow",
-                None,
-            ),
-        });
+    if let Err(e) = pathpool_cc::build(&algorithm, &params, n_paths) {
+        return Err(cc_error(ctx, i, fl, e));
     }
     let counting = match fl.counting.as_ref() {
         None => Counting::default(),
@@ -330,73 +369,154 @@ fn flow(
             )
         })?,
     };
-    let scheduler = match fl
-        .scheduler
+    Ok((algorithm, params, counting))
+}
+
+/// The error of a controller that does not build, on the field it names.
+fn cc_error(ctx: &Ctx, i: usize, fl: &RawFlow, e: CcError) -> ConfigError {
+    let f = |k: &str| field(i, k);
+    let alg_span = fl
+        .algorithm
         .as_ref()
-        .map(|s| (s.get_ref().as_str(), s.span()))
-    {
-        None | Some(("minrtt", _)) => Scheduler::MinRtt,
-        Some(("roundrobin", _)) => Scheduler::RoundRobin,
-        Some(("linux", _)) => Scheduler::Linux,
-        Some((other, sp)) => {
-            return Err(ctx.err(
-                Some(sp),
-                f("scheduler"),
-                format!("unknown scheduler {other:?}"),
-                Some(a::SCHEDULER),
-            ))
-        }
-    };
-    let send_buffer = match fl
-        .send_buffer
-        .as_ref()
-        .map(|s| (s.get_ref().as_str(), s.span()))
-    {
-        None | Some(("unlimited", _)) => SendBuffer::Unlimited,
-        Some(("linux", _)) => SendBuffer::Linux,
-        Some((other, sp)) => {
-            return Err(ctx.err(
-                Some(sp),
-                f("send_buffer"),
-                format!("unknown send_buffer {other:?}"),
-                Some(a::SEND_BUFFER),
-            ))
-        }
-    };
-    let app = match fl.app.as_ref().map(|s| (s.get_ref().as_str(), s.span())) {
-        None | Some(("bulk", _)) => {
-            if let Some(sz) = &fl.size {
-                return Err(ctx.err(
-                    Some(sz.span()),
-                    f("size"),
-                    "size applies only to app = \"file\"",
-                    None,
-                ));
-            }
-            App::Bulk
-        }
-        Some(("file", sp)) => match &fl.size {
-            None => {
+        .map(|a| a.span())
+        .or_else(|| Some(fl.name.span()));
+    let par_span = fl.params.as_ref().map(|p| p.span()).or(alg_span.clone());
+    match e {
+        CcError::UnknownAlgorithm { name, allowed } => ctx.err(
+            alg_span,
+            f("algorithm"),
+            format!("unknown algorithm {name:?}"),
+            Some(&allowed.join(", ")),
+        ),
+        CcError::UnknownParam {
+            algorithm,
+            param,
+            allowed,
+        } => ctx.err(
+            par_span,
+            format!("flows[{i}].params.{param}"),
+            format!("algorithm {algorithm:?} has no parameter {param:?}"),
+            Some(&if allowed.is_empty() {
+                "no parameters".to_string()
+            } else {
+                allowed.join(", ")
+            }),
+        ),
+        CcError::BadParam {
+            algorithm,
+            param,
+            value,
+            allowed,
+        } => ctx.err(
+            par_span,
+            format!("flows[{i}].params.{param}"),
+            format!("algorithm {algorithm:?}: {param} = {value} is not allowed"),
+            Some(allowed),
+        ),
+        CcError::NoSubflows => ctx.err(
+            alg_span,
+            f("paths"),
+            "a connection needs at least one subflow",
+            None,
+        ),
+    }
+}
+
+/// `scheduler`.
+fn scheduler(ctx: &Ctx, i: usize, fl: &RawFlow) -> Result<Scheduler, ConfigError> {
+    let f = |k: &str| field(i, k);
+    Ok(
+        match fl
+            .scheduler
+            .as_ref()
+            .map(|s| (s.get_ref().as_str(), s.span()))
+        {
+            None | Some(("minrtt", _)) => Scheduler::MinRtt,
+            Some(("roundrobin", _)) => Scheduler::RoundRobin,
+            Some(("linux", _)) => Scheduler::Linux,
+            Some((other, sp)) => {
                 return Err(ctx.err(
                     Some(sp),
-                    f("size"),
-                    "app = \"file\" needs a size",
-                    Some("a size >= 1 byte, e.g. \"4MB\""),
+                    f("scheduler"),
+                    format!("unknown scheduler {other:?}"),
+                    Some(a::SCHEDULER),
                 ))
             }
-            Some(sz) => {
-                App::File(ctx.q(sz, &f("size"), |q| bytes_in(q, 1, MAX_FILE_BYTES), a::SIZE)?)
+        },
+    )
+}
+
+/// `send_buffer`.
+fn send_buffer(ctx: &Ctx, i: usize, fl: &RawFlow) -> Result<SendBuffer, ConfigError> {
+    let f = |k: &str| field(i, k);
+    Ok(
+        match fl
+            .send_buffer
+            .as_ref()
+            .map(|s| (s.get_ref().as_str(), s.span()))
+        {
+            None | Some(("unlimited", _)) => SendBuffer::Unlimited,
+            Some(("linux", _)) => SendBuffer::Linux,
+            Some((other, sp)) => {
+                return Err(ctx.err(
+                    Some(sp),
+                    f("send_buffer"),
+                    format!("unknown send_buffer {other:?}"),
+                    Some(a::SEND_BUFFER),
+                ))
             }
         },
-        Some((other, sp)) => {
-            return Err(ctx.err(
-                Some(sp),
-                f("app"),
-                format!("unknown app {other:?}"),
-                Some(a::APP),
-            ))
-        }
-    };
+    )
+}
+
+/// `app` and `size`.
+fn app(ctx: &Ctx, i: usize, fl: &RawFlow) -> Result<App, ConfigError> {
+    let f = |k: &str| field(i, k);
+    Ok(
+        match fl.app.as_ref().map(|s| (s.get_ref().as_str(), s.span())) {
+            None | Some(("bulk", _)) => {
+                if let Some(sz) = &fl.size {
+                    return Err(ctx.err(
+                        Some(sz.span()),
+                        f("size"),
+                        "size applies only to app = \"file\"",
+                        None,
+                    ));
+                }
+                App::Bulk
+            }
+            Some(("file", sp)) => match &fl.size {
+                None => {
+                    return Err(ctx.err(
+                        Some(sp),
+                        f("size"),
+                        "app = \"file\" needs a size",
+                        Some("a size >= 1 byte, e.g. \"4MB\""),
+                    ))
+                }
+                Some(sz) => {
+                    App::File(ctx.q(sz, &f("size"), |q| bytes_in(q, 1, MAX_FILE_BYTES), a::SIZE)?)
+                }
+            },
+            Some((other, sp)) => {
+                return Err(ctx.err(
+                    Some(sp),
+                    f("app"),
+                    format!("unknown app {other:?}"),
+                    Some(a::APP),
+                ))
+            }
+        },
+    )
+}
+
+/// `start`, `stop`, `start_jitter` and `send_jitter`.
+fn times(
+    ctx: &Ctx,
+    i: usize,
+    fl: &RawFlow,
+) -> Result<(Nanos, Option<Nanos>, Nanos, Nanos), ConfigError> {
+    let f = |k: &str| field(i, k);
     let start = match &fl.start {
         None => 0,
         Some(v) => ctx.time(v, &f("start"), 0, MAX_TIME, a::START)?,
@@ -424,7 +544,13 @@ fn flow(
         None => DEFAULT_SEND_JITTER,
         Some(v) => ctx.time(v, &f("send_jitter"), 0, MAX_DELAY, a::SEND_JITTER)?,
     };
-    let count = match &fl.count {
+    Ok((start, stop, start_jitter, send_jitter))
+}
+
+/// `count`.
+fn count(ctx: &Ctx, i: usize, fl: &RawFlow) -> Result<usize, ConfigError> {
+    let f = |k: &str| field(i, k);
+    Ok(match &fl.count {
         None => 1,
         Some(c) if *c.get_ref() >= 1 && *c.get_ref() <= 100_000 => *c.get_ref() as usize,
         Some(c) => {
@@ -435,7 +561,12 @@ fn flow(
                 Some(a::COUNT),
             ))
         }
-    };
+    })
+}
+
+/// `mss`, `option_bytes` and `rcv_buffer`.
+fn segments(ctx: &Ctx, i: usize, fl: &RawFlow) -> Result<(u32, u32, u64), ConfigError> {
+    let f = |k: &str| field(i, k);
     let mss = match &fl.mss {
         None => DEFAULT_MSS,
         Some(v) => ctx.q(v, &f("mss"), |q| bytes_in(q, 64, 9000), a::MSS)? as u32,
@@ -480,51 +611,30 @@ fn flow(
             Some(a::RCV_BUFFER),
         ));
     }
-    let delayed_ack = fl
-        .delayed_ack
-        .as_ref()
-        .map(|b| *b.get_ref())
-        .unwrap_or(false);
-    let recovery = match fl
-        .recovery
-        .as_ref()
-        .map(|s| (s.get_ref().as_str(), s.span()))
-    {
-        None | Some(("rfc6675", _)) => Recovery::Rfc6675,
-        Some(("linux", _)) => Recovery::Linux,
-        Some((other, sp)) => {
-            return Err(ctx.err(
-                Some(sp),
-                f("recovery"),
-                format!("unknown recovery {other:?}"),
-                Some(a::RECOVERY),
-            ))
-        }
-    };
-    Ok((
-        FlowSpec {
-            name,
-            kind,
-            paths: path_idx,
-            algorithm,
-            params,
-            counting,
-            scheduler,
-            send_buffer,
-            app,
-            start,
-            stop,
-            start_jitter,
-            send_jitter,
-            mss,
-            option_bytes,
-            rcv_buffer,
-            delayed_ack,
-            recovery,
-            rate: rate_spec,
+    Ok((mss, option_bytes, rcv_buffer))
+}
+
+/// `recovery`.
+fn recovery(ctx: &Ctx, i: usize, fl: &RawFlow) -> Result<Recovery, ConfigError> {
+    let f = |k: &str| field(i, k);
+    Ok(
+        match fl
+            .recovery
+            .as_ref()
+            .map(|s| (s.get_ref().as_str(), s.span()))
+        {
+            None | Some(("rfc6675", _)) => Recovery::Rfc6675,
+            Some(("linux", _)) => Recovery::Linux,
+            Some((other, sp)) => {
+                return Err(ctx.err(
+                    Some(sp),
+                    f("recovery"),
+                    format!("unknown recovery {other:?}"),
+                    Some(a::RECOVERY),
+                ))
+            }
         },
-        count,
-    ))
+    )
 }
 
 fn check_kind_fields(ctx: &Ctx, fl: &RawFlow, kind: FlowKind, i: usize) -> Result<(), ConfigError> {

@@ -4,10 +4,10 @@
 //!
 //! Its parts, each a module, in the order they depend on one another:
 //!
+//! * [`data`]: the data level: the data sequence space and the connection-level receive buffer;
 //! * [`scoreboard`], [`sender`], [`receiver`]: one subflow's SACK scoreboard, sender (RFC 6675
 //!   loss marking, Linux's RTT estimator and RTO) and receiver (reassembly, SACK blocks);
 //! * [`recovery`]: Linux's RACK-TLP and PRR state of a subflow (`recovery = "linux"`);
-//! * [`data`]: the data level: the data sequence space and the connection-level receive buffer;
 //! * [`scheduler`]: which subflow carries the next new segment;
 //! * [`sendq`]: upstream Linux MPTCP's send side (`scheduler = "linux"`: per-subflow queues
 //!   and bursts; `send_buffer = "linux"`: send buffers and a blocking writer);

@@ -16,7 +16,7 @@ pub const EVER_RETX: u8 = 16;
 
 /// One outstanding segment in the scoreboard: 16 bytes. The DSN and the flags share a word (a
 /// DSN needs far fewer than 56 bits: 2^56 segments are 10^20 bytes), and the payload length is
-/// not stored: it follows from the DSN ([`Sender::seg_len`]), as every segment but a file's last
+/// not stored: it follows from the DSN ([`super::sender::Sender::seg_len`]), as every segment but a file's last
 /// is one MSS. (24 bytes before; with 999 flows the scoreboards were the largest buffers.)
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Seg {

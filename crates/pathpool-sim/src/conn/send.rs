@@ -13,6 +13,8 @@ use crate::net::packet::{Packet, ACK_BYTES, MAX_SACK_BLOCKS};
 use crate::net::{Net, NO_EVENT};
 
 impl Conn {
+    /// The application starts (`c` is the connection's endpoint index): send what the
+    /// windows allow.
     pub(crate) fn on_start(&mut self, net: &mut Net, segs: &mut SegPool, c: usize) {
         let now = net.now;
         let conn = &mut *self;
