@@ -78,7 +78,8 @@ impl Scheduler {
 /// Among active subflows, the lowest linger time `(wmem_queued << 32) / avg_pacing_rate`
 /// (strictly lower: ties go to the first in order), where `wmem_queued` is what the subflow
 /// holds (sent and not cumulatively acknowledged, plus its queue) and `avg_pacing_rate` starts
-/// as the subflow's pacing rate. The window, the RTT and loss state play no part. If the pick's
+/// as the subflow's pacing rate (`sk_pacing_rate`, which Linux sets on each ACK: a subflow
+/// whose ACKs stopped keeps its last rate). The window, the RTT and loss state play no part. If the pick's
 /// send buffer is full, nothing (no second choice). The burst is `MPTCP_SEND_BURST_SIZE`, at
 /// most what the connection-level window still allows (`window_bytes`); a burst of 0 still
 /// returns the pick. Otherwise the pick's `avg_pacing_rate` becomes the average of the old one
@@ -96,8 +97,11 @@ pub fn pick_linux(
             continue;
         }
         let sub = &mut q.subs[i];
+        if sub.pacing_rate == 0 {
+            sub.pacing_rate = subflow_pacing_rate(s, &views[i], sub.handshake_rtt, mss);
+        }
         if sub.avg_pacing_rate == 0 {
-            sub.avg_pacing_rate = subflow_pacing_rate(s, &views[i], sub.handshake_rtt, mss);
+            sub.avg_pacing_rate = sub.pacing_rate;
             if sub.avg_pacing_rate == 0 {
                 continue;
             }
@@ -116,8 +120,8 @@ pub fn pick_linux(
         return Some((i, 0));
     }
     let wmem = wmem_queued(&snd[i], q.subs[i].queue.len(), mss);
-    let rate = subflow_pacing_rate(&snd[i], &views[i], q.subs[i].handshake_rtt, mss);
     let sub = &mut q.subs[i];
+    let rate = sub.pacing_rate;
     sub.avg_pacing_rate = ((u128::from(sub.avg_pacing_rate) * u128::from(wmem)
         + u128::from(rate) * u128::from(burst))
         / u128::from(burst + wmem)) as u64;
@@ -131,10 +135,10 @@ pub fn wmem_queued(s: &Sender, queued: usize, mss: u32) -> u64 {
     (s.outstanding() + queued as u64) * u64::from(mss)
 }
 
-/// The subflow's `sk_pacing_rate` as its last ACK left it: from its integer window and smoothed
-/// RTT (the handshake's before the first sample).
+/// The subflow's `sk_pacing_rate` now: from its integer window, packets out and smoothed RTT
+/// (the handshake's before the first sample).
 #[inline]
-fn subflow_pacing_rate(s: &Sender, v: &Subflow, handshake_rtt: u64, mss: u32) -> u64 {
+pub(crate) fn subflow_pacing_rate(s: &Sender, v: &Subflow, handshake_rtt: u64, mss: u32) -> u64 {
     let (cwnd, ssthresh) = int_window(v.cwnd, v.ssthresh);
     let srtt = if s.has_rtt() {
         s.srtt_ns()

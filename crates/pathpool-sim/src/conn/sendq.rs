@@ -88,6 +88,9 @@ pub struct SubQueue {
     pub queue: VecDeque<u64>,
     /// `subflow->avg_pacing_rate`, bytes/s (0 until the scheduler first looks at the subflow).
     pub avg_pacing_rate: u64,
+    /// `sk_pacing_rate` as the last ACK set it, bytes/s (0 before the first: then the
+    /// handshake's, taken when the scheduler first looks at the subflow).
+    pub pacing_rate: u64,
     /// `sk_sndbuf`, bytes (`send_buffer = "linux"`).
     pub sndbuf: u64,
     /// The handshake's RTT: the subflow's smoothed RTT until the first data RTT sample.
@@ -133,6 +136,7 @@ impl SendQ {
             .map(|&r| SubQueue {
                 queue: VecDeque::with_capacity(if sched { 256 } else { 0 }),
                 avg_pacing_rate: 0,
+                pacing_rate: 0,
                 // `tcp_init_buffer_space` expands once the connection is established.
                 sndbuf: sndbuf_for(INIT_CWND, mss),
                 handshake_rtt: r,
