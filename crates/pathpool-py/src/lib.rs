@@ -462,6 +462,7 @@ fn spec_dict<'py>(py: Python<'py>, sc: &Scenario) -> PyResult<Bound<'py, PyDict>
         x.set_item("option_bytes", f.option_bytes)?;
         x.set_item("rcv_buffer_bytes", f.rcv_buffer)?;
         x.set_item("delayed_ack", f.delayed_ack)?;
+        x.set_item("slow_start_after_idle", f.slow_start_after_idle)?;
         x.set_item(
             "recovery",
             match f.recovery {

@@ -99,7 +99,7 @@ type Flows = (Vec<FlowSpec>, Vec<usize>, Vec<Vec<&'static str>>);
 /// The optional fields a `[[flows]]` entry writes, in file-format order: for callers to whom
 /// "written" differs from "left at its default" (the Linux test bed's ACK policy).
 fn written(fl: &RawFlow) -> Vec<&'static str> {
-    let present: [(&'static str, bool); 25] = [
+    let present: [(&'static str, bool); 26] = [
         ("path", fl.path.is_some()),
         ("paths", fl.paths.is_some()),
         ("algorithm", fl.algorithm.is_some()),
@@ -118,6 +118,7 @@ fn written(fl: &RawFlow) -> Vec<&'static str> {
         ("option_bytes", fl.option_bytes.is_some()),
         ("rcv_buffer", fl.rcv_buffer.is_some()),
         ("delayed_ack", fl.delayed_ack.is_some()),
+        ("slow_start_after_idle", fl.slow_start_after_idle.is_some()),
         ("recovery", fl.recovery.is_some()),
         ("rates", fl.rates.is_some()),
         ("block_length", fl.block_length.is_some()),
@@ -195,6 +196,10 @@ fn flow(
             option_bytes,
             rcv_buffer,
             delayed_ack,
+            slow_start_after_idle: fl
+                .slow_start_after_idle
+                .as_ref()
+                .is_some_and(|b| *b.get_ref()),
             recovery,
             rate: rate_spec,
         },
@@ -652,7 +657,7 @@ fn check_kind_fields(ctx: &Ctx, fl: &RawFlow, kind: FlowKind, i: usize) -> Resul
         ),
         ("controller", fl.controller.as_ref().map(|v| v.span())),
     ];
-    let window_only: [(&str, Option<Range<usize>>); 10] = [
+    let window_only: [(&str, Option<Range<usize>>); 11] = [
         ("algorithm", fl.algorithm.as_ref().map(|v| v.span())),
         ("params", fl.params.as_ref().map(|v| v.span())),
         ("counting", fl.counting.as_ref().map(|v| v.span())),
@@ -662,6 +667,10 @@ fn check_kind_fields(ctx: &Ctx, fl: &RawFlow, kind: FlowKind, i: usize) -> Resul
         ("option_bytes", fl.option_bytes.as_ref().map(|v| v.span())),
         ("rcv_buffer", fl.rcv_buffer.as_ref().map(|v| v.span())),
         ("delayed_ack", fl.delayed_ack.as_ref().map(|v| v.span())),
+        (
+            "slow_start_after_idle",
+            fl.slow_start_after_idle.as_ref().map(|v| v.span()),
+        ),
         ("recovery", fl.recovery.as_ref().map(|v| v.span())),
     ];
     let (bad, msg, allowed) = if kind == FlowKind::Rate {

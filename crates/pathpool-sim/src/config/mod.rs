@@ -210,6 +210,8 @@ pub struct FlowSpec {
     pub option_bytes: u32,
     pub rcv_buffer: u64,
     pub delayed_ack: bool,
+    /// Linux's restart after idle (`tcp_slow_start_after_idle`, `tcp_cwnd_restart`).
+    pub slow_start_after_idle: bool,
     /// Loss detection and recovery of the flow's (sub)flows.
     pub recovery: Recovery,
     /// `Some` exactly for `kind = "rate"`.

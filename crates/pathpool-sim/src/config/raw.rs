@@ -130,6 +130,8 @@ pub(super) struct RawFlow {
     #[serde(default)]
     pub(super) delayed_ack: Option<Spanned<bool>>,
     #[serde(default)]
+    pub(super) slow_start_after_idle: Option<Spanned<bool>>,
+    #[serde(default)]
     pub(super) recovery: Option<Spanned<String>>,
     // --- kind = "rate" only ---
     #[serde(default)]

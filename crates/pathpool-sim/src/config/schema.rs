@@ -282,6 +282,8 @@ pub const FIELDS: &[Field] = &[
         ["2896", "\"1GiB\""], ["2895", "1073741825"]),
     field!("flows", "delayed_ack", "boolean", "no", "false", "true, false", WIN,
         "ACK every second in-order segment or after 40 ms; out-of-order data at once"),
+    field!("flows", "slow_start_after_idle", "boolean", "no", "false", "true, false", WIN,
+        "Linux's restart after idle (sysctl tcp_slow_start_after_idle, on by default in Linux; 6.18 tcp_cwnd_restart): new data for a (sub)flow with nothing in flight and no data sent for longer than its RTO raises ssthresh to at least 3/4 cwnd and halves cwnd per further RTO of idle, not below min(10, cwnd)"),
     field!("flows", "recovery", "string", "no", "rfc6675", a::RECOVERY, WIN,
         "loss detection and recovery: rfc6675 = SACK recovery, DupThresh 3, no tail loss probe; linux = RACK-TLP (RFC 8985) and PRR (RFC 6937) as Linux >= 4.18 (see Loss recovery)",
         ["\"linux\""], ["\"newreno\""]),

@@ -95,6 +95,8 @@ pub struct Conn {
     pub data: DataReceiver,
     pub mss: u32,
     pub delayed_ack: bool,
+    /// `slow_start_after_idle`.
+    pub idle_restart: bool,
     pub started: bool,
     /// The application still offers new data.
     pub open: bool,
@@ -191,6 +193,7 @@ impl Conn {
                 },
             ),
             delayed_ack: f.delayed_ack,
+            idle_restart: f.slow_start_after_idle,
             linux: match f.recovery {
                 Recovery::Rfc6675 => Vec::new(),
                 Recovery::Linux => vec![LinuxState::default(); k],
@@ -314,6 +317,27 @@ impl Conn {
         conn.ctrl.on_ack(&mut conn.views, i, &ack);
     }
 
+    /// `tcp_slow_start_after_idle_check` (include/net/tcp.h, Linux 6.18), as new data is put on
+    /// subflow `i` (`tcp_skb_entail`): with nothing outstanding and no data sent for longer
+    /// than the RTO, `tcp_cwnd_restart`.
+    #[inline]
+    pub(crate) fn idle_check(&mut self, i: usize, now: Nanos) {
+        let s = &self.snd[i];
+        if !self.idle_restart || s.outstanding() > 0 || s.sent == 0 {
+            return;
+        }
+        let idle = now - s.lsndtime;
+        if idle <= s.rto {
+            return;
+        }
+        Self::account_cwnd(self, i, now);
+        let v = &mut self.views[i];
+        let (cwnd, ssthresh) =
+            cwnd_restart(v.cwnd, v.ssthresh, v.in_recovery, idle, self.snd[i].rto);
+        (v.cwnd, v.ssthresh) = (cwnd, ssthresh);
+        self.snd[i].idle_restarts += 1;
+    }
+
     #[inline]
     pub(crate) fn arm_rto(q: &mut EventQueue, s: &mut Sender, c: usize, i: usize) {
         if s.rto_deadline != 0 && s.rto_event > s.rto_deadline {
@@ -333,4 +357,39 @@ fn handshake_rtt(sc: &Scenario, p: usize) -> Nanos {
         AckRoute::Links(ls) => ls.iter().map(|&l| sc.links[l].delay).sum(),
     };
     there + back
+}
+
+/// `tcp_cwnd_restart` (net/ipv4/tcp_output.c, Linux 6.18) after `idle` ns without sending, with
+/// an RTO of `rto`: ssthresh becomes `tcp_current_ssthresh` (unchanged during a reduction, else
+/// at least `(cwnd >> 1) + (cwnd >> 2)`); the window halves once per RTO of idle beyond the
+/// first while above the restart window `min(TCP_INIT_CWND, cwnd)`, and never goes below it.
+/// Linux's windows are integers: the controller's `cwnd` is taken as its integer part.
+pub fn cwnd_restart(
+    cwnd: f64,
+    ssthresh: f64,
+    in_reduction: bool,
+    idle: Nanos,
+    rto: Nanos,
+) -> (f64, f64) {
+    let w = if cwnd.is_finite() && cwnd >= 1.0 {
+        cwnd as u64
+    } else {
+        1
+    };
+    let ssthresh = if in_reduction {
+        ssthresh
+    } else {
+        ssthresh.max(((w >> 1) + (w >> 2)) as f64)
+    };
+    let restart = w.min(10);
+    let mut w = w;
+    let mut delta = idle as i128;
+    loop {
+        delta -= i128::from(rto);
+        if delta <= 0 || w <= restart {
+            break;
+        }
+        w >>= 1;
+    }
+    (w.max(restart) as f64, ssthresh)
 }

@@ -190,6 +190,11 @@ impl Conn {
                 break;
             }
             let mut left = burst as i64;
+            if conn.idle_restart && q.subs[i].queue.is_empty() {
+                self.idle_check(i, net.now);
+            }
+            let conn = &mut *self;
+            let q = conn.sq.as_deref_mut().expect("linux send side");
             while conn.next_dsn < q.write_end && conn.next_dsn < conn.rwnd_edge {
                 let dsn = conn.next_dsn;
                 q.subs[i].queue.push_back(dsn);
@@ -322,6 +327,7 @@ impl Conn {
         dsn: u64,
         reinjection: bool,
     ) {
+        self.idle_check(i, net.now);
         let conn = &mut *self;
         if reinjection {
             conn.reinject.pop_front();
@@ -358,6 +364,7 @@ impl Conn {
             }
         };
         let wire = len + s.header;
+        s.lsndtime = now;
         s.sent += 1;
         s.sent_wire_bytes += u64::from(wire);
         // RFC 6298 (5.1); Linux also restarts the timer when it retransmits the first

@@ -134,7 +134,13 @@ impl SendQ {
         let subs: Vec<SubQueue> = rtts
             .iter()
             .map(|&r| SubQueue {
-                queue: VecDeque::with_capacity(if sched { 256 } else { 0 }),
+                // With send buffers the queue can never outgrow the largest one: room for it
+                // from the start, so that no segment's push grows it later.
+                queue: VecDeque::with_capacity(match (sched, buffers) {
+                    (false, _) => 0,
+                    (true, true) => (TCP_WMEM[2] / u64::from(mss)) as usize + 1,
+                    (true, false) => 256,
+                }),
                 avg_pacing_rate: 0,
                 pacing_rate: 0,
                 // `tcp_init_buffer_space` expands once the connection is established.
@@ -535,5 +541,102 @@ mod tests {
         let mut u = SendQ::new(true, false, 1000, &[1, 1], false);
         u.write(0, 7, 1000);
         assert_eq!(u.write_end, 7);
+    }
+}
+
+#[cfg(test)]
+mod idle_tests {
+    use crate::conn::{cwnd_restart, Conn};
+    use crate::world::Endpoint;
+    use crate::{Scenario, Simulation};
+
+    const RTO: u64 = 200_000_000;
+
+    #[test]
+    fn cwnd_restart_halves_per_rto_of_idle_down_to_the_restart_window() {
+        // ssthresh 20, cwnd 40: ssthresh max(20, 20 + 10) = 30. 3.5 RTOs idle: 2.5 left
+        // after the first -> 20, 1.5 -> 10, then at the restart window min(10, 40) = 10.
+        assert_eq!(
+            cwnd_restart(40.7, 20.0, false, 7 * RTO / 2, RTO),
+            (10.0, 30.0)
+        );
+        // 1.5 RTOs: one halving.
+        assert_eq!(
+            cwnd_restart(40.0, 20.0, false, 3 * RTO / 2, RTO),
+            (20.0, 30.0)
+        );
+        // Exactly 2 RTOs: the second subtraction leaves 0, which stops it: one halving.
+        assert_eq!(cwnd_restart(40.0, 50.0, false, 2 * RTO, RTO), (20.0, 50.0));
+        // A window below 10 stays (restart window min(10, cwnd)); ssthresh 3/4 of 7 = 3 + 1.
+        assert_eq!(cwnd_restart(7.0, 2.0, false, 100 * RTO, RTO), (7.0, 4.0));
+        // During a reduction ssthresh stays.
+        assert_eq!(
+            cwnd_restart(40.0, 12.0, true, 3 * RTO / 2, RTO),
+            (20.0, 12.0)
+        );
+    }
+
+    fn download(restart: bool) -> Simulation {
+        let text = format!(
+            r#"
+            name = "idle"
+            duration = "10s"
+            [[links]]
+            name = "a"
+            rate = "10Mbps"
+            delay = "10ms"
+            [[paths]]
+            name = "pa"
+            links = ["a"]
+            [[flows]]
+            name = "t"
+            kind = "tcp"
+            path = "pa"
+            app = "file"
+            size = "300KB"
+            slow_start_after_idle = {restart}
+        "#
+        );
+        let sc = Scenario::from_toml_str(&text, "<test>").unwrap();
+        let mut sim = Simulation::new(&sc, 1).unwrap();
+        sim.run_until(5_000_000_000);
+        sim
+    }
+
+    fn conn(sim: &mut Simulation) -> &mut Conn {
+        match &mut sim.world.endpoints[0] {
+            Endpoint::Conn(c) => c,
+            Endpoint::Rate(_) => unreachable!(),
+        }
+    }
+
+    /// A download that finished long ago: new data now restarts the window as
+    /// `tcp_cwnd_restart` says for the time since the last segment; without the option, or
+    /// within an RTO of it, nothing changes.
+    #[test]
+    fn new_data_after_idle_restarts_the_window() {
+        let now = 5_000_000_000;
+        let mut sim = download(true);
+        let c = conn(&mut sim);
+        assert!(c.completion.is_some() && c.snd[0].outstanding() == 0);
+        let (s, v) = (&c.snd[0], &c.views[0]);
+        assert!(v.cwnd > 20.0 && s.lsndtime > 0 && s.lsndtime < 1_000_000_000);
+        let want = cwnd_restart(v.cwnd, v.ssthresh, false, now - s.lsndtime, s.rto);
+        c.idle_check(0, now);
+        assert_eq!((c.views[0].cwnd, c.views[0].ssthresh), want);
+        assert_eq!(c.views[0].cwnd, 10.0);
+        assert_eq!(c.snd[0].idle_restarts, 1);
+        // Within an RTO of the last segment: nothing.
+        let mut sim = download(true);
+        let c = conn(&mut sim);
+        let (cwnd, at) = (c.views[0].cwnd, c.snd[0].lsndtime + c.snd[0].rto);
+        c.idle_check(0, at);
+        assert_eq!((c.views[0].cwnd, c.snd[0].idle_restarts), (cwnd, 0));
+        // Without the option: nothing.
+        let mut sim = download(false);
+        let c = conn(&mut sim);
+        let cwnd = c.views[0].cwnd;
+        c.idle_check(0, now);
+        assert_eq!((c.views[0].cwnd, c.snd[0].idle_restarts), (cwnd, 0));
     }
 }
