@@ -108,6 +108,8 @@ pub(super) struct RawFlow {
     #[serde(default)]
     pub(super) send_buffer: Option<Spanned<String>>,
     #[serde(default)]
+    pub(super) reading: Option<Spanned<String>>,
+    #[serde(default)]
     pub(super) app: Option<Spanned<String>>,
     #[serde(default)]
     pub(super) size: Option<Spanned<Quantity>>,

@@ -29,6 +29,7 @@ pub mod allowed {
     pub const KIND: &str = "tcp, mptcp, rate";
     pub const SCHEDULER: &str = "minrtt, roundrobin, linux";
     pub const SEND_BUFFER: &str = "unlimited, linux";
+    pub const READING: &str = "default, linux";
     pub const RECOVERY: &str = "rfc6675, linux";
     pub const APP: &str = "bulk, file";
     pub const SIZE: &str =
@@ -249,6 +250,9 @@ pub const FIELDS: &[Field] = &[
     field!("flows", "scheduler", "string", "no", "minrtt", a::SCHEDULER, WIN,
         "MPTCP scheduler: minrtt = lowest smoothed RTT with room in cwnd, one segment at a time (the out-of-tree Linux MPTCP v0.9x default, what the papers' kernels ran); roundrobin; linux = upstream Linux's default (6.18 mptcp_subflow_get_send): lowest linger time (queued bytes over pacing rate), bursts of up to 65,428 bytes queued on that subflow until its window lets them out, only a connection-level timeout re-sends elsewhere",
         [], ["\"random\""]),
+    field!("flows", "reading", "string", "no", "default", a::READING, WIN,
+        "linux: what upstream Linux (6.18) does, as the defaults of scheduler (linux), send_buffer (linux), recovery (linux) and slow_start_after_idle (true); a field written beside it still wins. default: the fields' own defaults",
+        ["\"linux\""], ["\"kernel\""]),
     field!("flows", "send_buffer", "string", "no", "unlimited", a::SEND_BUFFER, WIN,
         "unlimited = the application always has data and nothing bounds what is queued; linux = Linux's send buffers: each subflow's grows as tcp_sndbuf_expand says (2 x max(10, cwnd) segments of 4,352 bytes at a 1,448-byte MSS, at most 4 MiB), never shrinks; an MPTCP connection's is 4,096 plus its subflows'; freed on (DATA_)ACK; the writer blocks when full and wakes with a third free; with scheduler = linux a subflow with a full buffer takes no more",
         [], ["\"auto\""]),

@@ -640,3 +640,64 @@ mod idle_tests {
         assert_eq!((c.views[0].cwnd, c.snd[0].idle_restarts), (cwnd, 0));
     }
 }
+
+#[cfg(test)]
+mod reading_tests {
+    use crate::config::{Recovery, Scheduler, SendBuffer};
+    use crate::Scenario;
+
+    fn flow(extra: &str) -> crate::config::FlowSpec {
+        let text = format!(
+            "name = \"r\"\nduration = \"1s\"\n[[links]]\nname = \"a\"\nrate = \"1Mbps\"\n\
+             delay = \"1ms\"\n[[paths]]\nname = \"p\"\nlinks = [\"a\"]\n[[flows]]\nname = \"f\"\n\
+             kind = \"mptcp\"\npaths = [\"p\"]\n{extra}\n"
+        );
+        Scenario::from_toml_str(&text, "<test>")
+            .unwrap()
+            .flows
+            .remove(0)
+    }
+
+    #[test]
+    fn reading_linux_sets_every_linux_default_and_written_fields_win() {
+        let all = |f: &crate::config::FlowSpec| {
+            (
+                f.scheduler,
+                f.send_buffer,
+                f.recovery,
+                f.slow_start_after_idle,
+            )
+        };
+        let d = flow("");
+        assert_eq!(
+            all(&d),
+            (
+                Scheduler::MinRtt,
+                SendBuffer::Unlimited,
+                Recovery::Rfc6675,
+                false
+            )
+        );
+        assert_eq!(all(&flow("reading = \"default\"")), all(&d));
+        let l = flow("reading = \"linux\"");
+        assert_eq!(
+            all(&l),
+            (Scheduler::Linux, SendBuffer::Linux, Recovery::Linux, true)
+        );
+        let mixed = flow(
+            "reading = \"linux\"\nscheduler = \"minrtt\"\nsend_buffer = \"unlimited\"\n\
+             recovery = \"rfc6675\"\nslow_start_after_idle = false",
+        );
+        assert_eq!(all(&mixed), all(&d));
+        let one = flow("reading = \"linux\"\nscheduler = \"roundrobin\"");
+        assert_eq!(
+            all(&one),
+            (
+                Scheduler::RoundRobin,
+                SendBuffer::Linux,
+                Recovery::Linux,
+                true
+            )
+        );
+    }
+}
