@@ -340,7 +340,7 @@ fn secs(ns: u64) -> f64 {
 /// The validated scenario as plain Python data: SI units (seconds, bit/s, bytes), defaults
 /// filled, names instead of indices, `count` expanded. `pathpool.sim.scenario` documents it.
 fn spec_dict<'py>(py: Python<'py>, sc: &Scenario) -> PyResult<Bound<'py, PyDict>> {
-    use pathpool_sim::config::{AckRoute, App, Recovery, Scheduler};
+    use pathpool_sim::config::{AckRoute, App, Recovery, Scheduler, SendBuffer};
     use pathpool_sim::link::Buffer;
     let d = PyDict::new(py);
     d.set_item("name", &sc.name)?;
@@ -438,6 +438,14 @@ fn spec_dict<'py>(py: Python<'py>, sc: &Scenario) -> PyResult<Bound<'py, PyDict>
             match f.scheduler {
                 Scheduler::MinRtt => "minrtt",
                 Scheduler::RoundRobin => "roundrobin",
+                Scheduler::Linux => "linux",
+            },
+        )?;
+        x.set_item(
+            "send_buffer",
+            match f.send_buffer {
+                SendBuffer::Unlimited => "unlimited",
+                SendBuffer::Linux => "linux",
             },
         )?;
         let (app, size) = match f.app {
@@ -454,6 +462,7 @@ fn spec_dict<'py>(py: Python<'py>, sc: &Scenario) -> PyResult<Bound<'py, PyDict>
         x.set_item("option_bytes", f.option_bytes)?;
         x.set_item("rcv_buffer_bytes", f.rcv_buffer)?;
         x.set_item("delayed_ack", f.delayed_ack)?;
+        x.set_item("slow_start_after_idle", f.slow_start_after_idle)?;
         x.set_item(
             "recovery",
             match f.recovery {

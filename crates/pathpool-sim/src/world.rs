@@ -169,6 +169,9 @@ impl World {
                 Ev::Rto(e, i) => {
                     conn_of(&mut self.endpoints, e).on_rto_event(net, segs, e as usize, i as usize)
                 }
+                Ev::DataRtx(e) => {
+                    conn_of(&mut self.endpoints, e).on_data_rtx(net, segs, e as usize)
+                }
                 Ev::DelAck(e, j) => {
                     conn_of(&mut self.endpoints, e).on_delack_event(net, e as usize, j as usize)
                 }

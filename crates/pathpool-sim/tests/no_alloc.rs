@@ -53,7 +53,8 @@ static GLOBAL: Counting = Counting;
 const NS: u64 = 1_000_000_000;
 
 /// Everything on the per-packet path: MPTCP (LIA, OLIA, BALIA) and TCP (Reno, CUBIC) flows,
-/// both schedulers, SACK recovery under random and bursty loss, RTOs with reinjection (the
+/// every scheduler (upstream Linux's with its queues, bursts, send buffers and connection-level
+/// retransmissions too), SACK recovery under random and bursty loss, RTOs with reinjection (the
 /// Gilbert-Elliott link), delayed ACKs, ACKs over shared lossy links and over fixed delays, send
 /// jitter on and off, a multi-hop path.
 fn scenario_text() -> String {
@@ -68,8 +69,21 @@ fn scenario_text() -> String {
         )
         + &link("c", "200Mbps", "1ms", "60pkt", "")
         + &link("back", "100Mbps", "5ms", "200pkt", "loss = 0.001")
+        // Links of its own for the flow with upstream Linux's send side: on the others' links
+        // it moved their high-water marks (reinjection queues, reassembly rings) past the
+        // warm-up, and this test is about per-packet allocations, not when buffers peak.
+        + &link("d", "50Mbps", "8ms", "80pkt", "loss = 0.001")
+        + &link(
+            "e",
+            "20Mbps",
+            "30ms",
+            "100KB",
+            "gilbert = { p = 0.002, r = 0.3, loss_good = 0, loss_bad = 0.5 }",
+        )
         + &path("pa", &["a", "c"], "ack_links = [\"back\"]")
         + &path("pb", &["b"], "")
+        + &path("pd", &["d"], "")
+        + &path("pe", &["e"], "")
         + &mptcp_flow("lia", &["pa", "pb"], "lia", "count = 3\ndelayed_ack = true")
         + &mptcp_flow(
             "olia",
@@ -78,6 +92,12 @@ fn scenario_text() -> String {
             "scheduler = \"roundrobin\"\nsend_jitter = 0",
         )
         + &mptcp_flow("balia", &["pa", "pb"], "balia", "rcv_buffer = \"64KiB\"")
+        + &mptcp_flow(
+            "upstream",
+            &["pd", "pe"],
+            "lia",
+            "scheduler = \"linux\"\nsend_buffer = \"linux\"\nrecovery = \"linux\"",
+        )
         + &tcp_flow("reno", "pa", "reno", "count = 2")
         + &tcp_flow("cubic", "pb", "cubic", "send_jitter = 0")
 }

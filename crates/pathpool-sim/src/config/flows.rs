@@ -17,7 +17,7 @@ use super::raw::{Quantity, RawFlow};
 use super::schema::allowed as a;
 use super::{
     AckRoute, App, ConfigError, FlowKind, FlowSpec, LinkSpec, PathSpec, RateSpec, Recovery,
-    Scheduler,
+    Scheduler, SendBuffer,
 };
 
 /// Every flow, `count` expanded; for each the index of its `[[flows]]` entry; for each entry
@@ -99,13 +99,15 @@ type Flows = (Vec<FlowSpec>, Vec<usize>, Vec<Vec<&'static str>>);
 /// The optional fields a `[[flows]]` entry writes, in file-format order: for callers to whom
 /// "written" differs from "left at its default" (the Linux test bed's ACK policy).
 fn written(fl: &RawFlow) -> Vec<&'static str> {
-    let present: [(&'static str, bool); 24] = [
+    let present: [(&'static str, bool); 27] = [
         ("path", fl.path.is_some()),
         ("paths", fl.paths.is_some()),
         ("algorithm", fl.algorithm.is_some()),
         ("params", fl.params.is_some()),
         ("counting", fl.counting.is_some()),
         ("scheduler", fl.scheduler.is_some()),
+        ("send_buffer", fl.send_buffer.is_some()),
+        ("reading", fl.reading.is_some()),
         ("app", fl.app.is_some()),
         ("size", fl.size.is_some()),
         ("start", fl.start.is_some()),
@@ -117,6 +119,7 @@ fn written(fl: &RawFlow) -> Vec<&'static str> {
         ("option_bytes", fl.option_bytes.is_some()),
         ("rcv_buffer", fl.rcv_buffer.is_some()),
         ("delayed_ack", fl.delayed_ack.is_some()),
+        ("slow_start_after_idle", fl.slow_start_after_idle.is_some()),
         ("recovery", fl.recovery.is_some()),
         ("rates", fl.rates.is_some()),
         ("block_length", fl.block_length.is_some()),
@@ -163,7 +166,9 @@ fn flow(
         let (algorithm, params, counting) = congestion_control(ctx, i, fl, path_idx.len())?;
         (algorithm, params, counting, None)
     };
-    let scheduler = scheduler(ctx, i, fl)?;
+    let linux = reading(ctx, i, fl)?;
+    let scheduler = scheduler(ctx, i, fl, linux)?;
+    let send_buffer = send_buffer(ctx, i, fl, linux)?;
     let app = app(ctx, i, fl)?;
     let (start, stop, start_jitter, send_jitter) = times(ctx, i, fl)?;
     let count = count(ctx, i, fl)?;
@@ -173,7 +178,7 @@ fn flow(
         .as_ref()
         .map(|b| *b.get_ref())
         .unwrap_or(false);
-    let recovery = recovery(ctx, i, fl)?;
+    let recovery = recovery(ctx, i, fl, linux)?;
     Ok((
         FlowSpec {
             name,
@@ -183,6 +188,7 @@ fn flow(
             params,
             counting,
             scheduler,
+            send_buffer,
             app,
             start,
             stop,
@@ -192,6 +198,10 @@ fn flow(
             option_bytes,
             rcv_buffer,
             delayed_ack,
+            slow_start_after_idle: fl
+                .slow_start_after_idle
+                .as_ref()
+                .map_or(linux, |b| *b.get_ref()),
             recovery,
             rate: rate_spec,
         },
@@ -420,7 +430,7 @@ fn cc_error(ctx: &Ctx, i: usize, fl: &RawFlow, e: CcError) -> ConfigError {
 }
 
 /// `scheduler`.
-fn scheduler(ctx: &Ctx, i: usize, fl: &RawFlow) -> Result<Scheduler, ConfigError> {
+fn scheduler(ctx: &Ctx, i: usize, fl: &RawFlow, linux: bool) -> Result<Scheduler, ConfigError> {
     let f = |k: &str| field(i, k);
     Ok(
         match fl
@@ -428,14 +438,58 @@ fn scheduler(ctx: &Ctx, i: usize, fl: &RawFlow) -> Result<Scheduler, ConfigError
             .as_ref()
             .map(|s| (s.get_ref().as_str(), s.span()))
         {
+            None if linux => Scheduler::Linux,
             None | Some(("minrtt", _)) => Scheduler::MinRtt,
             Some(("roundrobin", _)) => Scheduler::RoundRobin,
+            Some(("linux", _)) => Scheduler::Linux,
             Some((other, sp)) => {
                 return Err(ctx.err(
                     Some(sp),
                     f("scheduler"),
                     format!("unknown scheduler {other:?}"),
                     Some(a::SCHEDULER),
+                ))
+            }
+        },
+    )
+}
+
+/// `reading`: is it `"linux"`? (It changes the defaults of the fields it names.)
+fn reading(ctx: &Ctx, i: usize, fl: &RawFlow) -> Result<bool, ConfigError> {
+    match fl
+        .reading
+        .as_ref()
+        .map(|s| (s.get_ref().as_str(), s.span()))
+    {
+        None | Some(("default", _)) => Ok(false),
+        Some(("linux", _)) => Ok(true),
+        Some((other, sp)) => Err(ctx.err(
+            Some(sp),
+            field(i, "reading"),
+            format!("unknown reading {other:?}"),
+            Some(a::READING),
+        )),
+    }
+}
+
+/// `send_buffer`.
+fn send_buffer(ctx: &Ctx, i: usize, fl: &RawFlow, linux: bool) -> Result<SendBuffer, ConfigError> {
+    let f = |k: &str| field(i, k);
+    Ok(
+        match fl
+            .send_buffer
+            .as_ref()
+            .map(|s| (s.get_ref().as_str(), s.span()))
+        {
+            None if linux => SendBuffer::Linux,
+            None | Some(("unlimited", _)) => SendBuffer::Unlimited,
+            Some(("linux", _)) => SendBuffer::Linux,
+            Some((other, sp)) => {
+                return Err(ctx.err(
+                    Some(sp),
+                    f("send_buffer"),
+                    format!("unknown send_buffer {other:?}"),
+                    Some(a::SEND_BUFFER),
                 ))
             }
         },
@@ -588,7 +642,7 @@ fn segments(ctx: &Ctx, i: usize, fl: &RawFlow) -> Result<(u32, u32, u64), Config
 }
 
 /// `recovery`.
-fn recovery(ctx: &Ctx, i: usize, fl: &RawFlow) -> Result<Recovery, ConfigError> {
+fn recovery(ctx: &Ctx, i: usize, fl: &RawFlow, linux: bool) -> Result<Recovery, ConfigError> {
     let f = |k: &str| field(i, k);
     Ok(
         match fl
@@ -596,6 +650,7 @@ fn recovery(ctx: &Ctx, i: usize, fl: &RawFlow) -> Result<Recovery, ConfigError> 
             .as_ref()
             .map(|s| (s.get_ref().as_str(), s.span()))
         {
+            None if linux => Recovery::Linux,
             None | Some(("rfc6675", _)) => Recovery::Rfc6675,
             Some(("linux", _)) => Recovery::Linux,
             Some((other, sp)) => {
@@ -625,15 +680,21 @@ fn check_kind_fields(ctx: &Ctx, fl: &RawFlow, kind: FlowKind, i: usize) -> Resul
         ),
         ("controller", fl.controller.as_ref().map(|v| v.span())),
     ];
-    let window_only: [(&str, Option<Range<usize>>); 9] = [
+    let window_only: [(&str, Option<Range<usize>>); 12] = [
         ("algorithm", fl.algorithm.as_ref().map(|v| v.span())),
         ("params", fl.params.as_ref().map(|v| v.span())),
         ("counting", fl.counting.as_ref().map(|v| v.span())),
         ("scheduler", fl.scheduler.as_ref().map(|v| v.span())),
+        ("send_buffer", fl.send_buffer.as_ref().map(|v| v.span())),
+        ("reading", fl.reading.as_ref().map(|v| v.span())),
         ("size", fl.size.as_ref().map(|v| v.span())),
         ("option_bytes", fl.option_bytes.as_ref().map(|v| v.span())),
         ("rcv_buffer", fl.rcv_buffer.as_ref().map(|v| v.span())),
         ("delayed_ack", fl.delayed_ack.as_ref().map(|v| v.span())),
+        (
+            "slow_start_after_idle",
+            fl.slow_start_after_idle.as_ref().map(|v| v.span()),
+        ),
         ("recovery", fl.recovery.as_ref().map(|v| v.span())),
     ];
     let (bad, msg, allowed) = if kind == FlowKind::Rate {

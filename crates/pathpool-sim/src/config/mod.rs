@@ -107,10 +107,28 @@ impl FlowKind {
 /// MPTCP packet scheduler.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Scheduler {
-    /// Linux default: the subflow with the lowest smoothed RTT among those with room in cwnd.
+    /// The out-of-tree Linux MPTCP kernels' default (multipath-tcp.org v0.9x, what the papers'
+    /// kernels ran): the subflow with the lowest smoothed RTT among those with room in cwnd,
+    /// one segment at a time.
     MinRtt,
     /// Cycle through subflows with room.
     RoundRobin,
+    /// Upstream Linux's default (`mptcp_subflow_get_send`, Linux 6.18): the lowest linger time
+    /// (queued bytes over pacing rate), bursts of up to 65,428 bytes queued on the subflow,
+    /// which keeps them until its window lets them out (`conn/sendq.rs`).
+    Linux,
+}
+
+/// Send buffers (the `send_buffer` field).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SendBuffer {
+    /// None: the application always has data ready and nothing bounds what is queued.
+    #[default]
+    Unlimited,
+    /// Linux's: each subflow's grows as `tcp_sndbuf_expand` says and never shrinks; the
+    /// connection's is `tcp_wmem[0]` plus its subflows'; memory is freed on DATA_ACK and the
+    /// writer blocks when queued memory reaches the buffer (`conn/sendq.rs`).
+    Linux,
 }
 
 /// How a TCP/MPTCP sender detects and repairs losses (the `recovery` field).
@@ -174,6 +192,7 @@ pub struct FlowSpec {
     /// Congestion-avoidance steps per acknowledged segment (default) or per ACK (v0.95).
     pub counting: Counting,
     pub scheduler: Scheduler,
+    pub send_buffer: SendBuffer,
     pub app: App,
     pub start: Nanos,
     pub stop: Option<Nanos>,
@@ -191,6 +210,8 @@ pub struct FlowSpec {
     pub option_bytes: u32,
     pub rcv_buffer: u64,
     pub delayed_ack: bool,
+    /// Linux's restart after idle (`tcp_slow_start_after_idle`, `tcp_cwnd_restart`).
+    pub slow_start_after_idle: bool,
     /// Loss detection and recovery of the flow's (sub)flows.
     pub recovery: Recovery,
     /// `Some` exactly for `kind = "rate"`.

@@ -106,6 +106,10 @@ pub(super) struct RawFlow {
     #[serde(default)]
     pub(super) scheduler: Option<Spanned<String>>,
     #[serde(default)]
+    pub(super) send_buffer: Option<Spanned<String>>,
+    #[serde(default)]
+    pub(super) reading: Option<Spanned<String>>,
+    #[serde(default)]
     pub(super) app: Option<Spanned<String>>,
     #[serde(default)]
     pub(super) size: Option<Spanned<Quantity>>,
@@ -127,6 +131,8 @@ pub(super) struct RawFlow {
     pub(super) rcv_buffer: Option<Spanned<Quantity>>,
     #[serde(default)]
     pub(super) delayed_ack: Option<Spanned<bool>>,
+    #[serde(default)]
+    pub(super) slow_start_after_idle: Option<Spanned<bool>>,
     #[serde(default)]
     pub(super) recovery: Option<Spanned<String>>,
     // --- kind = "rate" only ---

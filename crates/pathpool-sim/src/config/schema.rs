@@ -27,7 +27,9 @@ pub mod allowed {
     pub const REORDER_DELAY: &str = "a time > 0 and at most 1000 s, e.g. \"5ms\"";
     pub const ACK_DELAY: &str = "a time from 0 to 1000 s";
     pub const KIND: &str = "tcp, mptcp, rate";
-    pub const SCHEDULER: &str = "minrtt, roundrobin";
+    pub const SCHEDULER: &str = "minrtt, roundrobin, linux";
+    pub const SEND_BUFFER: &str = "unlimited, linux";
+    pub const READING: &str = "default, linux";
     pub const RECOVERY: &str = "rfc6675, linux";
     pub const APP: &str = "bulk, file";
     pub const SIZE: &str =
@@ -247,8 +249,14 @@ pub const FIELDS: &[Field] = &[
         "congestion avoidance per acknowledged segment (RFC 6356) or one step per ACK (Linux MPTCP v0.95)",
         [], ["\"segments\""]),
     field!("flows", "scheduler", "string", "no", "minrtt", a::SCHEDULER, WIN,
-        "MPTCP scheduler: lowest smoothed RTT with room in cwnd (Linux default), or round robin",
+        "MPTCP scheduler: minrtt = lowest smoothed RTT with room in cwnd, one segment at a time (the out-of-tree Linux MPTCP v0.9x default, what the papers' kernels ran); roundrobin; linux = upstream Linux's default (6.18 mptcp_subflow_get_send): lowest linger time (queued bytes over pacing rate), bursts of up to 65,428 bytes queued on that subflow until its window lets them out, only a connection-level timeout re-sends elsewhere",
         [], ["\"random\""]),
+    field!("flows", "reading", "string", "no", "default", a::READING, WIN,
+        "linux: what upstream Linux (6.18) does, as the defaults of scheduler (linux), send_buffer (linux), recovery (linux) and slow_start_after_idle (true); a field written beside it still wins. default: the fields' own defaults",
+        ["\"linux\""], ["\"kernel\""]),
+    field!("flows", "send_buffer", "string", "no", "unlimited", a::SEND_BUFFER, WIN,
+        "unlimited = the application always has data and nothing bounds what is queued; linux = Linux's send buffers: each subflow's grows as tcp_sndbuf_expand says (2 x max(10, cwnd) segments of 4,352 bytes at a 1,448-byte MSS, at most 4 MiB), never shrinks; an MPTCP connection's is 4,096 plus its subflows'; freed on (DATA_)ACK; the writer blocks when full and wakes with a third free; with scheduler = linux a subflow with a full buffer takes no more",
+        [], ["\"auto\""]),
     field!("flows", "app", "string", "no", "bulk", a::APP, ALL,
         "bulk: always has data from start to stop; file: size bytes, completion time recorded",
         [], ["\"video\""]),
@@ -279,6 +287,8 @@ pub const FIELDS: &[Field] = &[
         ["2896", "\"1GiB\""], ["2895", "1073741825"]),
     field!("flows", "delayed_ack", "boolean", "no", "false", "true, false", WIN,
         "ACK every second in-order segment or after 40 ms; out-of-order data at once"),
+    field!("flows", "slow_start_after_idle", "boolean", "no", "false", "true, false", WIN,
+        "Linux's restart after idle (sysctl tcp_slow_start_after_idle, on by default in Linux; 6.18 tcp_cwnd_restart): new data for a (sub)flow with nothing in flight and no data sent for longer than its RTO raises ssthresh to at least 3/4 cwnd and halves cwnd per further RTO of idle, not below min(10, cwnd)"),
     field!("flows", "recovery", "string", "no", "rfc6675", a::RECOVERY, WIN,
         "loss detection and recovery: rfc6675 = SACK recovery, DupThresh 3, no tail loss probe; linux = RACK-TLP (RFC 8985) and PRR (RFC 6937) as Linux >= 4.18 (see Loss recovery)",
         ["\"linux\""], ["\"newreno\""]),

@@ -6,6 +6,7 @@
 use super::data::{content_tag, seg_len};
 use super::receiver::{Arrival, DELACK_TIMEOUT};
 use super::recovery::{LinuxState, Timer};
+use super::scheduler::subflow_pacing_rate;
 use super::scoreboard::SegPool;
 use super::sender::{AckEffect, Sender, DUP_THRESH};
 use super::Conn;
@@ -79,6 +80,13 @@ impl Conn {
             conn.linux[i].on_ack(s, cum_ack, &sacks, ts, now);
         }
         let eff = s.on_ack(segs, cum_ack, &sacks);
+        // Freed subflow memory (`SOCK_QUEUE_SHRUNK`): the pass after this ACK may expand the
+        // send buffer.
+        if eff.advanced {
+            if let Some(q) = conn.sq.as_deref_mut() {
+                q.shrunk = Some(i);
+            }
+        }
         // Nothing below allocates a packet before the slot is no longer read.
         net.pool.free(pid);
         // RFC 6675 section 2: a duplicate ACK carries SACK information for new data and does
@@ -151,6 +159,7 @@ impl Conn {
         }
         let conn = &mut *self;
         Self::arm_rto(&mut net.q, &mut conn.snd[i], c, i);
+        conn.update_pacing_rate(i);
         self.try_send(net, segs, c);
     }
 
@@ -227,6 +236,23 @@ impl Conn {
             Self::grow(conn, i, eff, rtt, owd, now);
         }
         Self::arm_rto(&mut net.q, &mut conn.snd[i], c, i);
+        conn.update_pacing_rate(i);
         self.try_send(net, segs, c);
+    }
+
+    /// `tcp_update_pacing_rate` at the end of `tcp_cong_control`, on every ACK: only the
+    /// Linux scheduler reads it.
+    #[inline]
+    fn update_pacing_rate(&mut self, i: usize) {
+        if let Some(q) = self.sq.as_deref_mut() {
+            if q.sched {
+                q.subs[i].pacing_rate = subflow_pacing_rate(
+                    &self.snd[i],
+                    &self.views[i],
+                    q.subs[i].handshake_rtt,
+                    self.mss,
+                );
+            }
+        }
     }
 }

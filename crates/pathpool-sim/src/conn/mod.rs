@@ -9,6 +9,8 @@
 //!   loss marking, Linux's RTT estimator and RTO) and receiver (reassembly, SACK blocks);
 //! * [`recovery`]: Linux's RACK-TLP and PRR state of a subflow (`recovery = "linux"`);
 //! * [`scheduler`]: which subflow carries the next new segment;
+//! * [`sendq`]: upstream Linux MPTCP's send side (`scheduler = "linux"`: per-subflow queues
+//!   and bursts; `send_buffer = "linux"`: send buffers and a blocking writer);
 //! * this module: [`Conn`], the state the parts above make up, and the state transitions that
 //!   send nothing (window accounting, entering recovery, window growth through the controller);
 //! * [`send`]: the send path, onto the network; [`input`]: a data segment or an ACK arriving;
@@ -27,13 +29,16 @@ pub mod scheduler;
 pub mod scoreboard;
 pub mod send;
 pub mod sender;
+pub mod sendq;
 pub mod timers;
 
 use std::collections::VecDeque;
 
 use pathpool_cc::{Ack, Controller, Subflow};
 
-use crate::config::{App, FlowKind, FlowSpec, Recovery, Scenario};
+use crate::config::{
+    AckRoute, App, FlowKind, FlowSpec, Recovery, Scenario, Scheduler as SchedulerKind, SendBuffer,
+};
 use crate::error::SimError;
 use crate::net::event::{Ev, EventQueue};
 use crate::net::packet::HEADER_BYTES;
@@ -45,6 +50,7 @@ use receiver::Receiver;
 use recovery::LinuxState;
 use scheduler::Scheduler;
 use sender::{AckEffect, Sender};
+use sendq::SendQ;
 
 /// One connection with its subflows, controller, application and receiver.
 ///
@@ -78,6 +84,8 @@ pub struct Conn {
     /// The host's send delay (`send_jitter`), drawn from the connection's own random stream.
     pub jitter: SendJitter,
     pub sched: Scheduler,
+    /// Linux's send side (`scheduler = "linux"` or `send_buffer = "linux"`), else None.
+    pub sq: Option<Box<SendQ>>,
     /// When the file download completed at the receiver.
     pub completion: Option<Nanos>,
     // Conservation counters (data packets only).
@@ -87,6 +95,8 @@ pub struct Conn {
     pub data: DataReceiver,
     pub mss: u32,
     pub delayed_ack: bool,
+    /// `slow_start_after_idle`.
+    pub idle_restart: bool,
     pub started: bool,
     /// The application still offers new data.
     pub open: bool,
@@ -170,7 +180,20 @@ impl Conn {
             app: f.app,
             total_segs,
             sched: Scheduler::new(f.scheduler),
+            sq: (f.scheduler == SchedulerKind::Linux || f.send_buffer == SendBuffer::Linux).then(
+                || {
+                    let rtts: Vec<Nanos> = f.paths.iter().map(|&p| handshake_rtt(sc, p)).collect();
+                    Box::new(SendQ::new(
+                        f.scheduler == SchedulerKind::Linux,
+                        f.send_buffer == SendBuffer::Linux,
+                        f.mss,
+                        &rtts,
+                        f.kind == FlowKind::Tcp,
+                    ))
+                },
+            ),
             delayed_ack: f.delayed_ack,
+            idle_restart: f.slow_start_after_idle,
             linux: match f.recovery {
                 Recovery::Rfc6675 => Vec::new(),
                 Recovery::Linux => vec![LinuxState::default(); k],
@@ -213,7 +236,8 @@ impl Conn {
         self.snd[i].has_room(self.views[i].cwnd)
     }
 
-    /// Is there a DSN the connection may send now? (reinjections first)
+    /// Is there a DSN the connection may send now? (reinjections first; with Linux's send
+    /// side, only what the writer has written)
     pub fn next_data(&mut self) -> Option<(u64, bool)> {
         while let Some(&d) = self.reinject.front() {
             if d < self.data_una {
@@ -222,7 +246,11 @@ impl Conn {
                 return Some((d, true));
             }
         }
-        if self.open && self.next_dsn < self.total_segs && self.next_dsn < self.rwnd_edge {
+        let written = match &self.sq {
+            None => self.open && self.next_dsn < self.total_segs,
+            Some(q) => self.next_dsn < q.write_end,
+        };
+        if written && self.next_dsn < self.rwnd_edge {
             return Some((self.next_dsn, false));
         }
         None
@@ -289,6 +317,27 @@ impl Conn {
         conn.ctrl.on_ack(&mut conn.views, i, &ack);
     }
 
+    /// `tcp_slow_start_after_idle_check` (include/net/tcp.h, Linux 6.18), as new data is put on
+    /// subflow `i` (`tcp_skb_entail`): with nothing outstanding and no data sent for longer
+    /// than the RTO, `tcp_cwnd_restart`.
+    #[inline]
+    pub(crate) fn idle_check(&mut self, i: usize, now: Nanos) {
+        let s = &self.snd[i];
+        if !self.idle_restart || s.outstanding() > 0 || s.sent == 0 {
+            return;
+        }
+        let idle = now - s.lsndtime;
+        if idle <= s.rto {
+            return;
+        }
+        Self::account_cwnd(self, i, now);
+        let v = &mut self.views[i];
+        let (cwnd, ssthresh) =
+            cwnd_restart(v.cwnd, v.ssthresh, v.in_recovery, idle, self.snd[i].rto);
+        (v.cwnd, v.ssthresh) = (cwnd, ssthresh);
+        self.snd[i].idle_restarts += 1;
+    }
+
     #[inline]
     pub(crate) fn arm_rto(q: &mut EventQueue, s: &mut Sender, c: usize, i: usize) {
         if s.rto_deadline != 0 && s.rto_event > s.rto_deadline {
@@ -296,4 +345,51 @@ impl Conn {
             q.push(s.rto_deadline, Ev::Rto(c as u32, i as u16));
         }
     }
+}
+
+/// The RTT of scenario path `p`'s handshake: the propagation delays there and back (a SYN is
+/// small enough that serialisation is left out).
+fn handshake_rtt(sc: &Scenario, p: usize) -> Nanos {
+    let path = &sc.paths[p];
+    let there: Nanos = path.links.iter().map(|&l| sc.links[l].delay).sum();
+    let back = match &path.ack {
+        AckRoute::Delay(d) => *d,
+        AckRoute::Links(ls) => ls.iter().map(|&l| sc.links[l].delay).sum(),
+    };
+    there + back
+}
+
+/// `tcp_cwnd_restart` (net/ipv4/tcp_output.c, Linux 6.18) after `idle` ns without sending, with
+/// an RTO of `rto`: ssthresh becomes `tcp_current_ssthresh` (unchanged during a reduction, else
+/// at least `(cwnd >> 1) + (cwnd >> 2)`); the window halves once per RTO of idle beyond the
+/// first while above the restart window `min(TCP_INIT_CWND, cwnd)`, and never goes below it.
+/// Linux's windows are integers: the controller's `cwnd` is taken as its integer part.
+pub fn cwnd_restart(
+    cwnd: f64,
+    ssthresh: f64,
+    in_reduction: bool,
+    idle: Nanos,
+    rto: Nanos,
+) -> (f64, f64) {
+    let w = if cwnd.is_finite() && cwnd >= 1.0 {
+        cwnd as u64
+    } else {
+        1
+    };
+    let ssthresh = if in_reduction {
+        ssthresh
+    } else {
+        ssthresh.max(((w >> 1) + (w >> 2)) as f64)
+    };
+    let restart = w.min(10);
+    let mut w = w;
+    let mut delta = idle as i128;
+    loop {
+        delta -= i128::from(rto);
+        if delta <= 0 || w <= restart {
+            break;
+        }
+        w >>= 1;
+    }
+    (w.max(restart) as f64, ssthresh)
 }

@@ -152,7 +152,15 @@ impl Conn {
             + c.linux.capacity() * size_of::<LinuxState>()
             + c.reinject.capacity() * size_of::<u64>()
             + c.data.delivered_by_subflow.capacity() * size_of::<u64>()
-            + size_of_val(&*c.ctrl);
+            + size_of_val(&*c.ctrl)
+            + c.sq.as_ref().map_or(0, |q| {
+                size_of::<super::sendq::SendQ>()
+                    + q.subs
+                        .iter()
+                        .map(|s| s.queue.capacity() * size_of::<u64>())
+                        .sum::<usize>()
+                    + q.subs.capacity() * size_of::<super::sendq::SubQueue>()
+            });
         let ooo = c.rcv.iter().map(|r| r.ooo.capacity()).sum::<usize>() * size_of::<(u64, u64)>();
         (state, c.data.ring_bytes(), ooo)
     }

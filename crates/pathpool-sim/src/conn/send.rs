@@ -3,11 +3,14 @@
 //! [scheduler](super::scheduler)), one segment onto the network through the host's send
 //! queue, and the receiver's ACKs.
 
-use super::data::content_tag;
+use super::data::{content_tag, seg_len};
+use super::scheduler::pick_linux;
 use super::scoreboard::SegPool;
+use super::sendq::{int_window, RTO_MIN, RTX_FRAG};
 use super::Conn;
+use crate::net::event::Ev;
 use crate::net::packet::{Packet, ACK_BYTES, MAX_SACK_BLOCKS};
-use crate::net::Net;
+use crate::net::{Net, NO_EVENT};
 
 impl Conn {
     /// The application starts (`c` is the connection's endpoint index): send what the
@@ -27,6 +30,13 @@ impl Conn {
     pub(crate) fn on_stop(&mut self) {
         let conn = &mut *self;
         conn.open = false;
+        // What the writer has written still goes out; without send buffers it has written
+        // only what was sent.
+        if let Some(q) = conn.sq.as_deref_mut() {
+            if !q.buffers {
+                q.write_end = q.write_end.min(conn.next_dsn);
+            }
+        }
         let subs = conn
             .snd
             .iter()
@@ -41,21 +51,16 @@ impl Conn {
         if !self.started {
             return;
         }
-        let now = net.now;
-        let k = self.snd.len();
-        for i in 0..k {
-            loop {
-                let conn = &mut *self;
-                // (Nothing awaits retransmission: `next_retx` would say `None` anyway.)
-                if conn.snd[i].awaiting_retx == 0 || !conn.has_room(i) {
-                    break;
-                }
-                match conn.snd[i].next_retx() {
-                    Some(seq) => self.send_segment(net, c, i, seq, None),
-                    None => break,
-                }
+        if let Some(q) = self.sq.as_deref_mut() {
+            if q.sched {
+                return self.try_send_linux(net, segs, c);
+            }
+            if self.open {
+                q.write(self.data_una, self.total_segs, self.mss);
             }
         }
+        let k = self.snd.len();
+        self.send_retransmissions(net, c);
         // Did data wait for room in a window (rather than the window for data)?
         let mut blocked = false;
         loop {
@@ -74,26 +79,240 @@ impl Conn {
         // `mptcp_write_xmit` does: for each subflow that sent new data, and (as a single-path
         // `tcp_write_xmit` does when its window test fails) each one whose full window held
         // back waiting data. The flag says whether the window was full (`pipe >= cwnd`).
-        let conn = &mut *self;
         for i in 0..k {
+            let conn = &mut *self;
             let sent_new = std::mem::take(&mut conn.snd[i].sent_in_pass);
             if !sent_new && !blocked {
                 continue;
             }
             let full = !conn.has_room(i);
             let waited = blocked && full && conn.views[i].active && !(k > 1 && conn.snd[i].in_loss);
-            let s = &mut conn.snd[i];
-            if sent_new || waited {
-                s.cwnd_validate(full);
+            self.after_pass(net, c, i, sent_new, waited);
+        }
+        self.expand_sndbuf();
+    }
+
+    /// `tcp_cwnd_validate` for subflow `i` after a write pass that sent new data on it
+    /// (`sent_new`) or whose full window held back data waiting for it (`waited`); then, after
+    /// new data, `tcp_write_xmit`'s "one loss probe per tail loss episode".
+    #[inline]
+    fn after_pass(&mut self, net: &mut Net, c: usize, i: usize, sent_new: bool, waited: bool) {
+        let now = net.now;
+        let conn = &mut *self;
+        let full = !conn.has_room(i);
+        let s = &mut conn.snd[i];
+        if sent_new || waited {
+            s.cwnd_validate(full);
+        }
+        if sent_new {
+            if let Some(lx) = conn.linux.get_mut(i) {
+                lx.schedule_probe(s, false, now);
+                Self::arm_rto(&mut net.q, s, c, i);
             }
-            // tcp_write_xmit: "Send one loss probe per tail loss episode" after new data.
-            if sent_new {
-                if let Some(lx) = conn.linux.get_mut(i) {
-                    lx.schedule_probe(s, false, now);
-                    Self::arm_rto(&mut net.q, s, c, i);
+        }
+    }
+
+    /// `tcp_new_space` for the subflow whose ACK freed memory since the last pass, after the
+    /// pass (`tcp_data_snd_check` pushes first, then checks the space).
+    #[inline]
+    fn expand_sndbuf(&mut self) {
+        if let Some(q) = self.sq.as_deref_mut() {
+            if let Some(i) = q.shrunk.take() {
+                if q.buffers {
+                    let v = &self.views[i];
+                    let (cwnd, _) = int_window(v.cwnd, v.ssthresh);
+                    q.expand(i, cwnd, u64::from(self.snd[i].pipe));
                 }
             }
         }
+    }
+
+    /// Each subflow's retransmissions, while its window has room (RFC 6675 NextSeg rule 1).
+    fn send_retransmissions(&mut self, net: &mut Net, c: usize) {
+        let k = self.snd.len();
+        for i in 0..k {
+            loop {
+                let conn = &mut *self;
+                // (Nothing awaits retransmission: `next_retx` would say `None` anyway.)
+                if conn.snd[i].awaiting_retx == 0 || !conn.has_room(i) {
+                    break;
+                }
+                match conn.snd[i].next_retx() {
+                    Some(seq) => self.send_segment(net, c, i, seq, None),
+                    None => break,
+                }
+            }
+        }
+    }
+
+    /// A write pass with upstream Linux's send side (`scheduler = "linux"`; see
+    /// [`super::sendq`]): retransmissions; what a DATA_ACK freed (`__mptcp_clean_una`: the
+    /// connection-level retransmission timer restarts, or stops once everything written is
+    /// acknowledged; the writer may wake); each subflow sends from its own queue as its window
+    /// allows (`tcp_write_xmit`); then `__mptcp_push_pending`: while written data waits, the
+    /// scheduler picks a subflow, which takes a burst of it into its queue
+    /// (`__subflow_push_pending`: until the burst is spent or its buffer is full) and sends
+    /// what its window allows. A pick of None or a closed connection-level window ends it.
+    fn try_send_linux(&mut self, net: &mut Net, segs: &mut SegPool, c: usize) {
+        let k = self.snd.len();
+        self.send_retransmissions(net, c);
+        let conn = &mut *self;
+        let q = conn.sq.as_deref_mut().expect("linux send side");
+        if conn.data_una > q.seen_una {
+            q.seen_una = conn.data_una;
+            if conn.data_una >= conn.next_dsn && conn.next_dsn >= q.write_end {
+                q.rtx_deadline = 0;
+            } else {
+                self.reset_data_rtx(net, c);
+            }
+        }
+        let conn = &mut *self;
+        let q = conn.sq.as_deref_mut().expect("linux send side");
+        if conn.open {
+            q.write(conn.data_una, conn.total_segs, conn.mss);
+        }
+        for i in 0..k {
+            self.xmit_queue(net, segs, c, i);
+        }
+        let mut pushed = false;
+        loop {
+            let conn = &mut *self;
+            let (app, mss) = (conn.app, conn.mss);
+            let q = conn.sq.as_deref_mut().expect("linux send side");
+            if conn.next_dsn >= q.write_end {
+                break;
+            }
+            let window = conn.rwnd_edge.saturating_sub(conn.next_dsn) * u64::from(mss);
+            let Some((i, burst)) = pick_linux(&conn.snd, &conn.views, q, mss, window) else {
+                break;
+            };
+            if burst == 0 {
+                break;
+            }
+            let mut left = burst as i64;
+            if conn.idle_restart && q.subs[i].queue.is_empty() {
+                self.idle_check(i, net.now);
+            }
+            let conn = &mut *self;
+            let q = conn.sq.as_deref_mut().expect("linux send side");
+            while conn.next_dsn < q.write_end && conn.next_dsn < conn.rwnd_edge {
+                let dsn = conn.next_dsn;
+                q.subs[i].queue.push_back(dsn);
+                conn.next_dsn += 1;
+                pushed = true;
+                left -= i64::from(seg_len(app, mss, dsn));
+                if left <= 0 || !q.memory_free(&conn.snd[i], i, mss) {
+                    break;
+                }
+            }
+            self.xmit_queue(net, segs, c, i);
+        }
+        if pushed && self.sq.as_deref().is_some_and(|q| q.rtx_deadline == 0) {
+            self.reset_data_rtx(net, c);
+        }
+        // `tcp_cwnd_validate` per subflow: after sending new data, or when its window held
+        // back data waiting in its own queue.
+        for i in 0..k {
+            let conn = &mut *self;
+            let sent_new = std::mem::take(&mut conn.snd[i].sent_in_pass);
+            let waited = !conn.has_room(i)
+                && conn
+                    .sq
+                    .as_deref()
+                    .is_some_and(|q| !q.subs[i].queue.is_empty());
+            if sent_new || waited {
+                self.after_pass(net, c, i, sent_new, waited);
+            }
+        }
+        self.expand_sndbuf();
+    }
+
+    /// Subflow `i` sends from its own queue while its window has room (`tcp_write_xmit`).
+    fn xmit_queue(&mut self, net: &mut Net, segs: &mut SegPool, c: usize, i: usize) {
+        loop {
+            let conn = &mut *self;
+            if !conn.has_room(i) {
+                break;
+            }
+            let Some(q) = conn.sq.as_deref_mut() else {
+                break;
+            };
+            let Some(dsn) = q.subs[i].queue.pop_front() else {
+                break;
+            };
+            conn.snd[i].sent_in_pass = true;
+            let len = conn.seg_len(dsn);
+            let seq = conn.snd[i].push_new(segs, dsn, net.now);
+            self.send_segment(net, c, i, seq, Some((dsn, len)));
+        }
+    }
+
+    /// `mptcp_reset_rtx_timer`: the connection-level retransmission timer expires after the
+    /// longest time any active subflow's own timer still has to run, or `TCP_RTO_MIN` if none
+    /// has one pending (`mptcp_set_timeout`).
+    pub(crate) fn reset_data_rtx(&mut self, net: &mut Net, c: usize) {
+        let now = net.now;
+        let ival = self
+            .snd
+            .iter()
+            .zip(&self.views)
+            .filter(|(s, v)| v.active && s.rto_deadline > now)
+            .map(|(s, _)| s.rto_deadline - now)
+            .max()
+            .unwrap_or(RTO_MIN);
+        let q = self.sq.as_deref_mut().expect("linux send side");
+        q.rtx_deadline = now + ival;
+        if q.rtx_event == NO_EVENT || q.rtx_event > q.rtx_deadline {
+            q.rtx_event = q.rtx_deadline;
+            net.q.push(q.rtx_deadline, Ev::DataRtx(c as u32));
+        }
+    }
+
+    /// The connection-level retransmission timer may have expired (`mptcp_retransmit_timer`
+    /// -> `__mptcp_retrans`): the oldest unacknowledged fragment's data that was sent (at most
+    /// [`RTX_FRAG`] bytes from the DATA_ACK point) goes into the queue of the first active
+    /// subflow with nothing outstanding and nothing queued (`mptcp_subflow_get_retrans`); with
+    /// none such, nothing is re-sent. Then the timer restarts.
+    pub(crate) fn on_data_rtx(&mut self, net: &mut Net, segs: &mut SegPool, c: usize) {
+        let now = net.now;
+        let conn = &mut *self;
+        let Some(q) = conn.sq.as_deref_mut() else {
+            return;
+        };
+        if q.rtx_event != now {
+            return;
+        }
+        q.rtx_event = NO_EVENT;
+        if q.rtx_deadline == 0 {
+            return;
+        }
+        if now < q.rtx_deadline {
+            q.rtx_event = q.rtx_deadline;
+            net.q.push(q.rtx_deadline, Ev::DataRtx(c as u32));
+            return;
+        }
+        q.rtx_deadline = 0;
+        if conn.data_una >= conn.next_dsn {
+            return;
+        }
+        let pick = (0..conn.snd.len()).find(|&i| {
+            conn.views[i].active && conn.snd[i].outstanding() == 0 && q.subs[i].queue.is_empty()
+        });
+        if let Some(i) = pick {
+            let frag = (RTX_FRAG / u64::from(conn.mss)).max(1);
+            let end = conn.next_dsn.min(conn.data_una + frag);
+            for dsn in conn.data_una..end {
+                q.subs[i].queue.push_back(dsn);
+            }
+            conn.reinjected += end - conn.data_una;
+            q.retrans += 1;
+            self.xmit_queue(net, segs, c, i);
+            let s = &mut self.snd[i];
+            if std::mem::take(&mut s.sent_in_pass) {
+                self.after_pass(net, c, i, true, false);
+            }
+        }
+        self.reset_data_rtx(net, c);
     }
 
     /// Send `dsn` (from [`Conn::next_data`]: a reinjection or the next new one) as subflow
@@ -108,6 +327,7 @@ impl Conn {
         dsn: u64,
         reinjection: bool,
     ) {
+        self.idle_check(i, net.now);
         let conn = &mut *self;
         if reinjection {
             conn.reinject.pop_front();
@@ -144,6 +364,7 @@ impl Conn {
             }
         };
         let wire = len + s.header;
+        s.lsndtime = now;
         s.sent += 1;
         s.sent_wire_bytes += u64::from(wire);
         // RFC 6298 (5.1); Linux also restarts the timer when it retransmits the first

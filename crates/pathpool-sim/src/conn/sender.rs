@@ -134,6 +134,10 @@ pub struct Sender {
     pub cwnd_since: Nanos,
     /// When the host last released a data packet of this subflow (send jitter keeps order).
     pub tx_clock: Nanos,
+    /// When this subflow last sent a data segment (`lsndtime`), for the restart after idle.
+    pub lsndtime: Nanos,
+    /// Restarts after idle (`tcp_cwnd_restart`).
+    pub idle_restarts: u64,
     /// The SACK blocks of the previous ACK: every segment in them at or above `snd_una` is
     /// already SACKed, so a new ACK repeating them costs nothing (Linux's `recv_sack_cache` in
     /// `tcp_sacktag_write_queue` serves the same purpose). Without it each duplicate ACK in a
@@ -186,6 +190,8 @@ impl Default for Sender {
             cwnd_integral: 0.0,
             cwnd_since: 0,
             tx_clock: 0,
+            lsndtime: 0,
+            idle_restarts: 0,
             sack_cache: [(0, 0); MAX_SACK_BLOCKS],
         }
     }

@@ -88,8 +88,10 @@ impl Conn {
         s.rto_deadline = now + s.rto;
         Self::arm_rto(&mut net.q, s, c, i);
         // Reinjection: hand this subflow's data that the connection has not seen acknowledged
-        // to the other subflows (Linux MPTCP `mptcp_reinject_data` on RTO).
-        if conn.snd.len() > 1 {
+        // to the other subflows (the out-of-tree Linux MPTCP's `mptcp_reinject_data` on RTO).
+        // Upstream's (`scheduler = "linux"`) leaves it to the connection-level timer.
+        let upstream = conn.sq.as_deref().is_some_and(|q| q.sched);
+        if conn.snd.len() > 1 && !upstream {
             let s = &mut conn.snd[i];
             for seq in s.snd_una..s.snd_nxt {
                 let seg = *s.seg(seq);
@@ -117,17 +119,23 @@ impl Conn {
         let conn = &mut *self;
         if conn.linux[i].tlp_high_seq.is_none() {
             conn.linux[i].tlp_retrans = false;
-            if let Some((dsn, reinjection)) = conn.next_data() {
+            // New data is, with Linux's scheduler, what waits in this subflow's own queue.
+            let queued = match conn.sq.as_deref_mut() {
+                Some(q) if q.sched => Some(q.subs[i].queue.pop_front()),
+                _ => None,
+            };
+            if let Some(q) = queued {
+                if let Some(dsn) = q {
+                    let len = self.seg_len(dsn);
+                    let seq = self.snd[i].push_new(segs, dsn, now);
+                    self.send_segment(net, c, i, seq, Some((dsn, len)));
+                } else {
+                    self.probe_retransmit(net, c, i);
+                }
+            } else if let Some((dsn, reinjection)) = conn.next_data() {
                 self.send_new(net, segs, c, i, dsn, reinjection);
             } else {
-                let seq = conn.snd[i].snd_nxt - 1;
-                self.send_segment(net, c, i, seq, None);
-                // `__tcp_retransmit_skb` without `tcp_retransmit_skb`'s accounting: the probe
-                // is not in `retrans_out`, so not in pipe.
-                let s = &mut self.snd[i];
-                let f = s.seg(seq).flags();
-                s.set_flags(seq, f & !RETX);
-                self.linux[i].tlp_retrans = true;
+                self.probe_retransmit(net, c, i);
             }
             let conn = &mut *self;
             let (s, lx) = (&mut conn.snd[i], &mut conn.linux[i]);
@@ -140,6 +148,18 @@ impl Conn {
         let (s, lx) = (&mut conn.snd[i], &mut conn.linux[i]);
         lx.rearm_rto(s, now);
         Self::arm_rto(&mut net.q, s, c, i);
+    }
+
+    /// The loss probe without new data: the highest outstanding segment again.
+    fn probe_retransmit(&mut self, net: &mut Net, c: usize, i: usize) {
+        let seq = self.snd[i].snd_nxt - 1;
+        self.send_segment(net, c, i, seq, None);
+        // `__tcp_retransmit_skb` without `tcp_retransmit_skb`'s accounting: the probe is not
+        // in `retrans_out`, so not in pipe.
+        let s = &mut self.snd[i];
+        let f = s.seg(seq).flags();
+        s.set_flags(seq, f & !RETX);
+        self.linux[i].tlp_retrans = true;
     }
 
     /// `tcp_rack_reo_timeout`: mark what is now overdue; if that marked anything, enter

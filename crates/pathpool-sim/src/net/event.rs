@@ -27,6 +27,9 @@ pub enum Ev {
     Arrive(u32),
     /// The retransmission timer of (connection, subflow) may have expired.
     Rto(u32, u16),
+    /// The connection-level retransmission timer of a connection with Linux's scheduler may
+    /// have expired.
+    DataRtx(u32),
     /// The delayed-ACK timer of (connection, subflow) may have expired.
     DelAck(u32, u16),
     /// An endpoint's application starts (a connection or a rate flow).

@@ -1,0 +1,703 @@
+//! Upstream Linux MPTCP's send side (`scheduler = "linux"`, `send_buffer = "linux"`): data the
+//! scheduler hands to a subflow waits in that subflow's own queue until its window lets it out,
+//! the scheduler picks by linger time and hands over bursts, and send buffers that grow with the
+//! window bound what the writer may queue.
+//!
+//! Followed: Linux 6.18 as the test bed runs it, read from the mainline tree closest to it that
+//! could be had (torvalds/linux at 00d46be3): `mptcp_subflow_get_send`, `__subflow_push_pending`,
+//! `__mptcp_push_pending`, `__mptcp_retrans`, `mptcp_subflow_get_retrans`, `mptcp_sendmsg`
+//! (net/mptcp/protocol.c), `__mptcp_sync_sndbuf` (net/mptcp/protocol.h), `tcp_sndbuf_expand`,
+//! `tcp_should_expand_sndbuf`, `tcp_update_pacing_rate` (net/ipv4/tcp_input.c) and
+//! `sk_stream_is_writeable` (include/net/sock.h).
+//!
+//! Simplifications, each of which the kernel does at a finer grain: memory is counted in
+//! payload bytes (the kernel adds the head of an skb, about 1 KB per GSO skb of up to 64 KB,
+//! and a fragment header per 32 KB page fragment); the burst and the subflow's memory are
+//! checked after each segment (the kernel checks after each page fragment, up to 32 KB, so its
+//! bursts can run a fragment longer); there are no backup subflows (the scenario format has no
+//! way to say one is).
+
+use std::collections::VecDeque;
+
+use super::scheduler::wmem_queued;
+use super::sender::Sender;
+use crate::time::Nanos;
+
+/// `MPTCP_SEND_BURST_SIZE`: 64 KiB less a TCP header, the option space, an IPv6 header and an
+/// IPv6 fragment header (65,536 - 20 - 40 - 40 - 8).
+pub const SEND_BURST: u64 = 65_428;
+/// `tcp_wmem` defaults: minimum, initial and maximum send buffer of a TCP socket, bytes.
+pub const TCP_WMEM: [u64; 3] = [4096, 16_384, 4_194_304];
+/// `TCP_INIT_CWND`.
+const INIT_CWND: u64 = 10;
+/// `TCP_RTO_MIN` (200 ms): the connection-level retransmission interval when no subflow has a
+/// timer pending (`__mptcp_set_timeout`).
+pub const RTO_MIN: Nanos = 200_000_000;
+/// The data a connection-level retransmission re-sends at most: one page fragment of the
+/// writer's (`mptcp_rtx_head` is the oldest fragment; fragments are carved from 32 KB pages).
+pub const RTX_FRAG: u64 = 32_768;
+
+/// What `tcp_sndbuf_expand` charges per segment: the worst case of one skb per segment, its
+/// head a power-of-two allocation holding the largest segment (`mss_clamp`: the MSS option,
+/// `mss` + 12 bytes of timestamps), `MAX_TCP_HEADER` (320 on x86-64) and the aligned
+/// `skb_shared_info` (320), plus the aligned `sk_buff` itself (256). 4,352 for a 1,448-byte MSS.
+pub fn per_mss_truesize(mss: u32) -> u64 {
+    (u64::from(mss) + 12 + 320 + 320).next_power_of_two() + 256
+}
+
+/// `tcp_sndbuf_expand`: room for twice `max(TCP_INIT_CWND, cwnd, reordering + 1)` such
+/// segments (the factor 2 of Reno and CUBIC: "Fast Recovery (RFC 5681 3.2)"), at most
+/// `tcp_wmem[2]`. `reordering` is Linux's default 3, so `reordering + 1` never wins.
+pub fn sndbuf_for(cwnd: u64, mss: u32) -> u64 {
+    let segs = cwnd.max(INIT_CWND);
+    (2 * segs * per_mss_truesize(mss)).min(TCP_WMEM[2])
+}
+
+/// `tcp_update_pacing_rate` (net/ipv4/tcp_input.c), bytes/s: `mss * max(cwnd, packets_out) /
+/// srtt`, times 200% in slow start's first half (`cwnd < ssthresh / 2`, `tcp_pacing_ss_ratio`)
+/// and 120% after (`tcp_pacing_ca_ratio`), in Linux's integer arithmetic on microseconds.
+pub fn pacing_rate(mss: u32, cwnd: u64, ssthresh: u64, packets_out: u64, srtt: Nanos) -> u64 {
+    let ratio = if cwnd < ssthresh / 2 { 200 } else { 120 };
+    let rate = u64::from(mss) * 10_000 * ratio * cwnd.max(packets_out);
+    // Without an RTT estimate Linux leaves the rate undivided.
+    rate.checked_div(srtt / 1000).unwrap_or(rate)
+}
+
+/// Linux's integer `snd_cwnd` and `snd_ssthresh` from the controller's windows (an ssthresh
+/// not yet set is `TCP_INFINITE_SSTHRESH`).
+pub fn int_window(cwnd: f64, ssthresh: f64) -> (u64, u64) {
+    const INFINITE: u64 = 0x7fff_ffff;
+    let c = if cwnd.is_finite() && cwnd >= 1.0 {
+        cwnd as u64
+    } else {
+        1
+    };
+    let s = if ssthresh.is_finite() && ssthresh < INFINITE as f64 {
+        ssthresh.max(0.0) as u64
+    } else {
+        INFINITE
+    };
+    (c, s)
+}
+
+/// One subflow's part.
+#[derive(Debug, Default)]
+pub struct SubQueue {
+    /// DSNs handed to this subflow and not yet sent on it, oldest first. They stay here until
+    /// this subflow's window lets them out; nothing moves them to another subflow.
+    pub queue: VecDeque<u64>,
+    /// `subflow->avg_pacing_rate`, bytes/s (0 until the scheduler first looks at the subflow).
+    pub avg_pacing_rate: u64,
+    /// `sk_pacing_rate` as the last ACK set it, bytes/s (0 before the first: then the
+    /// handshake's, taken when the scheduler first looks at the subflow).
+    pub pacing_rate: u64,
+    /// `sk_sndbuf`, bytes (`send_buffer = "linux"`).
+    pub sndbuf: u64,
+    /// The handshake's RTT: the subflow's smoothed RTT until the first data RTT sample.
+    pub handshake_rtt: Nanos,
+}
+
+/// A connection's Linux send side.
+#[derive(Debug)]
+pub struct SendQ {
+    pub subs: Vec<SubQueue>,
+    /// `scheduler = "linux"`: the linger-time scheduler and per-subflow queues. Without it the
+    /// connection keeps its own scheduler and only the writer is bounded (`buffers`).
+    pub sched: bool,
+    /// `send_buffer = "linux"`: send buffers bound the writer and (with `sched`) each subflow.
+    pub buffers: bool,
+    /// `write_seq` in segments: the application has written every DSN below it.
+    pub write_end: u64,
+    /// The writer waits for memory (`sk_stream_wait_memory`).
+    pub writer_blocked: bool,
+    /// The connection's `sk_sndbuf`, bytes.
+    pub sndbuf: u64,
+    /// The connection-level retransmission timer's deadline (0: not pending) and the time of
+    /// the event queued for it (`NO_EVENT`: none).
+    pub rtx_deadline: Nanos,
+    pub rtx_event: Nanos,
+    /// `data_una` the previous pass saw (to spot a DATA_ACK's progress).
+    pub seen_una: u64,
+    /// A subflow whose ACK freed memory since the last pass (`SOCK_QUEUE_SHRUNK`).
+    pub shrunk: Option<usize>,
+    /// Connection-level retransmissions (`__mptcp_retrans` runs that re-sent data).
+    pub retrans: u64,
+    /// The MSS the buffers are sized by (payload with timestamps only: `mss_cache`).
+    pub tcp_mss: u32,
+    /// A single-path TCP socket (its buffer is its own) rather than an MPTCP connection.
+    pub single_path: bool,
+}
+
+impl SendQ {
+    /// One subflow per handshake RTT in `rtts`, of `mss` bytes (`mss_cache`).
+    pub fn new(sched: bool, buffers: bool, mss: u32, rtts: &[Nanos], single_path: bool) -> Self {
+        let subs: Vec<SubQueue> = rtts
+            .iter()
+            .map(|&r| SubQueue {
+                // With send buffers the queue can never outgrow the largest one: room for it
+                // from the start, so that no segment's push grows it later.
+                queue: VecDeque::with_capacity(match (sched, buffers) {
+                    (false, _) => 0,
+                    (true, true) => (TCP_WMEM[2] / u64::from(mss)) as usize + 1,
+                    (true, false) => 256,
+                }),
+                avg_pacing_rate: 0,
+                pacing_rate: 0,
+                // `tcp_init_buffer_space` expands once the connection is established.
+                sndbuf: sndbuf_for(INIT_CWND, mss),
+                handshake_rtt: r,
+            })
+            .collect();
+        let mut q = SendQ {
+            subs,
+            sched,
+            buffers,
+            write_end: 0,
+            writer_blocked: false,
+            sndbuf: 0,
+            rtx_deadline: 0,
+            rtx_event: crate::net::NO_EVENT,
+            seen_una: 0,
+            shrunk: None,
+            retrans: 0,
+            tcp_mss: mss,
+            single_path,
+        };
+        q.sync_sndbuf();
+        q
+    }
+
+    /// `__mptcp_sync_sndbuf`: the connection's buffer is `tcp_wmem[0]` plus its subflows'. A
+    /// single-path TCP socket's is its own.
+    pub fn sync_sndbuf(&mut self) {
+        self.sndbuf = if self.single_path {
+            self.subs[0].sndbuf
+        } else {
+            TCP_WMEM[0] + self.subs.iter().map(|s| s.sndbuf).sum::<u64>()
+        };
+    }
+
+    /// `sk_stream_memory_free` of subflow `i` (`s`): its queued memory is below its buffer
+    /// (always, without `buffers`).
+    #[inline]
+    pub fn memory_free(&self, s: &Sender, i: usize, mss: u32) -> bool {
+        !self.buffers || wmem_queued(s, self.subs[i].queue.len(), mss) < self.subs[i].sndbuf
+    }
+
+    /// `tcp_new_space` after an ACK freed subflow memory: `tcp_should_expand_sndbuf` (not when
+    /// the window is full) then `tcp_sndbuf_expand`, which never shrinks the buffer.
+    pub fn expand(&mut self, i: usize, cwnd: u64, in_flight: u64) {
+        if in_flight >= cwnd {
+            return;
+        }
+        let want = sndbuf_for(cwnd, self.tcp_mss);
+        if want > self.subs[i].sndbuf {
+            self.subs[i].sndbuf = want;
+            self.sync_sndbuf();
+        }
+    }
+
+    /// The writer (`mptcp_sendmsg` of a bulk or file source): copies while the connection's
+    /// queued memory (everything not yet covered by a DATA_ACK) is below its buffer, one
+    /// segment at a time; blocks when it is not; once blocked, wakes only when the free space
+    /// is at least half the queued memory (`sk_stream_is_writeable`). Without `buffers` it
+    /// writes everything at once.
+    pub fn write(&mut self, data_una: u64, total_segs: u64, mss: u32) {
+        if !self.buffers {
+            self.write_end = total_segs;
+            return;
+        }
+        let queued = |end: u64| (end - data_una) * u64::from(mss);
+        if self.writer_blocked {
+            let q = queued(self.write_end);
+            if self.sndbuf.saturating_sub(q) < q / 2 {
+                return;
+            }
+            self.writer_blocked = false;
+        }
+        while self.write_end < total_segs && queued(self.write_end) < self.sndbuf {
+            self.write_end += 1;
+        }
+        self.writer_blocked = self.write_end < total_segs;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::conn::scheduler::pick_linux;
+    use crate::conn::scoreboard::SegPool;
+    use crate::conn::Conn;
+    use crate::world::Endpoint;
+    use crate::{Scenario, Simulation};
+    use pathpool_cc::Subflow;
+
+    /// Subflow state for the scheduler: `out` segments outstanding, `queued` waiting, a window
+    /// of `cwnd` (slow start), a smoothed RTT of `srtt_us`.
+    fn sub(pool: &mut SegPool, out: u64, cwnd: f64, srtt_us: u64) -> (Sender, Subflow) {
+        let mut s = Sender::default();
+        for d in 0..out {
+            s.push_new(pool, d, 0);
+        }
+        s.rtt_estimator(srtt_us);
+        let mut v = Subflow::new(1000);
+        v.cwnd = cwnd;
+        (s, v)
+    }
+
+    fn two(q0: usize, q1: usize) -> (Vec<Sender>, Vec<Subflow>, SendQ) {
+        let mut pool = SegPool::default();
+        // A: 10 outstanding, 10 segments over 10 ms at 200%: 2,000,000 B/s.
+        // B: nothing outstanding, 10 segments over 2 ms: 10,000,000 B/s.
+        let (a, va) = sub(&mut pool, 10, 10.0, 10_000);
+        let (b, vb) = sub(&mut pool, 0, 10.0, 2_000);
+        let mut q = SendQ::new(true, false, 1000, &[1, 1], false);
+        q.subs[0].queue.extend(0..q0 as u64);
+        q.subs[1].queue.extend(0..q1 as u64);
+        (vec![a, b], vec![va, vb], q)
+    }
+
+    #[test]
+    fn the_scheduler_picks_the_lowest_linger_time() {
+        // A's linger: 10,000 B << 32 / 2,000,000 B/s = 21,474,836. B's with n queued segments:
+        // n * 1000 << 32 / 10,000,000, below A's while n < 50; at n = 50 they tie
+        // (21,474,836) and the first in order wins.
+        for (n, want) in [(0, 1), (30, 1), (49, 1), (50, 0), (60, 0)] {
+            let (snd, views, mut q) = two(0, n);
+            let got = pick_linux(&snd, &views, &mut q, 1000, u64::MAX).map(|p| p.0);
+            assert_eq!(got, Some(want), "B with {n} queued");
+        }
+        // A's own queue counts too: 40 more on A (50,000 B) against 60 on B: B is 5 times
+        // faster, so B still wins until its queue is 5 times A's.
+        let (snd, views, mut q) = two(40, 60);
+        assert_eq!(
+            pick_linux(&snd, &views, &mut q, 1000, u64::MAX).map(|p| p.0),
+            Some(1)
+        );
+        // An inactive subflow is never picked, however empty.
+        let (snd, mut views, mut q) = two(0, 0);
+        views[1].active = false;
+        assert_eq!(
+            pick_linux(&snd, &views, &mut q, 1000, u64::MAX).map(|p| p.0),
+            Some(0)
+        );
+    }
+
+    #[test]
+    fn bursts_are_bounded_by_the_connection_window_and_average_the_pacing_rate() {
+        let (snd, views, mut q) = two(0, 0);
+        assert_eq!(
+            pick_linux(&snd, &views, &mut q, 1000, 1_000_000),
+            Some((1, 65_428))
+        );
+        let (snd, views, mut q) = two(0, 0);
+        assert_eq!(
+            pick_linux(&snd, &views, &mut q, 1000, 3_000),
+            Some((1, 3_000))
+        );
+        // A closed window still names the pick, with nothing to send.
+        let (snd, views, mut q) = two(0, 0);
+        assert_eq!(pick_linux(&snd, &views, &mut q, 1000, 0), Some((1, 0)));
+        // The average: A picked (B has 60 queued) with avg 1,000,000, 10,000 B queued, a
+        // pacing rate of 2,000,000 and a 65,428-byte burst:
+        // (1e6 * 10,000 + 2e6 * 65,428) / 75,428 = 1,867,423.
+        let (snd, views, mut q) = two(0, 60);
+        q.subs[0].avg_pacing_rate = 1_000_000;
+        q.subs[1].avg_pacing_rate = 10_000_000;
+        // A's linger at the lower average: 10,000 << 32 / 1e6 = 42,949,672; B's 60,000 << 32
+        // / 1e7 = 25,769,803: B. With 100 on B (42,949,672, a tie) A comes first.
+        assert_eq!(
+            pick_linux(&snd, &views, &mut q, 1000, u64::MAX).map(|p| p.0),
+            Some(1)
+        );
+        let (snd, views, mut q) = two(0, 100);
+        q.subs[0].avg_pacing_rate = 1_000_000;
+        q.subs[1].avg_pacing_rate = 10_000_000;
+        assert_eq!(
+            pick_linux(&snd, &views, &mut q, 1000, u64::MAX),
+            Some((0, 65_428))
+        );
+        assert_eq!(q.subs[0].avg_pacing_rate, 1_867_423);
+    }
+
+    #[test]
+    fn a_full_send_buffer_on_the_pick_means_no_pick() {
+        // B (lowest linger) has 5 queued = 5,000 B against a 5,000-byte buffer: nothing,
+        // although A has room.
+        let (snd, views, mut q) = two(0, 5);
+        q.buffers = true;
+        q.subs[1].sndbuf = 5_000;
+        assert_eq!(pick_linux(&snd, &views, &mut q, 1000, u64::MAX), None);
+        q.subs[1].sndbuf = 5_001;
+        assert_eq!(
+            pick_linux(&snd, &views, &mut q, 1000, u64::MAX).map(|p| p.0),
+            Some(1)
+        );
+    }
+
+    const TWO: &str = r#"
+        name = "linux_send"
+        duration = "20s"
+        [[links]]
+        name = "a"
+        rate = "10Mbps"
+        delay = "10ms"
+        [[links]]
+        name = "b"
+        rate = "10Mbps"
+        delay = "20ms"
+        LOSS_B
+        [[paths]]
+        name = "pa"
+        links = ["a"]
+        [[paths]]
+        name = "pb"
+        links = ["b"]
+        [[flows]]
+        name = "m"
+        kind = "mptcp"
+        paths = ["pa", "pb"]
+        scheduler = "linux"
+        send_buffer = "linux"
+        send_jitter = 0
+    "#;
+
+    fn conn(sim: &mut Simulation) -> &mut Conn {
+        match &mut sim.world.endpoints[0] {
+            Endpoint::Conn(c) => c,
+            Endpoint::Rate(_) => unreachable!(),
+        }
+    }
+
+    /// The first write pass, worked by hand. The connection's buffer is 4,096 + 2 * 87,040 =
+    /// 178,176 B: the writer writes 124 segments of 1,448 B (123 are 178,104 B, still below)
+    /// and blocks. Both subflows hold nothing (linger 0): the first takes a burst, 46 segments
+    /// (45 are 65,160 B, short of 65,428), and sends its window of 10; then the second (linger
+    /// 0) the same. Then the first again (its pacing rate is twice the second's: RTT 20 ms
+    /// against 40 ms), until its memory is full: 60 segments are 86,880 B < 87,040, 61 are
+    /// not, so 15 more. Then the first is still the lowest linger but full: nothing more.
+    #[test]
+    fn the_first_pass_queues_bursts_until_the_buffers_are_full() {
+        let sc = Scenario::from_toml_str(&TWO.replace("LOSS_B", ""), "<test>").unwrap();
+        let mut sim = Simulation::new(&sc, 1).unwrap();
+        sim.run_until(1);
+        let c = conn(&mut sim);
+        let q = c.sq.as_deref().unwrap();
+        assert_eq!(q.subs[0].handshake_rtt, 20_000_000);
+        assert_eq!(q.subs[1].handshake_rtt, 40_000_000);
+        assert_eq!(q.sndbuf, 178_176);
+        assert_eq!((q.write_end, q.writer_blocked), (124, true));
+        assert_eq!((c.snd[0].snd_nxt, q.subs[0].queue.len()), (10, 51));
+        assert_eq!((c.snd[1].snd_nxt, q.subs[1].queue.len()), (10, 36));
+        assert_eq!(c.next_dsn, 46 + 46 + 15);
+        // The queues hold consecutive bursts: the first 0..46 and 92..107, the second 46..92.
+        let q0: Vec<u64> = q.subs[0].queue.iter().copied().collect();
+        let want: Vec<u64> = (10..46).chain(92..107).collect();
+        assert_eq!(q0, want);
+        assert_eq!(q.subs[1].queue.front(), Some(&56));
+        assert_eq!(q.subs[1].queue.back(), Some(&91));
+    }
+
+    /// Path b loses everything. What was queued on its subflow stays there (its own timeouts
+    /// move nothing); only the connection-level timer re-sends the oldest unacknowledged data,
+    /// on the subflow with nothing outstanding, so the connection still makes progress, and
+    /// every byte arrives once, in order.
+    #[test]
+    fn data_behind_a_dead_subflow_stays_and_the_connection_timer_resends_it() {
+        let text = TWO.replace("LOSS_B", "loss = 1.0");
+        let sc = Scenario::from_toml_str(&text, "<test>").unwrap();
+        let mut sim = Simulation::new(&sc, 1).unwrap();
+        sim.run_until(1);
+        let first: Vec<u64> = conn(&mut sim).sq.as_deref().unwrap().subs[1]
+            .queue
+            .iter()
+            .copied()
+            .collect();
+        sim.run_until(20_000_000_000);
+        let c = conn(&mut sim);
+        let q = c.sq.as_deref().unwrap();
+        // Still queued on b, in order: what it was given at the start and has not sent itself
+        // (it sends a segment per expiry of its own timer at most), whatever came after.
+        let now: Vec<u64> = q.subs[1].queue.iter().copied().collect();
+        let pos = first.iter().position(|d| now.first() == Some(d));
+        let pos = pos.unwrap_or_else(|| panic!("{now:?} lost the head of {first:?}"));
+        assert!(now.starts_with(&first[pos..]), "{now:?} of {first:?}");
+        assert!(pos < first.len() / 2, "b sent {pos} of {}", first.len());
+        assert!(c.snd[1].rto_count > 3);
+        assert!(q.retrans > 0 && c.reinjected > 0);
+        // Progress well beyond b's data (slow: the connection's timer waits as long as the
+        // longest subflow timer, b's, backed off), delivered exactly once.
+        assert!(c.data.rcv_nxt > 2 * 107, "{}", c.data.rcv_nxt);
+        assert_eq!(c.data.integrity_errors, 0);
+        assert_eq!(c.data.window_violations, 0);
+        assert_eq!(c.data.delivered_segs, c.data.rcv_nxt);
+        assert_eq!(c.data.delivered_by_subflow[1], 0);
+    }
+
+    /// A file over two lossy paths: it completes, every byte delivered once; what the
+    /// subflows got acknowledged adds up to what was delivered; the buffers only grew.
+    #[test]
+    fn a_download_conserves_its_bytes_and_buffers_grow_with_the_window() {
+        let text = TWO.replace("LOSS_B", "loss = 0.01").replace(
+            "send_jitter = 0",
+            "send_jitter = 0\napp = \"file\"\nsize = \"3MB\"",
+        );
+        let sc = Scenario::from_toml_str(&text, "<test>").unwrap();
+        let mut sim = Simulation::new(&sc, 3).unwrap();
+        sim.run_until(20_000_000_000);
+        {
+            let c = conn(&mut sim);
+            let q = c.sq.as_deref().unwrap();
+            for s in &q.subs {
+                assert!(s.sndbuf >= 87_040 && s.sndbuf % 8_704 == 0, "{}", s.sndbuf);
+            }
+            assert_eq!(
+                q.sndbuf,
+                4096 + q.subs.iter().map(|s| s.sndbuf).sum::<u64>()
+            );
+            assert!(q.subs.iter().all(|s| s.queue.is_empty()));
+            assert_eq!(q.write_end, c.total_segs);
+        }
+        let out = sim.finish();
+        let f = &out.flows[0];
+        assert!(f.completion_time_s.is_finite());
+        assert_eq!(f.delivered_bytes, 3_000_000);
+        assert_eq!(f.integrity_errors, 0);
+        let acked: u64 = out.subflows.iter().map(|s| s.acked_bytes).sum();
+        assert_eq!(acked, 3_000_000);
+    }
+
+    #[test]
+    fn truesize_and_sndbuf_follow_tcp_sndbuf_expand() {
+        // 1448 + 12 + 640 = 2100 -> 4096, + 256.
+        assert_eq!(per_mss_truesize(1448), 4352);
+        // 1424 (DSS) still rounds to 4096: mss_clamp is the MSS option, options aside.
+        assert_eq!(per_mss_truesize(1424), 4352);
+        // 9000 + 652 = 9652 -> 16384, + 256.
+        assert_eq!(per_mss_truesize(9000), 16_640);
+        // At establishment: 2 * 10 * 4352.
+        assert_eq!(sndbuf_for(1, 1448), 87_040);
+        assert_eq!(sndbuf_for(10, 1448), 87_040);
+        // cwnd 37: 2 * 37 * 4352 = 322,048.
+        assert_eq!(sndbuf_for(37, 1448), 322_048);
+        // Capped at tcp_wmem[2].
+        assert_eq!(sndbuf_for(1000, 1448), 4_194_304);
+    }
+
+    #[test]
+    fn buffers_grow_only_with_room_in_the_window_and_never_shrink() {
+        let mut q = SendQ::new(true, true, 1448, &[10_000_000, 10_000_000], false);
+        assert_eq!(q.sndbuf, 4096 + 2 * 87_040);
+        // A full window: no growth.
+        q.expand(0, 40, 40);
+        assert_eq!(q.subs[0].sndbuf, 87_040);
+        // Room: 2 * 40 * 4352 = 348,160; the connection's follows.
+        q.expand(0, 40, 39);
+        assert_eq!(q.subs[0].sndbuf, 348_160);
+        assert_eq!(q.sndbuf, 4096 + 348_160 + 87_040);
+        // A smaller window later never shrinks it.
+        q.expand(0, 12, 0);
+        assert_eq!(q.subs[0].sndbuf, 348_160);
+        // A single-path socket's buffer is its own.
+        let t = SendQ::new(false, true, 1448, &[1], true);
+        assert_eq!(t.sndbuf, 87_040);
+    }
+
+    #[test]
+    fn pacing_rate_is_linux_integer_arithmetic() {
+        // 1448 B * 10 segments / 10 ms * 200% (slow start, ssthresh infinite) = 2,896,000 B/s.
+        let (c, s) = int_window(10.0, f64::INFINITY);
+        assert_eq!((c, s), (10, 0x7fff_ffff));
+        assert_eq!(pacing_rate(1448, c, s, 0, 10_000_000), 2_896_000);
+        // Congestion avoidance (cwnd >= ssthresh / 2): 120%; packets_out above cwnd counts.
+        assert_eq!(
+            pacing_rate(1448, 20, 30, 25, 50_000_000),
+            1448 * 25 * 120 * 10_000 / 50_000
+        );
+        assert_eq!(pacing_rate(1448, 20, 30, 25, 50_000_000), 868_800);
+    }
+
+    #[test]
+    fn writer_blocks_at_the_buffer_and_wakes_at_a_third_free() {
+        let mut q = SendQ::new(true, true, 1000, &[1, 1], false);
+        q.sndbuf = 10_000;
+        q.write(0, u64::MAX, 1000);
+        // Writes while queued < 10,000: 10 segments, then blocks.
+        assert_eq!(q.write_end, 10);
+        assert!(q.writer_blocked);
+        // 2 acknowledged: 8,000 queued, 2,000 free < 4,000: still asleep.
+        q.write(2, u64::MAX, 1000);
+        assert_eq!(q.write_end, 10);
+        // 4 acknowledged: 6,000 queued, 4,000 free >= 3,000: wakes and fills to 10,000.
+        q.write(4, u64::MAX, 1000);
+        assert_eq!(q.write_end, 14);
+        assert!(q.writer_blocked);
+        // A file ends: the writer stops at its last segment and is not blocked.
+        let mut f = SendQ::new(true, true, 1000, &[1, 1], false);
+        f.sndbuf = 10_000;
+        f.write(0, 3, 1000);
+        assert_eq!((f.write_end, f.writer_blocked), (3, false));
+        // Without buffers everything is written at once.
+        let mut u = SendQ::new(true, false, 1000, &[1, 1], false);
+        u.write(0, 7, 1000);
+        assert_eq!(u.write_end, 7);
+    }
+}
+
+#[cfg(test)]
+mod idle_tests {
+    use crate::conn::{cwnd_restart, Conn};
+    use crate::world::Endpoint;
+    use crate::{Scenario, Simulation};
+
+    const RTO: u64 = 200_000_000;
+
+    #[test]
+    fn cwnd_restart_halves_per_rto_of_idle_down_to_the_restart_window() {
+        // ssthresh 20, cwnd 40: ssthresh max(20, 20 + 10) = 30. 3.5 RTOs idle: 2.5 left
+        // after the first -> 20, 1.5 -> 10, then at the restart window min(10, 40) = 10.
+        assert_eq!(
+            cwnd_restart(40.7, 20.0, false, 7 * RTO / 2, RTO),
+            (10.0, 30.0)
+        );
+        // 1.5 RTOs: one halving.
+        assert_eq!(
+            cwnd_restart(40.0, 20.0, false, 3 * RTO / 2, RTO),
+            (20.0, 30.0)
+        );
+        // Exactly 2 RTOs: the second subtraction leaves 0, which stops it: one halving.
+        assert_eq!(cwnd_restart(40.0, 50.0, false, 2 * RTO, RTO), (20.0, 50.0));
+        // A window below 10 stays (restart window min(10, cwnd)); ssthresh 3/4 of 7 = 3 + 1.
+        assert_eq!(cwnd_restart(7.0, 2.0, false, 100 * RTO, RTO), (7.0, 4.0));
+        // During a reduction ssthresh stays.
+        assert_eq!(
+            cwnd_restart(40.0, 12.0, true, 3 * RTO / 2, RTO),
+            (20.0, 12.0)
+        );
+    }
+
+    fn download(restart: bool) -> Simulation {
+        let text = format!(
+            r#"
+            name = "idle"
+            duration = "10s"
+            [[links]]
+            name = "a"
+            rate = "10Mbps"
+            delay = "10ms"
+            [[paths]]
+            name = "pa"
+            links = ["a"]
+            [[flows]]
+            name = "t"
+            kind = "tcp"
+            path = "pa"
+            app = "file"
+            size = "300KB"
+            slow_start_after_idle = {restart}
+        "#
+        );
+        let sc = Scenario::from_toml_str(&text, "<test>").unwrap();
+        let mut sim = Simulation::new(&sc, 1).unwrap();
+        sim.run_until(5_000_000_000);
+        sim
+    }
+
+    fn conn(sim: &mut Simulation) -> &mut Conn {
+        match &mut sim.world.endpoints[0] {
+            Endpoint::Conn(c) => c,
+            Endpoint::Rate(_) => unreachable!(),
+        }
+    }
+
+    /// A download that finished long ago: new data now restarts the window as
+    /// `tcp_cwnd_restart` says for the time since the last segment; without the option, or
+    /// within an RTO of it, nothing changes.
+    #[test]
+    fn new_data_after_idle_restarts_the_window() {
+        let now = 5_000_000_000;
+        let mut sim = download(true);
+        let c = conn(&mut sim);
+        assert!(c.completion.is_some() && c.snd[0].outstanding() == 0);
+        let (s, v) = (&c.snd[0], &c.views[0]);
+        assert!(v.cwnd > 20.0 && s.lsndtime > 0 && s.lsndtime < 1_000_000_000);
+        let want = cwnd_restart(v.cwnd, v.ssthresh, false, now - s.lsndtime, s.rto);
+        c.idle_check(0, now);
+        assert_eq!((c.views[0].cwnd, c.views[0].ssthresh), want);
+        assert_eq!(c.views[0].cwnd, 10.0);
+        assert_eq!(c.snd[0].idle_restarts, 1);
+        // Within an RTO of the last segment: nothing.
+        let mut sim = download(true);
+        let c = conn(&mut sim);
+        let (cwnd, at) = (c.views[0].cwnd, c.snd[0].lsndtime + c.snd[0].rto);
+        c.idle_check(0, at);
+        assert_eq!((c.views[0].cwnd, c.snd[0].idle_restarts), (cwnd, 0));
+        // Without the option: nothing.
+        let mut sim = download(false);
+        let c = conn(&mut sim);
+        let cwnd = c.views[0].cwnd;
+        c.idle_check(0, now);
+        assert_eq!((c.views[0].cwnd, c.snd[0].idle_restarts), (cwnd, 0));
+    }
+}
+
+#[cfg(test)]
+mod reading_tests {
+    use crate::config::{Recovery, Scheduler, SendBuffer};
+    use crate::Scenario;
+
+    fn flow(extra: &str) -> crate::config::FlowSpec {
+        let text = format!(
+            "name = \"r\"\nduration = \"1s\"\n[[links]]\nname = \"a\"\nrate = \"1Mbps\"\n\
+             delay = \"1ms\"\n[[paths]]\nname = \"p\"\nlinks = [\"a\"]\n[[flows]]\nname = \"f\"\n\
+             kind = \"mptcp\"\npaths = [\"p\"]\n{extra}\n"
+        );
+        Scenario::from_toml_str(&text, "<test>")
+            .unwrap()
+            .flows
+            .remove(0)
+    }
+
+    #[test]
+    fn reading_linux_sets_every_linux_default_and_written_fields_win() {
+        let all = |f: &crate::config::FlowSpec| {
+            (
+                f.scheduler,
+                f.send_buffer,
+                f.recovery,
+                f.slow_start_after_idle,
+            )
+        };
+        let d = flow("");
+        assert_eq!(
+            all(&d),
+            (
+                Scheduler::MinRtt,
+                SendBuffer::Unlimited,
+                Recovery::Rfc6675,
+                false
+            )
+        );
+        assert_eq!(all(&flow("reading = \"default\"")), all(&d));
+        let l = flow("reading = \"linux\"");
+        assert_eq!(
+            all(&l),
+            (Scheduler::Linux, SendBuffer::Linux, Recovery::Linux, true)
+        );
+        let mixed = flow(
+            "reading = \"linux\"\nscheduler = \"minrtt\"\nsend_buffer = \"unlimited\"\n\
+             recovery = \"rfc6675\"\nslow_start_after_idle = false",
+        );
+        assert_eq!(all(&mixed), all(&d));
+        let one = flow("reading = \"linux\"\nscheduler = \"roundrobin\"");
+        assert_eq!(
+            all(&one),
+            (
+                Scheduler::RoundRobin,
+                SendBuffer::Linux,
+                Recovery::Linux,
+                true
+            )
+        );
+    }
+}
