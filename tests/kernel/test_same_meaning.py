@@ -83,3 +83,23 @@ def test_the_docstring_table_names_every_field_the_mapping_reads():
                 "index": None, "name": None, "flows": None, "links": None, "paths": None}
     missing = sorted(k for k in read if spec_key.get(k, k) is not None and spec_key.get(k, k) not in names)
     assert len(read) > 20 and not missing, missing
+
+
+def test_the_linux_reading_is_what_the_test_bed_runs():
+    """scheduler, send buffers and restart after idle: the simulator's defaults (minimum RTT, no
+    send buffer, no restart) are listed with the way to agree; ``reading = "linux"`` (or each
+    field written) removes them, and the Linux scheduler is no longer refused."""
+    linux_fields = {"flows[0].scheduler", "flows[0].send_buffer", "flows[0].slow_start_after_idle",
+                    "flows[0].recovery"}
+    d = {x.field: x for x in map_scenario(_scenario()).differences}
+    assert linux_fields <= set(d)
+    assert d["flows[0].scheduler"].same_by == 'scheduler = "linux"'
+    assert d["flows[0].send_buffer"].same_by == 'send_buffer = "linux"'
+    assert d["flows[0].slow_start_after_idle"].same_by == "slow_start_after_idle = true"
+    for written in ({"reading": "linux"},
+                    {"scheduler": "linux", "send_buffer": "linux", "slow_start_after_idle": True,
+                     "recovery": "linux"}):
+        plan = map_scenario(_scenario(**written))
+        assert not linux_fields & {x.field for x in plan.differences}, written
+    with pytest.raises(UnsupportedScenario, match=r"flows\[0\]\.scheduler"):
+        map_scenario(_scenario(scheduler="roundrobin"))

@@ -66,7 +66,10 @@ Every field the mapping reads (Markdown, for the manual):
 | `flows.algorithm` | reno | pathpool-cc | its pp_* BPF port (cubic: the kernel's own; reno with `kernel_tcp`: the kernel's own) | yes (ports) |
 | `flows.params` | `{}` | the algorithm's parameters | the loader's tunables (global: flows must agree) | yes, or refused |
 | `flows.counting` | bytes | per acknowledged segment, or one step per ACK | the loader's `counting` tunable | yes |
-| `flows.scheduler` | minrtt | lowest smoothed RTT with room in its window (the out-of-tree kernels' default) | upstream Linux's default scheduler (`mptcp_subflow_get_send`: lowest linger time, bursts) | no: warned |
+| `flows.scheduler` | minrtt | `minrtt`: lowest smoothed RTT with room in its window (the out-of-tree kernels' default); `linux`: upstream's `mptcp_subflow_get_send` | upstream Linux's default scheduler (lowest linger time, bursts) | linux yes; minrtt: warned |
+| `flows.send_buffer` | unlimited | `unlimited`: the application never waits; `linux`: `tcp_sndbuf_expand` buffers freed on DATA_ACK | the kernel's send buffers | linux yes; unlimited: warned |
+| `flows.slow_start_after_idle` | false | `true`: `tcp_cwnd_restart` after an idle RTO | the kernel's default (`tcp_slow_start_after_idle = 1`) | true yes; false: warned |
+| `flows.reading` | none | `linux` sets scheduler, send_buffer, recovery and slow_start_after_idle to Linux's | (read through the fields it sets) | linux yes |
 | `flows.app` | bulk | bulk, or a file download | the same; a download ends when every byte is acknowledged | yes |
 | `flows.size` | (file: required) | the download's bytes | the same | yes |
 | `flows.start` | 0 | when the application starts | when the sender connects, on the run's clock | yes |
@@ -388,9 +391,9 @@ def _check_flows(m: _Mapping) -> list[tuple[int, str, dict]]:
             raise m.unsupported(f"{f}.option_bytes", f"option_bytes = {fl['option_bytes']} (the kernel "
                                 f"carries its own options: {own} bytes on a {kind} data segment)",
                                 f"0 or {own}" if own else "0")
-        if fl["scheduler"] != "minrtt":
+        if fl["scheduler"] not in ("minrtt", "linux"):
             raise m.unsupported(f"{f}.scheduler", f"scheduler = {fl['scheduler']!r} (the kernel's "
-                                "default MPTCP scheduler is used)", "minrtt")
+                                "default MPTCP scheduler is used)", "linux, minrtt")
         algo = fl["algorithm"]
         if algo not in ALGORITHM_MAP:
             raise m.unsupported(f"{f}.algorithm", f"algorithm {algo!r} has no kernel version",
@@ -415,10 +418,19 @@ def _flow_differences(m: _Mapping, f: str, fl: dict) -> None:
                  "per full segment", f"the kernel's {KERNEL_OPTION_BYTES['mptcp']}-byte DSS option on every "
                  f"data segment, {TESTBED_MSS - KERNEL_OPTION_BYTES['mptcp']} payload bytes",
                  f"option_bytes = {KERNEL_OPTION_BYTES['mptcp']}")
-    if fl["kind"] == "mptcp":
+    if fl["kind"] == "mptcp" and fl["scheduler"] != "linux":
         m.differ(f"{f}.scheduler", "minrtt: the subflow with the lowest smoothed RTT and room in its "
                  "window (the out-of-tree kernels' default)", "upstream Linux's default scheduler "
-                 "(mptcp_subflow_get_send: lowest linger time, bursts of connection-level data)")
+                 "(mptcp_subflow_get_send: lowest linger time, bursts of connection-level data)",
+                 'scheduler = "linux"')
+    if fl["send_buffer"] != "linux":
+        m.differ(f"{f}.send_buffer", f"{fl['send_buffer']}: the application's data is never held back by "
+                 "a send buffer", "the kernel's send buffers (tcp_sndbuf_expand; an MPTCP connection's is "
+                 "tcp_wmem[0] plus its subflows'), freed on (DATA_)ACK", 'send_buffer = "linux"')
+    if not fl["slow_start_after_idle"]:
+        m.differ(f"{f}.slow_start_after_idle", "false: the window survives an idle period",
+                 "net.ipv4.tcp_slow_start_after_idle = 1 (Linux's default): tcp_cwnd_restart after an "
+                 "idle RTO", "slow_start_after_idle = true")
     if fl["recovery"] != "linux":
         m.differ(f"{f}.recovery", f"{fl['recovery']}: SACK loss recovery, DupThresh 3, no tail loss probe",
                  "Linux's RACK-TLP and PRR", 'recovery = "linux"')
