@@ -244,13 +244,20 @@ def _tb_up(a: argparse.Namespace) -> int:
     import time
 
     from pathpool.errors import fail
-    from pathpool.kernel.testbed import holder_pidfile
+    from pathpool.kernel.testbed import TestbedBusy, holder_pidfile, reclaim
 
     try:
         bed = _testbed(a)
     except ValueError as e:
         return fail(f"pathpool testbed up: {e}", 2)
     _unwind_on_signals()
+    if os.geteuid() == 0 and reclaim(a.prefix):
+        print(f"pathpool testbed up: reclaimed the namespaces a killed test bed left ({a.prefix}*)",
+              file=sys.stderr)
+    try:
+        bed.check_free()   # before the pid file: a refused `up` must not take over a live one's
+    except TestbedBusy as e:
+        return fail(f"pathpool testbed up: {e}", 2)
     pf = holder_pidfile(a.prefix)
     pf.parent.mkdir(parents=True, exist_ok=True)
     pf.write_text(f"{os.getpid()}\n")

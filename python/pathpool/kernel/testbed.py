@@ -238,12 +238,23 @@ class Testbed:
     def __exit__(self, *exc) -> None:
         self.down()
 
+    def check_free(self) -> None:
+        """Raise :class:`TestbedBusy` (one line, naming ``pathpool testbed down``) if a namespace
+        of this test bed exists already."""
+        taken = [n for n in (self.ns_c, self.ns_r, self.ns_s) if n in _namespaces()]
+        if taken:
+            raise TestbedBusy(f"namespace {taken[0]} exists: a test bed with prefix "
+                              f"{self.prefix!r} is up (or was left by a process that could not "
+                              f"tear it down); end it with `pathpool testbed down --prefix "
+                              f"{self.prefix}`")
+
     def up(self) -> None:
         """Create namespaces, links, emulation and MPTCP endpoints."""
         if os.geteuid() != 0:
             raise KernelError("the test bed needs root (network namespaces, tc, nftables)")
         if not DELAYFWD.exists():
             raise KernelError(f"{DELAYFWD} missing: run `make -C kernel runtime`")
+        self.check_free()
         for n in (self.ns_c, self.ns_r, self.ns_s):
             _run(["ip", "netns", "add", n])
             self.created.append(n)
@@ -802,6 +813,33 @@ def _alive(pid: int) -> bool:
             return f.read().rsplit(")", 1)[1].split()[0] != "Z"
     except OSError:
         return False
+
+
+class TestbedBusy(KernelError):
+    """The namespaces of a test bed with this prefix exist already."""
+
+
+def _namespaces() -> list[str]:
+    return [line.split()[0] for line in _run(["ip", "netns", "list"], check=False).stdout.splitlines()
+            if line.strip()]
+
+
+def reclaim(prefix: str) -> bool:
+    """Delete what a dead holder of ``prefix`` left (``pathpool testbed up`` killed with
+    SIGKILL: its forwarders followed it, its empty namespaces stay). Only when the holder the
+    pid file names is dead; a live holder's test bed, or namespaces no holder recorded, are
+    left alone. Returns True if something was reclaimed."""
+    pf = holder_pidfile(prefix)
+    try:
+        holder = int(pf.read_text().strip())
+    except (OSError, ValueError):
+        return False
+    if _alive(holder):
+        return False
+    names = [n for n in _namespaces() if n.startswith(prefix)]
+    delete_namespaces(names)
+    pf.unlink(missing_ok=True)
+    return wait_gone(prefix) and bool(names)
 
 
 def holder_pidfile(prefix: str) -> Path:
