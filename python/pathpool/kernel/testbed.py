@@ -13,7 +13,7 @@ into one IFB device shaped by ``tbf``, then each packet goes on along its own pa
 
 - rate: ``tbf`` on the router's egress towards the server (the data direction), with a
   drop-tail limit of ``queue_pkts`` full-size packets; the ACK direction is not rate limited;
-- one-way delay per direction: a TUN device in the router served by ``kernel/build/pp_delayfwd``
+- one-way delay per direction: a TUN device in the router served by ``pp_delayfwd``
   (no netem in this kernel); the router's policy rules send the path's traffic into it and
   route what comes back out onward;
 - loss: nftables ``numgen random mod 10000 < p*10000 drop`` on the router's forward hook for
@@ -45,9 +45,9 @@ import warnings
 from pathlib import Path
 from typing import Self
 
-from pathpool.kernel.loader import BUILD_DIR, KernelError, LeftoverWarning
+from pathpool.kernel.loader import FROM_SOURCE, RUNTIME_DIR, KernelError, LeftoverWarning
 
-DELAYFWD = BUILD_DIR / "pp_delayfwd"
+DELAYFWD = RUNTIME_DIR / "pp_delayfwd"
 SERVER_ADDR = "10.79.0.1"
 MTU_BYTES = 1514
 #: Paths of one test bed (Linux MPTCP's subflow limit; pp_* couple up to 8).
@@ -253,7 +253,8 @@ class Testbed:
         if os.geteuid() != 0:
             raise KernelError("the test bed needs root (network namespaces, tc, nftables)")
         if not DELAYFWD.exists():
-            raise KernelError(f"{DELAYFWD} missing: run `make -C kernel runtime`")
+            raise KernelError(f"{DELAYFWD} missing: " + ("run `make -C kernel runtime`" if FROM_SOURCE
+                              else "this installation has no prebuilt kernel part"))
         self.check_free()
         for n in (self.ns_c, self.ns_r, self.ns_s):
             _run(["ip", "netns", "add", n])
