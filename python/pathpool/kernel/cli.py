@@ -117,6 +117,12 @@ def _load(a: argparse.Namespace) -> int:
     except loader.KernelError as e:
         print(e, file=sys.stderr)
         return 1
+    if a.allow:
+        try:
+            loader.allow(got.names)
+        except OSError as e:
+            loader.unload()
+            return fail(f"pathpool kernel load: --allow: {e}", 1)
     if not a.foreground:
         try:
             previous = loader.set_default(a.default, got.pid) if a.default else None
@@ -208,7 +214,7 @@ Wants=network-pre.target
 # READY=1 once registered (sd_notify), so that ordering after this unit means loaded.
 Type=notify
 # The loader's registrations and --default's sysctl last exactly as long as this process.
-ExecStart={exe} kernel load --foreground{default} {algorithms}
+ExecStart={exe} kernel load --foreground{allow}{default} {algorithms}
 # After any stop, SIGKILL included: puts the previous default back if the process could not.
 ExecStopPost={exe} kernel unload
 KillMode=mixed
@@ -242,6 +248,7 @@ def _unit(a: argparse.Namespace) -> int:
                     f"{sys.executable} or on PATH", 2)
     exe = shlex.quote(os.path.abspath(exe))
     sys.stdout.write(UNIT.format(exe=exe, algorithms=" ".join(names),
+                                 allow=" --allow" if a.allow else "",
                                  default=f" --default {a.default}" if a.default else ""))
     return 0
 
@@ -504,6 +511,10 @@ def register(subparsers) -> None:
                         "they are loaded; the previous value comes back when they are unloaded "
                         "or the process stops, SIGKILL included (then at the next load, unload "
                         "or status)")
+    p.add_argument("--allow", action="store_true",
+                   help="add them to net.ipv4.tcp_allowed_congestion_control, so that "
+                        "unprivileged programs may choose them and other network namespaces "
+                        "(containers) may make one their default")
     p.add_argument("--verbose", action="store_true",
                    help="on failure, also print libbpf's and the verifier's log")
     p.add_argument("--d-ms", type=float, default=None, help="RSF-DB target delay d (default 100)")
@@ -564,6 +575,8 @@ def register(subparsers) -> None:
     p.add_argument("algorithms", nargs="*", help=f"default: all of {', '.join(loader.ALGORITHMS)}")
     p.add_argument("--default", metavar="NAME", default=None,
                    help="the unit also makes NAME the system default while it runs")
+    p.add_argument("--allow", action="store_true",
+                   help="the unit also allows unprivileged programs to choose them (load --allow)")
     p.set_defaults(func=_unit)
     p = ks.add_parser("status", help="what is registered, by which process, sockets per "
                       "algorithm, repair counters, the system default")

@@ -559,6 +559,18 @@ def recover_default() -> str | None:
     return restore_default()
 
 
+ALLOWED = Path("/proc/sys/net/ipv4/tcp_allowed_congestion_control")
+
+
+def allow(names: list[str]) -> None:
+    """Add ``names`` to ``net.ipv4.tcp_allowed_congestion_control``: without it, only processes
+    with CAP_NET_ADMIN may choose them (setsockopt TCP_CONGESTION, ``iperf3 -C``) and no other
+    network namespace (a container) may make one its default. Nothing to undo: the kernel drops
+    a control from the list when it is unregistered."""
+    have = ALLOWED.read_text().split()
+    ALLOWED.write_text(" ".join(have + [n for n in names if n not in have]))
+
+
 # ------------------------------------------------------------------ check
 def _caps() -> int:
     for line in Path("/proc/self/status").read_text().splitlines():
