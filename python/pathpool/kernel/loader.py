@@ -549,6 +549,8 @@ def restore_default() -> str | None:
 def recover_default() -> str | None:
     """:func:`restore_default` if the holder of the promise is dead (killed with SIGKILL, a
     crash, a reboot's stale /run): the next load, unload or status keeps it."""
+    if os.geteuid() != 0:       # only root may put the sysctl back (status as a user reads)
+        return None
     try:
         st = json.loads(DEFAULT_FILE.read_text())
     except (OSError, ValueError):
