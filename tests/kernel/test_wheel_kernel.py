@@ -203,3 +203,17 @@ def test_load_transfer_unload_from_the_wheel_alone(user):
     left = [p.name for p in loader.PIDFILE.parent.iterdir()] if loader.PIDFILE.parent.exists() else []
     assert not {"loader.pid", "tunables.json", "struct_ops.json", "counters.json",
                 "default.json", f"testbed-{PREFIX}pid"} & set(left), left
+
+
+def test_linux_backend_from_the_wheel_alone(user):
+    """`pathpool run --backend linux` loads the wheel's controls, runs the wheel's forwarder on
+    a test bed, and leaves nothing registered."""
+    env, cwd, pp = user["env"], user["cwd"], user["pp"]
+    r = _sh([pp, "run", "examples/two_paths", "--backend", "linux", "--seeds", "1",
+             "--max-duration", "3", "-o", "linux", "-q"], cwd=cwd, env=env)
+    assert (cwd / "linux" / "flows.parquet").is_file(), r.stdout + r.stderr
+    import pandas as pd
+
+    flows = pd.read_parquet(cwd / "linux" / "flows.parquet")
+    assert (flows["goodput_bps"] > 0).all(), flows
+    assert loader.registered() == [] and _ours(user["venv"]) == []
