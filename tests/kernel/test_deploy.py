@@ -86,6 +86,7 @@ def test_stop_unregisters_and_restores_the_default(kernel, sig):
         assert sorted(loader.registered()) == ["pp_lia", "pp_olia"]
         st = _status()
         assert st["holder"]["pid"] == p.pid and "--foreground" in st["holder"]["cmdline"]
+        assert st["holder"]["running"]
         assert st["default_promise"] == {"previous": kernel, "default": name,
                                          "holder": st["loader_pid"]}
         assert st["counters"]["pp_lia"]["pp_ssthresh_repairs"] == 0
@@ -147,6 +148,19 @@ def test_unload_from_another_shell_ends_the_service_cleanly(kernel):
     p.wait(timeout=30)
     assert p.returncode == 0
     assert loader.current_default() == kernel and loader.registered() == []
+
+
+def test_daemon_load_names_the_exited_starter_and_unload_restores(kernel):
+    name = _other(kernel)
+    r = _pp("kernel", "load", "--default", name, "pp_lia")
+    assert r.returncode == 0, r.stdout + r.stderr
+    st = _status()
+    assert st["registered"] == ["pp_lia"] and st["default"] == name
+    assert "kernel load --default" in st["holder"]["cmdline"] and not st["holder"]["running"]
+    r = _pp("kernel", "unload")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert loader.current_default() == kernel and loader.registered() == []
+    assert not loader.HOLDER_FILE.exists()
 
 
 def test_sd_notify_ready_once_registered(kernel, tmp_path):

@@ -205,7 +205,6 @@ UNIT = """\
 #   systemctl enable --now pathpool-cc` (docs/kernel-deploy.md).
 [Unit]
 Description=pathpool multipath congestion controls (BPF struct_ops)
-Documentation=man:tcp(7)
 # Ready (registered, default set) before the network comes up: what starts after it gets them.
 Before=network-pre.target
 Wants=network-pre.target
@@ -337,7 +336,9 @@ def _status(a: argparse.Namespace) -> int:
         _console.print("loader: not running")
     else:
         h = st["holder"]
-        by = f", started by pid {h['pid']} ({h['cmdline']})" if h else ""
+        by = (f", started by pid {h['pid']} ({h['cmdline']}"
+              f"{'' if h.get('running') else ', since exited: the loader runs on as a daemon'})"
+              if h else "")
         _console.print(f"loader: pid {pid}{by}", highlight=False)
     promise = st["default_promise"]
     held = f" (set by pathpool; {promise['previous']} is put back at unload)" if promise else ""

@@ -72,6 +72,9 @@ COUNTERS_FILE = PIDFILE.parent / "counters.json"
 #: sysctl is set and removed once it is put back; a file whose holder is dead (SIGKILL) is a
 #: promise still to keep, which the next load, unload or status keeps (:func:`recover_default`).
 DEFAULT_FILE = PIDFILE.parent / "default.json"
+#: Which process started the running loader, ``{"pid", "cmdline"}`` (:func:`status`): the
+#: service's `load --foreground`, or a `load` that has exited since (the loader is a daemon).
+HOLDER_FILE = PIDFILE.parent / "holder.json"
 SYSCTL_CC = Path("/proc/sys/net/ipv4/tcp_congestion_control")
 
 
@@ -296,6 +299,8 @@ def load(
             TUNABLES_FILE.write_text(json.dumps(tunables) + "\n")
             MAPS_FILE.write_text(json.dumps(_registered_maps(maps_before, got, prog_ids)) + "\n")
             COUNTERS_FILE.write_text(json.dumps(counters) + "\n")
+            HOLDER_FILE.write_text(json.dumps({"pid": os.getpid(), "cmdline": " ".join(sys.argv)})
+                                   + "\n")
             proc.stdout.close()
             return LoadedAlgorithms(proc.pid, got, prog_ids)
         if line.startswith("registered "):
@@ -388,6 +393,7 @@ def unload(timeout_s: float = 10.0, wait_freed_s: float | None = None) -> list[s
     maps = loaded_maps()
     MAPS_FILE.unlink(missing_ok=True)
     COUNTERS_FILE.unlink(missing_ok=True)
+    HOLDER_FILE.unlink(missing_ok=True)
     # Unregistration is synchronous with the last fd close, but allow the process to finish.
     deadline = time.monotonic() + timeout_s
     while registered() and time.monotonic() < deadline:
@@ -726,11 +732,10 @@ def status() -> dict:
     holder = None
     if pid is not None:
         try:
-            ppid = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
-            cmd = Path(f"/proc/{ppid}/cmdline").read_bytes().replace(b"\0", b" ").decode().strip()
-            holder = {"pid": ppid, "cmdline": cmd}
-        except (OSError, ValueError, IndexError):
-            pass
+            holder = json.loads(HOLDER_FILE.read_text())
+            holder["running"] = Path(f"/proc/{int(holder['pid'])}").exists()
+        except (OSError, ValueError, KeyError, TypeError):
+            holder = None
     try:
         default = json.loads(DEFAULT_FILE.read_text())
     except (OSError, ValueError):
