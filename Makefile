@@ -64,7 +64,19 @@ WHEEL_DIR ?= dist
 wheel: install wheel-only
 
 # The build alone (tests/package/test_wheel.py runs it inside `make test`, after install).
+# The kernel part goes in first, as package data (python/pathpool/kernel/bin, not committed):
+# the BPF objects compiled here once as CO-RE objects and the loader and delay forwarder linked
+# statically against libbpf, libelf and zlib (scripts/install-system-deps.sh), so that
+# `sudo pathpool kernel load` needs nothing but the kernel. WHEEL_KERNEL=0 leaves it out.
+WHEEL_KERNEL ?= 1
+KERNEL_BIN := python/pathpool/kernel/bin
 wheel-only:
+	rm -rf $(KERNEL_BIN)
+	@if [ "$(WHEEL_KERNEL)" != 0 ]; then \
+		for t in clang bpftool llvm-strip; do command -v $$t >/dev/null || { echo "make wheel-only: \
+	the kernel part needs $$t (scripts/install-system-deps.sh); WHEEL_KERNEL=0 builds a wheel \
+	without it" >&2; exit 2; }; done; \
+		$(MAKE) -s -C kernel package DEST=$(abspath $(KERNEL_BIN)); fi
 	PATH=$(abspath $(VENV))/bin:$$PATH CARGO_TARGET_DIR=target/wheel $(VENV)/bin/maturin build --release \
 		--zig --compatibility manylinux2014 -o $(WHEEL_DIR)
 

@@ -6,6 +6,10 @@ need=()
 command -v clang >/dev/null || need+=(clang llvm)
 command -v bpftool >/dev/null || need+=(bpftool)
 [[ -e /usr/include/bpf/libbpf.h ]] || need+=(libbpf-dev)
+# The wheel's statically linked loader (make -C kernel package): libbpf.a, libelf.a, libz.a and
+# libc.a come with libbpf-dev, libelf-dev, zlib1g-dev and libc6-dev; llvm-strip with llvm.
+[[ -e /usr/lib/x86_64-linux-gnu/libc.a ]] || need+=(libc6-dev)
+command -v llvm-strip >/dev/null || need+=(llvm)
 command -v nft >/dev/null || need+=(nftables)
 command -v ip >/dev/null || need+=(iproute2)
 command -v tc >/dev/null || need+=(iproute2)

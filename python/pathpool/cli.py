@@ -44,7 +44,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "pathpool.compare_cli",
         "simulator vs Linux kernel on one scenario (side-by-side table + plot)",
     ),
-    "kernel": ("pathpool.kernel.cli", "load/unload the BPF congestion controls (root)"),
+    "kernel": ("pathpool.kernel.cli", "the BPF congestion controls: load, check, status, unit, unload (root)"),
     "testbed": ("pathpool.kernel.cli", "namespace test bed with emulated paths (root)"),
 }
 

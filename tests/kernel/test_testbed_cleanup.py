@@ -134,6 +134,40 @@ def test_sigkill_of_the_holder_takes_the_forwarders_and_down_the_rest(root_env):
     _assert_clean(p.pid, fwd)
 
 
+def test_a_holder_killed_with_sigkill_does_not_block_the_next(root_env):
+    """SIGKILL leaves the empty namespaces; the next `up` reclaims them (their holder is dead)
+    instead of failing on `ip netns add`."""
+    p = _start_holder()
+    p.kill()
+    p.wait(timeout=10)
+    assert not wait_gone(PREFIX, timeout_s=0.5), "the killed holder's namespaces should be left"
+    q = _start_holder()     # asserts its first line is `up:`
+    fwd = _ns_pids()
+    q.send_signal(signal.SIGTERM)
+    q.wait(timeout=30)
+    assert q.stderr is not None and "reclaimed the namespaces a killed test bed left" in q.stderr.read()
+    _assert_clean(q.pid, fwd)
+
+
+def test_a_live_test_bed_is_refused_in_one_line(root_env):
+    """A second `up` with the prefix of a running one: one line naming `pathpool testbed down`,
+    exit 2, and the running one is untouched."""
+    p = _start_holder()
+    fwd = _ns_pids()
+    try:
+        out = subprocess.run([sys.executable, "-m", "pathpool.cli", "testbed", "up", "--prefix",
+                              PREFIX, "--hold", "5"], capture_output=True, text=True, timeout=60,
+                             check=False)
+        assert out.returncode == 2, out.stdout + out.stderr
+        lines = (out.stdout + out.stderr).strip().splitlines()
+        assert len(lines) == 1 and "pathpool testbed down --prefix ppx-" in lines[0], lines
+        assert sorted(_ns_pids()) == sorted(fwd) and p.poll() is None
+    finally:
+        p.send_signal(signal.SIGTERM)
+        p.wait(timeout=30)
+    _assert_clean(p.pid, fwd)
+
+
 def test_hold_expiry_tears_down(root_env):
     p = _start_holder("--hold", "2")
     fwd = _ns_pids()

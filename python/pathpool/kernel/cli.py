@@ -98,15 +98,157 @@ def _testbed(a: argparse.Namespace):
 
 
 def _load(a: argparse.Namespace) -> int:
+    import signal
+    import time
+
+    from pathpool.errors import fail
+
+    names = tuple(a.algorithms or loader.ALGORITHMS)
+    if a.default is not None and a.default not in names:
+        return fail(f"pathpool kernel load: --default {a.default}: not among the algorithms "
+                    f"loaded ({', '.join(names)})", 2)
+    if a.foreground:
+        _unwind_on_signals()
     try:
-        got = loader.load(tuple(a.algorithms or loader.ALGORITHMS), d_ms=a.d_ms, mu_pps=a.mu_pps,
-                          loss_window=a.loss_window, balia_quantised=a.balia_quantised,
-                          counting=a.counting, ewtcp_a=a.ewtcp_a, semicoupled_a=a.semicoupled_a)
+        got = loader.load(names, d_ms=a.d_ms, mu_pps=a.mu_pps, loss_window=a.loss_window,
+                          balia_quantised=a.balia_quantised, counting=a.counting,
+                          ewtcp_a=a.ewtcp_a, semicoupled_a=a.semicoupled_a,
+                          foreground=a.foreground, verbose=a.verbose)
     except loader.KernelError as e:
-        _console.print(f"[red]{e}[/red]")
+        print(e, file=sys.stderr)
         return 1
-    _console.print(f"loaded {', '.join(got.names)} (loader pid {got.pid}); "
-                   "`pathpool kernel unload` removes them")
+    if a.allow:
+        try:
+            loader.allow(got.names)
+        except OSError as e:
+            loader.unload()
+            return fail(f"pathpool kernel load: --allow: {e}", 1)
+    if not a.foreground:
+        try:
+            previous = loader.set_default(a.default, got.pid) if a.default else None
+        except (loader.KernelError, OSError) as e:
+            loader.unload()
+            return fail(f"pathpool kernel load: {e}", 1)
+        _say(f"loaded {', '.join(got.names)} (loader pid {got.pid}){_default_note(a, previous)}; "
+             "`pathpool kernel unload` removes them")
+        return 0
+    previous = None
+    try:
+        if a.default is not None:
+            previous = loader.set_default(a.default, got.pid)
+        _say(f"loaded {', '.join(got.names)} (loader pid {got.pid}){_default_note(a, previous)}; "
+             "registered until this process stops (SIGTERM, Ctrl-C)")
+        _sd_notify("READY=1")
+        while True:
+            try:
+                wpid, status = os.waitpid(got.pid, os.WNOHANG)
+            except ChildProcessError:
+                wpid, status = got.pid, 0
+            if wpid == got.pid:
+                # Ended by someone else: `pathpool kernel unload` (SIGTERM, a clean exit) or a kill.
+                sig = os.WTERMSIG(status) if os.WIFSIGNALED(status) else 0
+                _say(f"the loader (pid {got.pid}) ended"
+                     f"{f' by signal {signal.Signals(sig).name}' if sig else ''}; "
+                     "nothing is registered any more")
+                return 1 if sig else 0
+            time.sleep(0.2)
+    except (KeyboardInterrupt, SystemExit):
+        return 0   # the stop asked for (SIGTERM from systemd, Ctrl-C): a clean exit
+    finally:
+        # The sysctl back first (unload does it before it stops the loader), then the loader.
+        try:
+            gone = loader.unload()
+            back = f"; net.ipv4.tcp_congestion_control {previous} again" if previous else ""
+            _say(f"unloaded {', '.join(gone) or 'nothing'}{back}")
+        except loader.KernelError as e:
+            print(e, file=sys.stderr, flush=True)
+
+
+def _sd_notify(message: str) -> None:
+    """Tell systemd (a Type=notify unit) the state; nothing outside such a unit."""
+    import socket
+
+    addr = os.environ.get("NOTIFY_SOCKET")
+    if not addr:
+        return
+    if addr.startswith("@"):
+        addr = "\0" + addr[1:]
+    with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as s:
+        s.sendto(message.encode(), addr)
+
+
+def _say(line: str) -> None:
+    """One unwrapped line at once: a service's log (journald) and scripts read them whole."""
+    print(line, flush=True)
+
+
+def _default_note(a: argparse.Namespace, previous: str | None) -> str:
+    if previous is None:
+        return ""
+    return (f"; net.ipv4.tcp_congestion_control {a.default} (was {previous}, put back when "
+            "they are unloaded)")
+
+
+def _check(a: argparse.Namespace) -> int:
+    reasons, seen = loader.check(verbose=a.verbose)
+    for r in reasons:
+        print(f"pathpool kernel check: {r}")
+    if reasons:
+        return 2
+    print(f"OK: this kernel can run {', '.join(loader.ALGORITHMS)} ({'; '.join(seen)})")
+    return 0
+
+
+UNIT = """\
+# pathpool's BPF congestion controls as a service: `pathpool kernel unit > \\
+#   /etc/systemd/system/pathpool-cc.service && systemctl daemon-reload && \\
+#   systemctl enable --now pathpool-cc` (docs/kernel-deploy.md).
+[Unit]
+Description=pathpool multipath congestion controls (BPF struct_ops)
+# Ready (registered, default set) before the network comes up: what starts after it gets them.
+Before=network-pre.target
+Wants=network-pre.target
+
+[Service]
+# READY=1 once registered (sd_notify), so that ordering after this unit means loaded.
+Type=notify
+# The loader's registrations and --default's sysctl last exactly as long as this process.
+ExecStart={exe} kernel load --foreground{allow}{default} {algorithms}
+# After any stop, SIGKILL included: puts the previous default back if the process could not.
+ExecStopPost={exe} kernel unload
+KillMode=mixed
+TimeoutStopSec=20
+Restart=on-failure
+RestartSec=5
+
+[Install]
+WantedBy=multi-user.target
+"""
+
+
+def _unit(a: argparse.Namespace) -> int:
+    import shlex
+    import shutil
+
+    from pathpool.errors import fail
+
+    names = a.algorithms or list(loader.ALGORITHMS)
+    bad = [n for n in names if n not in loader.ALGORITHMS]
+    if bad:
+        return fail(f"pathpool kernel unit: {', '.join(bad)}: allowed {', '.join(loader.ALGORITHMS)}", 2)
+    if a.default is not None and a.default not in names:
+        return fail(f"pathpool kernel unit: --default {a.default}: not among {', '.join(names)}", 2)
+    # The entry point of the installation running this (a venv's bin/ first), absolute: systemd
+    # has no PATH of the user's.
+    beside = Path(sys.executable).parent / "pathpool"
+    exe = str(beside) if beside.is_file() else shutil.which("pathpool")
+    if exe is None:
+        return fail("pathpool kernel unit: no `pathpool` executable found beside "
+                    f"{sys.executable} or on PATH", 2)
+    exe = shlex.quote(os.path.abspath(exe))
+    sys.stdout.write(UNIT.format(exe=exe, algorithms=" ".join(names),
+                                 allow=" --allow" if a.allow else "",
+                                 default=f" --default {a.default}" if a.default else ""))
     return 0
 
 
@@ -180,13 +322,34 @@ def _status(a: argparse.Namespace) -> int:
         print()
         return 0
     t = Table(title="pathpool BPF congestion controls")
-    t.add_column("algorithm")
-    t.add_column("registered")
+    for c in ("algorithm", "registered", "sockets", "repairs"):
+        t.add_column(c)
     for n in loader.ALGORITHMS:
-        t.add_row(n, "yes" if n in st["registered"] else "no")
+        reg = n in st["registered"]
+        socks = st["sockets"].get(n)
+        rep = st["counters"].get(n, {}).get("pp_ssthresh_repairs")
+        t.add_row(n, "yes" if reg else "no", "-" if socks is None else str(socks),
+                  "-" if rep is None else str(rep))
     _console.print(t)
-    _console.print(f"loader pid: {st['loader_pid'] or 'not running'}")
-    _console.print(f"available: {' '.join(st['available'])}")
+    pid = st["loader_pid"]
+    if pid is None:
+        _console.print("loader: not running")
+    else:
+        h = st["holder"]
+        by = (f", started by pid {h['pid']} ({h['cmdline']}"
+              f"{'' if h.get('running') else ', since exited: the loader runs on as a daemon'})"
+              if h else "")
+        _console.print(f"loader: pid {pid}{by}", highlight=False)
+    promise = st["default_promise"]
+    held = f" (set by pathpool; {promise['previous']} is put back at unload)" if promise else ""
+    _console.print(f"net.ipv4.tcp_congestion_control: {st['default']}{held}", highlight=False)
+    if st["default_restored"]:
+        _console.print(f"[yellow]a killed loader had set the default: "
+                       f"{st['default_restored']} put back[/yellow]", highlight=False)
+    _console.print(f"available: {' '.join(st['available'])}", highlight=False)
+    _console.print("sockets: TCP sockets and MPTCP subflows running it (this and every named "
+                   "network namespace); repairs: kernel faults the control repaired "
+                   "(pp_ssthresh_repairs)", style="dim")
     for p in st["problems"]:
         _console.print(f"[yellow]cannot load here: {p}[/yellow]")
     return 0
@@ -244,13 +407,20 @@ def _tb_up(a: argparse.Namespace) -> int:
     import time
 
     from pathpool.errors import fail
-    from pathpool.kernel.testbed import holder_pidfile
+    from pathpool.kernel.testbed import TestbedBusy, holder_pidfile, reclaim
 
     try:
         bed = _testbed(a)
     except ValueError as e:
         return fail(f"pathpool testbed up: {e}", 2)
     _unwind_on_signals()
+    if os.geteuid() == 0 and reclaim(a.prefix):
+        print(f"pathpool testbed up: reclaimed the namespaces a killed test bed left ({a.prefix}*)",
+              file=sys.stderr)
+    try:
+        bed.check_free()   # before the pid file: a refused `up` must not take over a live one's
+    except TestbedBusy as e:
+        return fail(f"pathpool testbed up: {e}", 2)
     pf = holder_pidfile(a.prefix)
     pf.parent.mkdir(parents=True, exist_ok=True)
     pf.write_text(f"{os.getpid()}\n")
@@ -326,8 +496,28 @@ def register(subparsers) -> None:
 
     k = subparsers.add_parser("kernel")
     ks = k.add_subparsers(dest="kernel_cmd", required=True)
-    p = ks.add_parser("load", help="build and register pp_* algorithms until `unload`")
+    p = ks.add_parser("load", help="register pp_* algorithms until `unload` (or, with "
+                      "--foreground, while this process runs)",
+                      description="Register pathpool's BPF congestion controls in the running "
+                      "kernel (root). From a checkout they are built first (make -C kernel); an "
+                      "installed wheel carries them prebuilt. Any program can then use them: "
+                      "setsockopt TCP_CONGESTION, `ip route ... congctl NAME`, or the system "
+                      "default (--default).")
     p.add_argument("algorithms", nargs="*", help=f"default: all of {', '.join(loader.ALGORITHMS)}")
+    p.add_argument("--foreground", action="store_true",
+                   help="stay in the foreground and keep them registered while running; "
+                        "SIGTERM/SIGINT unload them (for a service: `pathpool kernel unit`)")
+    p.add_argument("--default", metavar="NAME", default=None,
+                   help="make NAME the system default (net.ipv4.tcp_congestion_control) while "
+                        "they are loaded; the previous value comes back when they are unloaded "
+                        "or the process stops, SIGKILL included (then at the next load, unload "
+                        "or status)")
+    p.add_argument("--allow", action="store_true",
+                   help="add them to net.ipv4.tcp_allowed_congestion_control, so that "
+                        "unprivileged programs may choose them and other network namespaces "
+                        "(containers) may make one their default")
+    p.add_argument("--verbose", action="store_true",
+                   help="on failure, also print libbpf's and the verifier's log")
     p.add_argument("--d-ms", type=float, default=None, help="RSF-DB target delay d (default 100)")
     p.add_argument("--mu-pps", type=float, default=None, help="RSF-LB target loss rate (default 4)")
     p.add_argument("--loss-window", type=float, default=None,
@@ -371,9 +561,26 @@ def register(subparsers) -> None:
                         "instructions) to split a control's cold cost into parts")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=_bench)
-    p = ks.add_parser("unload", help="unregister everything pathpool loaded")
+    p = ks.add_parser("unload", help="unregister everything pathpool loaded (and put back the "
+                      "default --default replaced)")
     p.set_defaults(func=_unload)
-    p = ks.add_parser("status", help="what is registered")
+    p = ks.add_parser("check", help="can this kernel run them? one line per reason, exit 2 if not",
+                      description="Check BTF, MPTCP, the BPF JIT, struct_ops for "
+                      "tcp_congestion_ops and its links, the helpers and kfuncs the objects "
+                      "call (read from the objects) and permissions; as root, also pass each "
+                      "object through the verifier without registering it. Prints one line per "
+                      "reason and exits 2, or one OK line and exits 0.")
+    p.add_argument("--verbose", action="store_true", help="show the verifier's log of a refusal")
+    p.set_defaults(func=_check)
+    p = ks.add_parser("unit", help="print a systemd unit that keeps them loaded as a service")
+    p.add_argument("algorithms", nargs="*", help=f"default: all of {', '.join(loader.ALGORITHMS)}")
+    p.add_argument("--default", metavar="NAME", default=None,
+                   help="the unit also makes NAME the system default while it runs")
+    p.add_argument("--allow", action="store_true",
+                   help="the unit also allows unprivileged programs to choose them (load --allow)")
+    p.set_defaults(func=_unit)
+    p = ks.add_parser("status", help="what is registered, by which process, sockets per "
+                      "algorithm, repair counters, the system default")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=_status)
 

@@ -1,6 +1,12 @@
 """Build, load, list and unload the BPF congestion controls.
 
-Loading runs ``kernel/build/pp_loader`` (C, libbpf), which registers every algorithm through a
+Where the kernel part comes from: in a checkout (``kernel/Makefile`` beside the package) it is
+built with ``make -C kernel`` into ``kernel/build``; an installed wheel carries it prebuilt in
+``pathpool/kernel/bin`` (:data:`BUNDLED_DIR`): the BPF objects, compiled once as CO-RE objects
+that libbpf relocates against the running kernel's BTF, and the loader and the test bed's delay
+forwarder linked statically, so nothing but the kernel is needed from the machine.
+
+Loading runs ``pp_loader`` (C, libbpf), which registers every algorithm through a
 BPF link and keeps the links open while it runs. The kernel drops a link's registration when
 its last file descriptor closes, so when the loader exits, crashes or is killed (even with
 SIGKILL) nothing stays registered. ``load()`` starts the loader as a daemon (its pid in
@@ -30,7 +36,13 @@ YARDSTICK = "pp_minreno"
 REPO = Path(__file__).resolve().parents[3]
 KERNEL_DIR = REPO / "kernel"
 BUILD_DIR = KERNEL_DIR / "build"
-LOADER = BUILD_DIR / "pp_loader"
+#: The prebuilt kernel part an installed wheel carries (``make -C kernel package``).
+BUNDLED_DIR = Path(__file__).resolve().parent / "bin"
+#: True in a checkout: the kernel part is built from ``kernel/`` (the wheel's is prebuilt).
+FROM_SOURCE = (KERNEL_DIR / "Makefile").is_file()
+#: Where the loader, the forwarder and the BPF objects are run from.
+RUNTIME_DIR = BUILD_DIR if FROM_SOURCE else BUNDLED_DIR
+LOADER = RUNTIME_DIR / "pp_loader"
 PIDFILE = Path(os.environ.get("PATHPOOL_RUNDIR", "/run/pathpool")) / "loader.pid"
 AVAILABLE = Path("/proc/sys/net/ipv4/tcp_available_congestion_control")
 BTF = Path("/sys/kernel/btf/vmlinux")
@@ -53,6 +65,17 @@ TUNABLES_FILE = PIDFILE.parent / "tunables.json"
 #: the id of the control's pp_conns map, to name what holds a map the kernel keeps after the
 #: unload; see :func:`wait_maps_freed`).
 MAPS_FILE = PIDFILE.parent / "struct_ops.json"
+#: Where the running loader's global counters are, ``{algorithm: {counter: [map id, offset]}}``
+#: (``pp_ssthresh_repairs``: kernel faults the control repaired; read by :func:`status`).
+COUNTERS_FILE = PIDFILE.parent / "counters.json"
+#: ``--default NAME``'s promise: ``{"previous", "default", "holder"}``. Written before the
+#: sysctl is set and removed once it is put back; a file whose holder is dead (SIGKILL) is a
+#: promise still to keep, which the next load, unload or status keeps (:func:`recover_default`).
+DEFAULT_FILE = PIDFILE.parent / "default.json"
+#: Which process started the running loader, ``{"pid", "cmdline"}`` (:func:`status`): the
+#: service's `load --foreground`, or a `load` that has exited since (the loader is a daemon).
+HOLDER_FILE = PIDFILE.parent / "holder.json"
+SYSCTL_CC = Path("/proc/sys/net/ipv4/tcp_congestion_control")
 
 
 class KernelError(RuntimeError):
@@ -76,7 +99,7 @@ class LoadedAlgorithms:
 
 def object_path(name: str) -> Path:
     """Path of the compiled BPF object of algorithm ``name`` (e.g. ``"pp_lia"``)."""
-    return BUILD_DIR / f"{name}.bpf.o"
+    return RUNTIME_DIR / f"{name}.bpf.o"
 
 
 def check_environment(need_toolchain: bool = True) -> list[str]:
@@ -88,6 +111,10 @@ def check_environment(need_toolchain: bool = True) -> list[str]:
         Also require clang and bpftool (to build the objects).
     """
     reasons = []
+    need_toolchain = need_toolchain and FROM_SOURCE
+    if not FROM_SOURCE and not LOADER.exists():
+        reasons.append(f"this installation has no prebuilt kernel part ({BUNDLED_DIR} missing): "
+                       "install a wheel built by `make wheel`, or run from a checkout")
     if os.geteuid() != 0:
         reasons.append("not root: registering a tcp_congestion_ops needs CAP_BPF and CAP_NET_ADMIN")
     if not BTF.exists():
@@ -157,6 +184,8 @@ def load(
     rebuild: bool = True,
     timeout_s: float = 60.0,
     extra_objects: tuple[Path, ...] = (),
+    foreground: bool = False,
+    verbose: bool = False,
 ) -> LoadedAlgorithms:
     """Register ``names`` in the kernel and keep them registered until :func:`unload`.
 
@@ -181,10 +210,18 @@ def load(
         pathpool-cc's: EWTCP 1/n^2 with n the subflows its connection couples when the ACK
         arrives, Semicoupled 1.
     rebuild
-        Run ``make -C kernel`` first.
+        Run ``make -C kernel`` first (in a checkout; an installed wheel's part is prebuilt).
     extra_objects
         Further BPF objects to register in the same loader (``pathpool kernel bench
         --baseline``: another revision's controls under other names).
+    foreground
+        The loader dies with this process (``PR_SET_PDEATHSIG``) instead of running on as a
+        daemon: ``pathpool kernel load --foreground``, a service whose registrations must not
+        outlive it.
+    verbose
+        On failure, append libbpf's and the verifier's log to the message (otherwise the
+        message names the missing feature or the failing stage only; the log stays in
+        ``/run/pathpool/loader.err``).
 
     Raises
     ------
@@ -201,6 +238,8 @@ def load(
     unknown = [n for n in names if n not in ALGORITHMS and n != YARDSTICK]
     if unknown:
         raise KernelError(f"unknown algorithm(s) {unknown}; allowed: {', '.join(ALGORITHMS)}")
+    recover_default()
+    rebuild = rebuild and FROM_SOURCE
     reasons = check_environment(need_toolchain=rebuild)
     if reasons:
         raise KernelError("cannot load BPF congestion controls: " + "; ".join(reasons))
@@ -214,7 +253,7 @@ def load(
                           f"(bpftool? `bpftool struct_ops unregister name {clash[0]}`)")
     if rebuild:
         build()
-    args = [str(LOADER)]
+    args = [str(LOADER)] + (["--die-with-parent"] if foreground else [])
     if d_ms is not None:
         args += ["--set", f"d_us={round(d_ms * 1000)}"]
     if mu_pps is not None:
@@ -248,6 +287,7 @@ def load(
     assert proc.stdout is not None
     got: list[str] = []
     prog_ids: dict[str, dict[str, int]] = {}
+    counters: dict[str, dict[str, list[int]]] = {}
     deadline = time.monotonic() + timeout_s
     error_line = None
     while time.monotonic() < deadline:
@@ -258,6 +298,9 @@ def load(
             PIDFILE.write_text(f"{proc.pid}\n")
             TUNABLES_FILE.write_text(json.dumps(tunables) + "\n")
             MAPS_FILE.write_text(json.dumps(_registered_maps(maps_before, got, prog_ids)) + "\n")
+            COUNTERS_FILE.write_text(json.dumps(counters) + "\n")
+            HOLDER_FILE.write_text(json.dumps({"pid": os.getpid(), "cmdline": " ".join(sys.argv)})
+                                   + "\n")
             proc.stdout.close()
             return LoadedAlgorithms(proc.pid, got, prog_ids)
         if line.startswith("registered "):
@@ -265,6 +308,9 @@ def load(
         elif line.startswith("prog "):
             _, algo, prog, pid_ = line.split()
             prog_ids.setdefault(algo, {})[prog] = int(pid_)
+        elif line.startswith("counter "):
+            _, algo, var, map_id, off = line.split()
+            counters.setdefault(algo, {})[var] = [int(map_id), int(off)]
         elif line.startswith("error "):
             error_line = line[len("error "):]
     if proc.poll() is None:
@@ -273,7 +319,49 @@ def load(
     log = errlog.read_text(errors="replace")
     tail = "\n".join(log.strip().splitlines()[-25:])
     what = error_line or f"loader exited with status {proc.returncode} before READY"
-    raise KernelError(f"loading failed, nothing left registered: {what}\n{tail}")
+    # Name the missing feature: what the probe finds missing in this kernel, else what the log
+    # says. A refusal on a kernel with every feature is the verifier's, named as such.
+    missing = [r for r in check()[0] if not r.startswith("verifier:")]
+    why = ("missing: " + "; ".join(missing)) if missing else explain_failure(what, log)
+    msg = f"loading failed, nothing left registered: {what}" + (f"\n{why}" if why else "")
+    if verbose:
+        msg += f"\n{tail}"
+    elif tail:
+        msg += f"\n(libbpf's and the verifier's log: {errlog}, or --verbose)"
+    raise KernelError(msg)
+
+
+#: What a failed load's log says, and the kernel feature that is missing then (checked in order).
+_FAILURES: tuple[tuple[str, str], ...] = (
+    ("Operation not permitted", ("permission: loading needs root (CAP_BPF, CAP_NET_ADMIN and, "
+     "before Linux 5.8, CAP_SYS_ADMIN)")),
+    ("failed to find valid kernel BTF", ("kernel BTF: /sys/kernel/btf/vmlinux is missing "
+     "(CONFIG_DEBUG_INFO_BTF=y)")),
+    ("struct_ops init_kern", ("struct_ops: this kernel has no BPF struct_ops for "
+     "tcp_congestion_ops (Linux >= 5.6 with CONFIG_BPF_JIT)")),
+    ("in ksym", "kfunc: a kernel function the controls call is not in this kernel"),
+    ("ksym", "kfunc: a kernel function the controls call is not in this kernel"),
+    ("invalid func unknown#", "helper: a BPF helper the controls call is not in this kernel"),
+    ("unknown func", "helper: a BPF helper the controls call is not allowed here"),
+    ("failed to resolve CO-RE relocation", ("CO-RE: a kernel structure the controls read "
+     "(tcp_sock, inet_connection_sock or MPTCP's subflow context) lacks a field they need")),
+    ("JIT", "BPF JIT: struct_ops needs it (net.core.bpf_jit_enable=1, CONFIG_BPF_JIT=y)"),
+)
+
+
+def explain_failure(error_line: str, log: str) -> str | None:
+    """The kernel feature a failed load lacks, in one line, from the loader's ``error`` line and
+    the libbpf/verifier log; None when neither says."""
+    for needle, what in _FAILURES:
+        if needle in log or needle in error_line:
+            return f"missing feature: {what} (`pathpool kernel check` lists every reason)"
+    if " register:" in error_line and "Invalid argument" in error_line:
+        return ("missing feature: struct_ops links (registration that ends with the loader, "
+                "Linux >= 6.4)")
+    if " verifier:" in error_line:
+        return ("the verifier refused a control on this kernel (`pathpool kernel check` says "
+                "whether a feature is missing; --verbose shows the verifier's log)")
+    return None
 
 
 def unload(timeout_s: float = 10.0, wait_freed_s: float | None = None) -> list[str]:
@@ -291,6 +379,8 @@ def unload(timeout_s: float = 10.0, wait_freed_s: float | None = None) -> list[s
     """
     before = registered()
     pid = _running_pid()
+    # The sysctl first: it must never name a control that is no longer registered.
+    restore_default()
     if pid is not None:
         os.kill(pid, signal.SIGTERM)
         deadline = time.monotonic() + timeout_s
@@ -302,6 +392,8 @@ def unload(timeout_s: float = 10.0, wait_freed_s: float | None = None) -> list[s
     TUNABLES_FILE.unlink(missing_ok=True)
     maps = loaded_maps()
     MAPS_FILE.unlink(missing_ok=True)
+    COUNTERS_FILE.unlink(missing_ok=True)
+    HOLDER_FILE.unlink(missing_ok=True)
     # Unregistration is synchronous with the last fd close, but allow the process to finish.
     deadline = time.monotonic() + timeout_s
     while registered() and time.monotonic() < deadline:
@@ -419,12 +511,245 @@ def wait_maps_freed(maps: dict[int, dict], timeout_s: float = 10.0) -> dict[int,
     return alive
 
 
+# ------------------------------------------------------------------ the system default
+def current_default() -> str:
+    """``net.ipv4.tcp_congestion_control`` of this network namespace."""
+    return SYSCTL_CC.read_text().strip()
+
+
+def set_default(name: str, holder: int) -> str:
+    """Make ``name`` (registered) the system default while ``holder`` (a pid) lives; returns
+    the previous default. The promise to put it back is written first (:data:`DEFAULT_FILE`),
+    so that a holder killed with SIGKILL leaves it to :func:`recover_default`."""
+    if name not in registered():
+        raise KernelError(f"--default {name}: not registered (loaded: {', '.join(registered())})")
+    previous = current_default()
+    if DEFAULT_FILE.exists():
+        previous = json.loads(DEFAULT_FILE.read_text()).get("previous", previous)
+    DEFAULT_FILE.parent.mkdir(parents=True, exist_ok=True)
+    DEFAULT_FILE.write_text(json.dumps({"previous": previous, "default": name,
+                                        "holder": holder}) + "\n")
+    SYSCTL_CC.write_text(name)
+    return previous
+
+
+def restore_default() -> str | None:
+    """Keep :func:`set_default`'s promise: the previous default back, unless someone changed the
+    sysctl since (then theirs stays). Returns the value restored, or None."""
+    try:
+        st = json.loads(DEFAULT_FILE.read_text())
+    except (OSError, ValueError):
+        return None
+    restored = None
+    if current_default() == st.get("default") and st.get("previous"):
+        try:
+            SYSCTL_CC.write_text(st["previous"])
+            restored = st["previous"]
+        except OSError:   # the previous one is gone too (a module unloaded): the kernel's own
+            SYSCTL_CC.write_text("reno")
+            restored = "reno"
+    DEFAULT_FILE.unlink(missing_ok=True)
+    return restored
+
+
+def recover_default() -> str | None:
+    """:func:`restore_default` if the holder of the promise is dead (killed with SIGKILL, a
+    crash, a reboot's stale /run): the next load, unload or status keeps it."""
+    if os.geteuid() != 0:       # only root may put the sysctl back (status as a user reads)
+        return None
+    try:
+        st = json.loads(DEFAULT_FILE.read_text())
+    except (OSError, ValueError):
+        return None
+    holder = st.get("holder")
+    if isinstance(holder, int) and _pid_alive(holder):
+        return None
+    return restore_default()
+
+
+ALLOWED = Path("/proc/sys/net/ipv4/tcp_allowed_congestion_control")
+
+
+def allow(names: list[str]) -> None:
+    """Add ``names`` to ``net.ipv4.tcp_allowed_congestion_control``: without it, only processes
+    with CAP_NET_ADMIN may choose them (setsockopt TCP_CONGESTION, ``iperf3 -C``) and no other
+    network namespace (a container) may make one its default. Nothing to undo: the kernel drops
+    a control from the list when it is unregistered."""
+    have = ALLOWED.read_text().split()
+    ALLOWED.write_text(" ".join(have + [n for n in names if n not in have]))
+
+
+# ------------------------------------------------------------------ check
+def _caps() -> int:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("CapEff:"):
+            return int(line.split()[1], 16)
+    return 0
+
+
+#: The oldest kernel the objects can load into, and why: struct_ops links (BPF_F_LINK on a
+#: struct_ops map + BPF_LINK_CREATE, which unregister when the loader exits) came with 6.4;
+#: everything else is older (struct_ops for tcp_congestion_ops 5.6, bpf_loop 5.17,
+#: bpf_rdonly_cast 6.2).
+MIN_KERNEL = (6, 4)
+
+
+def check(verbose: bool = False) -> tuple[list[str], list[str]]:
+    """Whether this kernel can run the controls: ``(reasons it cannot, what was checked)``.
+
+    Each reason is one line naming the feature and what to do. The objects' needs (helpers,
+    kfuncs, struct_ops and its links) are read from the objects themselves by ``pp_loader
+    --probe``, which, as root, also passes each through the verifier without registering it.
+    """
+    reasons: list[str] = []
+    seen: list[str] = []
+    # Not the version number: distribution kernels backport features (the lines below test the
+    # features themselves).
+    rel = os.uname().release
+    seen.append(f"kernel {rel}")
+    caps = _caps()
+    if os.geteuid() != 0 and not (caps >> 39 & 1 and caps >> 12 & 1):
+        reasons.append("permission: not root and without CAP_BPF + CAP_NET_ADMIN; run it with "
+                       "sudo (or as a service, which runs as root)")
+    if not BTF.exists():
+        reasons.append(f"BTF: {BTF} is missing; the kernel needs CONFIG_DEBUG_INFO_BTF=y "
+                       "(most distribution kernels have it)")
+    mptcp = Path("/proc/sys/net/mptcp/enabled")
+    if not mptcp.exists():
+        reasons.append("MPTCP: not in this kernel (CONFIG_MPTCP=y; Linux >= 5.6)")
+    elif mptcp.read_text().strip() != "1":
+        reasons.append("MPTCP: disabled; `sysctl -w net.mptcp.enabled=1` (and in "
+                       "/etc/sysctl.d to keep it)")
+    else:
+        seen.append("MPTCP enabled")
+    jit = Path("/proc/sys/net/core/bpf_jit_enable")
+    if not jit.exists():
+        reasons.append("BPF JIT: not in this kernel (CONFIG_BPF_JIT=y); struct_ops needs it")
+    elif jit.read_text().strip() == "0":
+        reasons.append("BPF JIT: disabled; `sysctl -w net.core.bpf_jit_enable=1`")
+    else:
+        seen.append("BPF JIT on")
+    objs = [object_path(n) for n in ALGORITHMS]
+    missing = [p for p in [LOADER, *objs] if not p.exists()]
+    if missing:
+        reasons.append("files: " + ", ".join(str(p) for p in missing) + " missing; " +
+                       ("`make -C kernel runtime`" if FROM_SOURCE else
+                        "reinstall the wheel (this installation has no prebuilt kernel part)"))
+        return reasons, seen
+    proc = subprocess.run([str(LOADER), "--probe", *map(str, objs)], capture_output=True,
+                          text=True, check=False, timeout=120)
+    more, what = probe_reasons(proc.stdout, proc.stderr, verbose=verbose)
+    reasons += [r for r in more if not (r.startswith("BTF") and any(x.startswith("BTF") for x in reasons))]
+    if "DONE" not in proc.stdout and not any(r.startswith("BTF") for r in reasons):
+        reasons.append(f"probe: {LOADER} --probe failed ({proc.returncode}): "
+                       f"{(proc.stdout + proc.stderr).strip()[-300:]}")
+    return reasons, seen + what
+
+
+def probe_reasons(stdout: str, stderr: str = "", verbose: bool = False) -> tuple[list[str], list[str]]:
+    """``pp_loader --probe``'s lines as :func:`check`'s reasons (one line each, naming the
+    feature and what to do) and what was found present."""
+    reasons: list[str] = []
+    helpers: set[str] = set()
+    kfuncs: set[str] = set()
+    verified = 0
+    for line in stdout.splitlines():
+        w = line.split()
+        if w[:1] == ["kernel"] and w[-1] == "missing":
+            reasons.append({
+                "btf": f"BTF: {BTF} cannot be read (CONFIG_DEBUG_INFO_BTF=y)",
+                "struct_ops": "struct_ops: the kernel has no BPF struct_ops for "
+                              "tcp_congestion_ops (Linux >= 5.6, CONFIG_BPF_JIT=y)",
+                "struct_ops_link": "struct_ops links: the kernel cannot register a struct_ops "
+                                   f"through a BPF link (Linux >= {MIN_KERNEL[0]}.{MIN_KERNEL[1]})",
+            }.get(w[1], line))
+        elif w[:1] == ["helper"] and len(w) == 4:
+            if w[3] == "ok":
+                helpers.add(w[2])
+            else:
+                reasons.append(f"helper: {w[2]} (used by {w[1]}) is not in this kernel")
+        elif w[:1] == ["kfunc"] and len(w) == 4:
+            if w[3] == "ok":
+                kfuncs.add(w[2])
+            elif not any(r.startswith(f"kfunc: {w[2]} ") for r in reasons):
+                reasons.append(f"kfunc: {w[2]} (used by {w[1]} and others) is not in this "
+                               f"kernel's BTF" + (" (Linux >= 6.2)" if w[2] == "bpf_rdonly_cast"
+                                                 else ""))
+        elif w[:1] == ["verify"]:
+            verified += 1
+        elif w[:1] == ["error"]:
+            why = explain_failure(line, stderr) or "the verifier refused it"
+            reasons.append(f"verifier: {w[1]}: {why}" +
+                           (f"\n{stderr.strip()}" if verbose else " (--verbose: the log)"))
+    seen = [f"helpers {', '.join(sorted(helpers))}; kfuncs {', '.join(sorted(kfuncs))}"]
+    if verified:
+        seen.append(f"{verified} controls passed the verifier")
+    return reasons, seen
+
+
+# ------------------------------------------------------------------ status
+def read_counters() -> dict[str, dict[str, int]]:
+    """The running loader's global counters, ``{algorithm: {counter: value}}`` (root)."""
+    out: dict[str, dict[str, int]] = {}
+    try:
+        where = json.loads(COUNTERS_FILE.read_text())
+    except (OSError, ValueError):
+        return out
+    for algo, vars_ in where.items():
+        for var, (map_id, off) in vars_.items():
+            r = subprocess.run([str(LOADER), "--read", str(map_id), str(off)], capture_output=True,
+                               text=True, check=False, timeout=10)
+            if r.returncode == 0:
+                out.setdefault(algo, {})[var] = int(r.stdout.strip())
+    return out
+
+
+def sockets_per_algorithm() -> dict[str, int]:
+    """TCP sockets (MPTCP subflows included) running each pp_* control, in this network
+    namespace and every named one (``ss -tinH``: a socket's line of details names its
+    congestion control)."""
+    counts = {n: 0 for n in (*ALGORITHMS, YARDSTICK)}
+    if shutil.which("ss") is None:
+        return counts
+    spaces: list[list[str]] = [[]]
+    if shutil.which("ip"):
+        ls = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True, check=False)
+        spaces += [["ip", "netns", "exec", line.split()[0]] for line in ls.stdout.splitlines()
+                   if line.strip()]
+    for pre in spaces:
+        r = subprocess.run([*pre, "ss", "-tinH"], capture_output=True, text=True, check=False)
+        for word in r.stdout.split():
+            if word in counts:
+                counts[word] += 1
+    return counts
+
+
 def status() -> dict:
-    """What is registered and whether pathpool's loader runs."""
+    """What is registered, by which process, how many sockets run each control, the repair
+    counters, the system default and whether this machine can load."""
+    recovered = recover_default()
+    pid = _running_pid()
+    holder = None
+    if pid is not None:
+        try:
+            holder = json.loads(HOLDER_FILE.read_text())
+            holder["running"] = Path(f"/proc/{int(holder['pid'])}").exists()
+        except (OSError, ValueError, KeyError, TypeError):
+            holder = None
+    try:
+        default = json.loads(DEFAULT_FILE.read_text())
+    except (OSError, ValueError):
+        default = None
     return {
-        "loader_pid": _running_pid(),
+        "loader_pid": pid,
+        "holder": holder,
         "registered": registered(),
         "available": AVAILABLE.read_text().split(),
+        "default": current_default(),
+        "default_promise": default,
+        "default_restored": recovered,
+        "sockets": sockets_per_algorithm() if pid is not None or registered() else {},
+        "counters": read_counters() if pid is not None else {},
         "problems": check_environment(need_toolchain=False),
     }
 

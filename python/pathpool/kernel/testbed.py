@@ -13,7 +13,7 @@ into one IFB device shaped by ``tbf``, then each packet goes on along its own pa
 
 - rate: ``tbf`` on the router's egress towards the server (the data direction), with a
   drop-tail limit of ``queue_pkts`` full-size packets; the ACK direction is not rate limited;
-- one-way delay per direction: a TUN device in the router served by ``kernel/build/pp_delayfwd``
+- one-way delay per direction: a TUN device in the router served by ``pp_delayfwd``
   (no netem in this kernel); the router's policy rules send the path's traffic into it and
   route what comes back out onward;
 - loss: nftables ``numgen random mod 10000 < p*10000 drop`` on the router's forward hook for
@@ -45,9 +45,9 @@ import warnings
 from pathlib import Path
 from typing import Self
 
-from pathpool.kernel.loader import BUILD_DIR, KernelError, LeftoverWarning
+from pathpool.kernel.loader import FROM_SOURCE, RUNTIME_DIR, KernelError, LeftoverWarning
 
-DELAYFWD = BUILD_DIR / "pp_delayfwd"
+DELAYFWD = RUNTIME_DIR / "pp_delayfwd"
 SERVER_ADDR = "10.79.0.1"
 MTU_BYTES = 1514
 #: Paths of one test bed (Linux MPTCP's subflow limit; pp_* couple up to 8).
@@ -238,12 +238,24 @@ class Testbed:
     def __exit__(self, *exc) -> None:
         self.down()
 
+    def check_free(self) -> None:
+        """Raise :class:`TestbedBusy` (one line, naming ``pathpool testbed down``) if a namespace
+        of this test bed exists already."""
+        taken = [n for n in (self.ns_c, self.ns_r, self.ns_s) if n in _namespaces()]
+        if taken:
+            raise TestbedBusy(f"namespace {taken[0]} exists: a test bed with prefix "
+                              f"{self.prefix!r} is up (or was left by a process that could not "
+                              f"tear it down); end it with `pathpool testbed down --prefix "
+                              f"{self.prefix}`")
+
     def up(self) -> None:
         """Create namespaces, links, emulation and MPTCP endpoints."""
         if os.geteuid() != 0:
             raise KernelError("the test bed needs root (network namespaces, tc, nftables)")
         if not DELAYFWD.exists():
-            raise KernelError(f"{DELAYFWD} missing: run `make -C kernel runtime`")
+            raise KernelError(f"{DELAYFWD} missing: " + ("run `make -C kernel runtime`" if FROM_SOURCE
+                              else "this installation has no prebuilt kernel part"))
+        self.check_free()
         for n in (self.ns_c, self.ns_r, self.ns_s):
             _run(["ip", "netns", "add", n])
             self.created.append(n)
@@ -802,6 +814,33 @@ def _alive(pid: int) -> bool:
             return f.read().rsplit(")", 1)[1].split()[0] != "Z"
     except OSError:
         return False
+
+
+class TestbedBusy(KernelError):
+    """The namespaces of a test bed with this prefix exist already."""
+
+
+def _namespaces() -> list[str]:
+    return [line.split()[0] for line in _run(["ip", "netns", "list"], check=False).stdout.splitlines()
+            if line.strip()]
+
+
+def reclaim(prefix: str) -> bool:
+    """Delete what a dead holder of ``prefix`` left (``pathpool testbed up`` killed with
+    SIGKILL: its forwarders followed it, its empty namespaces stay). Only when the holder the
+    pid file names is dead; a live holder's test bed, or namespaces no holder recorded, are
+    left alone. Returns True if something was reclaimed."""
+    pf = holder_pidfile(prefix)
+    try:
+        holder = int(pf.read_text().strip())
+    except (OSError, ValueError):
+        return False
+    if _alive(holder):
+        return False
+    names = [n for n in _namespaces() if n.startswith(prefix)]
+    delete_namespaces(names)
+    pf.unlink(missing_ok=True)
+    return wait_gone(prefix) and bool(names)
 
 
 def holder_pidfile(prefix: str) -> Path:
