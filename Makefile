@@ -42,7 +42,7 @@ reproduce: install
 	$(VENV)/bin/pathpool reproduce all -n 30 --ci-target 0.05 --recovery-reading linux --out report
 
 # The simulator and the real kernel side by side, as report/kernel/ was made (root; real time,
-# hours: python/pathpool/reproduce/README.md gives the time it takes). Not part of `reproduce`.
+# hours: docs/reproduce.md gives the time it takes). Not part of `reproduce`.
 # Kernel: 5 repetitions, then more per cell (Stein) until a published quantity's 95% CI is
 # within 5% of its mean, at most 10, then 48; Balia Table V's and Fig. 3's long runs at most 10.
 KERNEL_REPORT = --only 'table2_s*' --only fig2 --only n1_5 --only n1_15 --only table3 --only table4 \

@@ -6,7 +6,7 @@
   (rate, one-way delay, loss) and real MPTCP transfers over them.
 - :mod:`pathpool.kernel.transfer`: the sender/receiver run inside the namespaces.
 
-See ``python/pathpool/kernel/README.md``.
+The how-to is ``kernel/README.md`` (the manual's "Linux kernel" pages).
 """
 
 from pathpool.kernel.loader import (

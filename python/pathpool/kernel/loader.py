@@ -507,7 +507,7 @@ def wait_maps_freed(maps: dict[int, dict], timeout_s: float = 10.0) -> dict[int,
         warnings.warn(f"struct_ops map(s) still alive {timeout_s:g} s after the unload: "
                       + " | ".join(held) + ". A socket keeps the control it runs; one found in no "
                       "named namespace is in a deleted one, which it keeps alive (see "
-                      "python/pathpool/kernel/README.md, Cleanup)", LeftoverWarning, stacklevel=2)
+                      "kernel/README.md, Troubleshooting)", LeftoverWarning, stacklevel=2)
     return alive
 
 

@@ -621,8 +621,8 @@ def _stage_jobs(experiments: Sequence[Experiment], stage: KernelStage, per_run: 
 
     The second stage counts every cell at the first stage's n0; a later one (``later``) each
     cell at the repetitions it has by then. The extra seeds continue the cell's numbering (4,
-    5, ... after 1..3), so runs made earlier with a larger ``--kernel-seeds``, or by
-    ``scripts/kernel_cell.py``, are found in the cache."""
+    5, ... after 1..3), so runs made earlier with a larger ``--kernel-seeds`` are found in the
+    cache."""
     rows = per_run[per_run["experiment"].isin(list(stage.experiments))]
     need: dict[tuple[str, str, float], int] = {}
     for exp, sub in rows.groupby("experiment"):
