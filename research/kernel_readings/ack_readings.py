@@ -5,7 +5,7 @@ Reads, from ``report/kernel/results/ack_readings/``, each reading's simulator co
 kernel's summary (``READING_kernel_summary.csv``), and prints one Markdown table: per Table 2 row
 the paper, every reading's mean [95% CI] on each engine, and RSF's ratio over LIA/OLIA/BALIA.
 
-``seeds-rsf-bytes`` on the kernel is not a run of its own: its coupled flows are the ``seeds``
+``papers-rsf-bytes`` on the kernel is not a run of its own: its coupled flows are the ``papers``
 plans and its RSF flow the ``linux`` plan (per-segment counting, delayed ACKs), the same
 test-bed plans and so the same cache entries (:meth:`pathpool.reproduce.kernel.KernelJob.key`).
 
@@ -22,7 +22,7 @@ from pathlib import Path
 import pandas as pd
 
 HERE = Path(__file__).resolve().parents[2] / "report" / "kernel" / "results" / "ack_readings"
-READINGS = ("quickack", "linux", "seeds", "seeds-rsf-bytes")
+READINGS = ("quickack", "linux", "papers", "papers-rsf-bytes")
 COUPLED = ("lia", "olia", "balia")
 
 
@@ -37,14 +37,14 @@ def _load() -> tuple[pd.DataFrame, pd.DataFrame]:
             s = pd.read_csv(k)
             ker.append(s[s["metric"] == "throughput_mbps"].assign(reading=r))
     kernel = pd.concat(ker) if ker else pd.DataFrame(columns=["experiment", "algorithm", "reading"])
-    if "seeds-rsf-bytes" not in set(kernel["reading"]):
-        both = kernel[kernel["reading"].isin(["seeds", "linux"])]
+    if "papers-rsf-bytes" not in set(kernel["reading"]):
+        both = kernel[kernel["reading"].isin(["papers", "linux"])]
         rsf = both["algorithm"].str.startswith("rsf")
-        pick = both[(rsf & (both["reading"] == "linux")) | (~rsf & (both["reading"] == "seeds"))]
+        pick = both[(rsf & (both["reading"] == "linux")) | (~rsf & (both["reading"] == "papers"))]
         # Only where both halves ran: a row of the variant never mixes a run with a missing one.
         have = pick.groupby("experiment")["reading"].nunique()
         pick = pick[pick["experiment"].isin(have[have == 2].index)]
-        kernel = pd.concat([kernel, pick.assign(reading="seeds-rsf-bytes")])
+        kernel = pd.concat([kernel, pick.assign(reading="papers-rsf-bytes")])
     return pd.concat(sim), kernel
 
 
@@ -102,13 +102,13 @@ def table(scenarios: list[str] | None = None) -> str:
 
 
 def shift(scenarios: list[str] | None = None) -> str:
-    """Per scenario, engine and coupled algorithm: what per-ACK counting costs (``seeds`` against
+    """Per scenario, engine and coupled algorithm: what per-ACK counting costs (``papers`` against
     ``linux``, both delayed ACKs) and how RSF's ratio over the coupled algorithm moves from
-    ``linux`` to ``seeds`` and ``seeds-rsf-bytes``, beside the paper's; only where both readings ran."""
+    ``linux`` to ``papers`` and ``papers-rsf-bytes``, beside the paper's; only where both readings ran."""
     sim, kernel = _load()
     exps = _experiments(sim, scenarios)
-    head = ["scenario", "engine", "coupled", "coupled seeds/linux", "RSF seeds/linux", "RSF/coupled linux",
-            "seeds", "seeds-rsf-bytes", "paper", "seeds-rsf-bytes nearer the paper than linux"]
+    head = ["scenario", "engine", "coupled", "coupled papers/linux", "RSF papers/linux", "RSF/coupled linux",
+            "papers", "papers-rsf-bytes", "paper", "papers-rsf-bytes nearer the paper than linux"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for e in exps:
         algs = list(dict.fromkeys(sim[sim["experiment"] == e]["algorithm"]))
@@ -118,17 +118,17 @@ def shift(scenarios: list[str] | None = None) -> str:
                 if rsf is None or c not in algs:
                     continue
                 m = {r: (_mean(df, e, rsf, r), _mean(df, e, c, r)) for r in READINGS}
-                if any(math.isnan(v) for v in m["linux"] + m["seeds"]):
+                if any(math.isnan(v) for v in m["linux"] + m["papers"]):
                     continue
                 pp = _paper_ratio(sim, e, rsf, c)
-                ratio = {r: m[r][0] / m[r][1] for r in ("linux", "seeds", "seeds-rsf-bytes")}
+                ratio = {r: m[r][0] / m[r][1] for r in ("linux", "papers", "papers-rsf-bytes")}
                 # A move under 1% is noise for this question (scenarios 0 and 1: the ratio stays 1.00).
-                moved = abs(ratio["seeds-rsf-bytes"] / ratio["linux"] - 1) >= 0.01
-                nearer = abs(math.log(ratio["seeds-rsf-bytes"] / pp)) < abs(math.log(ratio["linux"] / pp))
+                moved = abs(ratio["papers-rsf-bytes"] / ratio["linux"] - 1) >= 0.01
+                nearer = abs(math.log(ratio["papers-rsf-bytes"] / pp)) < abs(math.log(ratio["linux"] / pp))
                 lines.append("| " + " | ".join([
-                    e.split("/")[-1], engine, c, f"{m['seeds'][1] / m['linux'][1] - 1:+.0%}",
-                    f"{m['seeds'][0] / m['linux'][0] - 1:+.0%}", f"{ratio['linux']:.2f}", f"{ratio['seeds']:.2f}",
-                    f"{ratio['seeds-rsf-bytes']:.2f}", f"{pp:.2f}",
+                    e.split("/")[-1], engine, c, f"{m['papers'][1] / m['linux'][1] - 1:+.0%}",
+                    f"{m['papers'][0] / m['linux'][0] - 1:+.0%}", f"{ratio['linux']:.2f}", f"{ratio['papers']:.2f}",
+                    f"{ratio['papers-rsf-bytes']:.2f}", f"{pp:.2f}",
                     ("yes" if nearer else "no") if moved else "unchanged"]) + " |")
     return "\n".join(lines)
 

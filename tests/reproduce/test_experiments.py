@@ -30,7 +30,7 @@ def test_every_scenario_file_validates_for_every_algorithm_and_point(experiments
             for x in e.xs():
                 for o in (Options(), Options(delay_reading="one-way", buffer_reading="bdp",
                                              balia_reading="single-bottleneck", khalili_reading="uncapped",
-                                             ack_reading="seeds")):
+                                             ack_reading="papers")):
                     # Validated by Rust while built (a ScenarioError names the field if not).
                     sc = e.scenario(alg, x, o)
                     assert sc.extensions == {} and sc.origin == str(e.path)
@@ -145,16 +145,16 @@ def test_ack_readings_set_delayed_acks_and_counting_per_paper(experiments):
     assert all(v == (False, None) for v in _counting_by_flow(s2.scenario("lia")).values())
     # linux: delayed ACKs and per-segment counting for every flow.
     assert set(_counting_by_flow(s2.scenario("lia", options=Options(ack_reading="linux"))).values()) == {(True, "bytes")}
-    # seeds, RSF test bed (v0.93 on Linux 4.9): LIA and RSF-DB per ACK, regular TCP per segment.
-    seeds = Options(ack_reading="seeds")
-    assert set(_counting_by_flow(s2.scenario("lia", options=seeds)).values()) == {(True, "acks")}
-    assert set(_counting_by_flow(s2.scenario("rsf-db", options=seeds)).values()) == {(True, "acks")}
-    assert set(_counting_by_flow(s2.scenario("tcp", options=seeds)).values()) == {(True, "bytes")}
-    rsf_bytes = Options(ack_reading="seeds-rsf-bytes")
+    # papers, RSF test bed (v0.93 on Linux 4.9): LIA and RSF-DB per ACK, regular TCP per segment.
+    papers = Options(ack_reading="papers")
+    assert set(_counting_by_flow(s2.scenario("lia", options=papers)).values()) == {(True, "acks")}
+    assert set(_counting_by_flow(s2.scenario("rsf-db", options=papers)).values()) == {(True, "acks")}
+    assert set(_counting_by_flow(s2.scenario("tcp", options=papers)).values()) == {(True, "bytes")}
+    rsf_bytes = Options(ack_reading="papers-rsf-bytes")
     assert set(_counting_by_flow(s2.scenario("rsf-db", options=rsf_bytes)).values()) == {(True, "bytes")}
     assert set(_counting_by_flow(s2.scenario("lia", options=rsf_bytes)).values()) == {(True, "acks")}
-    # seeds, Balia's test bed (v0.88 on Linux 3.11): the single-path Reno users per ACK too.
-    t3 = by_key["balia/table3"].scenario("balia", options=seeds)
+    # papers, Balia's test bed (v0.88 on Linux 3.11): the single-path Reno users per ACK too.
+    t3 = by_key["balia/table3"].scenario("balia", options=papers)
     kinds = {f["name"]: f["kind"] for f in t3.spec["flows"]}
     counted = _counting_by_flow(t3)
     assert {kinds[n] for n in counted} == {"tcp", "mptcp"}

@@ -67,7 +67,7 @@ def test_what_the_test_bed_cannot_run_is_listed_with_the_reason():
 
 
 @pytest.mark.parametrize("reading, quickack, counting", [
-    ("quickack", True, "bytes"), ("linux", False, "bytes"), ("seeds", False, "acks")])
+    ("quickack", True, "bytes"), ("linux", False, "bytes"), ("papers", False, "acks")])
 def test_ack_readings_on_the_kernel(reading, quickack, counting):
     _, runnable, _ = _plan(["rsf"], reading)
     lia = [kj for kj in runnable if kj.job.tags["experiment"] == "rsf/table2_s2"
@@ -75,27 +75,27 @@ def test_ack_readings_on_the_kernel(reading, quickack, counting):
     assert lia and lia[0].plan.quickack is quickack and lia[0].plan.tunables["counting"] == counting
 
 
-def test_seeds_reading_rsf_counting():
-    for reading, want in (("seeds", "acks"), ("seeds-rsf-bytes", "bytes")):
+def test_papers_reading_rsf_counting():
+    for reading, want in (("papers", "acks"), ("papers-rsf-bytes", "bytes")):
         _, runnable, _ = _plan(["rsf"], reading)
         rsf = [kj for kj in runnable if kj.job.tags["run_algorithm"] == "rsf-db"]
         assert rsf and {kj.plan.tunables["counting"] for kj in rsf} == {want}
 
 
-def test_seeds_rsf_bytes_reuses_the_seeds_and_linux_kernel_runs():
-    """The kernel's seeds-rsf-bytes column (report/kernel/ACK_READINGS.md) is composed from the seeds
+def test_papers_rsf_bytes_reuses_the_papers_and_linux_kernel_runs():
+    """The kernel's papers-rsf-bytes column (report/kernel/ACK_READINGS.md) is composed from the papers
     runs (coupled) and the linux runs (RSF): that holds only while the plans, hence the cache
-    keys, are equal; and the seeds reading's keys differ from linux's and quickack's."""
+    keys, are equal; and the papers reading's keys differ from linux's and quickack's."""
     keys = {}
-    for reading in ("quickack", "linux", "seeds", "seeds-rsf-bytes"):
+    for reading in ("quickack", "linux", "papers", "papers-rsf-bytes"):
         _, runnable, _ = _plan(["rsf"], reading)
         keys[reading] = {(kj.job.tags["experiment"], kj.job.tags["run_algorithm"]): kj.key() for kj in runnable
                          if kj.job.tags["experiment"] in ("rsf/table2_s2", "rsf/table2_s4")}
-    assert len(keys["seeds"]) == 8
-    for k, v in keys["seeds-rsf-bytes"].items():
-        assert v == keys["linux" if k[1] == "rsf-db" else "seeds"][k]
+    assert len(keys["papers"]) == 8
+    for k, v in keys["papers-rsf-bytes"].items():
+        assert v == keys["linux" if k[1] == "rsf-db" else "papers"][k]
         assert v != keys["quickack"][k]
-    assert all(keys["seeds"][k] != keys["linux"][k] for k in keys["seeds"])
+    assert all(keys["papers"][k] != keys["linux"][k] for k in keys["papers"])
 
 
 def _summary(rows):

@@ -50,7 +50,7 @@ Every field the mapping reads (Markdown, for the manual):
 | field | default | simulator | Linux test bed | same meaning? |
 |---|---|---|---|---|
 | `duration` | (required) | simulated time | real time, at most `--max-duration` (`pathpool compare` runs the simulator for the same capped time) | yes |
-| `seeds` | `[1]` | one run per seed, its random streams | one run per seed; the seed only labels it (the kernel is not seeded) | no (nothing to seed) |
+| `papers` | `[1]` | one run per seed, its random streams | one run per seed; the seed only labels it (the kernel is not seeded) | no (nothing to seed) |
 | `metrics.interval` | 0 (no series) | sampling interval of the time series | the senders' `tcp_info` sampling period (100 ms when 0): series, mean RTT and mean cwnd | series yes; the mean RTT is the mean of sampled `srtt` on the bed, of every RTT sample in the simulator |
 | `links.rate` | (required) | rate of IP packets (a full segment is 1500 bytes) | `tbf` rate of Ethernet frames (1514 bytes): 0.9 % less payload rate | no: warned |
 | `links.delay` | 0 | propagation delay | summed per path, emulated per direction by `pp_delayfwd` | yes (a shared first hop's delay comes after its queue: warned) |
@@ -319,7 +319,7 @@ def map_scenario(scenario: Any, max_duration_s: float = 10.0, kernel_tcp: bool =
         Single-path ``reno`` flows that count acknowledged segments run the kernel's own
         ``reno`` (Linux ``tcp_reno_cong_avoid`` -> ``tcp_cong_avoid_ai(tp, w, acked)``, 6.x)
         instead of ``pp_reno``, so that the pp_* counting tunable (global) can be ``acks``
-        for the multipath flows beside them (``--ack-reading seeds``). Default False: pp_reno.
+        for the multipath flows beside them (``--ack-reading papers``). Default False: pp_reno.
     start_offsets : dict, optional
         Flow name -> start jitter in ns, added to the flow's ``start``: the offsets the
         simulator draws for one seed (:func:`start_offsets`). None: every flow starts at its

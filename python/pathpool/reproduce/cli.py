@@ -101,10 +101,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="RSF: NetEm's default 1000-packet queue (default) or one bandwidth-delay product")
     p.add_argument("--balia-reading", choices=["two-link", "single-bottleneck"], default="two-link",
                    help="Balia Tables III/V: two 2 Mbps links (default) or one 4 Mbps bottleneck for every path")
-    p.add_argument("--ack-reading", choices=["quickack", "linux", "seeds", "seeds-rsf-bytes"], default="quickack",
+    p.add_argument("--ack-reading", choices=["quickack", "linux", "papers", "papers-rsf-bytes"], default="quickack",
                    help="quickack: an ACK per segment (default); linux: delayed ACKs, every flow per acknowledged "
-                   "segment; seeds: delayed ACKs, multipath per ACK as the papers' kernels, TCP as their Linux "
-                   "(4.9 per segment for RSF, 3.11 per ACK for Balia/Khalili), RSF per ACK; seeds-rsf-bytes: "
+                   "segment; papers: delayed ACKs, multipath per ACK as the papers' kernels, TCP as their Linux "
+                   "(4.9 per segment for RSF, 3.11 per ACK for Balia/Khalili), RSF per ACK; papers-rsf-bytes: "
                    "the same with RSF per segment")
     p.add_argument("--backend", choices=["sim", "linux", "both"], default="sim",
                    help="sim: the simulator (default); linux: the real kernel on the namespace test bed with the "

@@ -72,9 +72,9 @@ def scenario_root() -> Path:
 ACK_READINGS: dict[str, str] = {
     "quickack": "an ACK per segment",
     "linux": "delayed ACKs, every flow counts acknowledged segments",
-    "seeds": "delayed ACKs, multipath one step per ACK (v0.95), TCP per segment on Linux 4.9 (RSF) and per ACK on "
+    "papers": "delayed ACKs, multipath one step per ACK (v0.95), TCP per segment on Linux 4.9 (RSF) and per ACK on "
              "Linux 3.11 (Balia, Khalili), RSF per ACK",
-    "seeds-rsf-bytes": "as seeds, RSF per acknowledged segment",
+    "papers-rsf-bytes": "as papers, RSF per acknowledged segment",
 }
 
 #: ``--recovery-reading`` values and what each means (the report prints the chosen one).
@@ -83,7 +83,7 @@ RECOVERY_READINGS: dict[str, str] = {
     "linux": "Linux's RACK-TLP loss detection and PRR (Linux >= 4.18 defaults)",
 }
 
-#: Algorithms the RSF paper introduced; the ``seeds`` readings count them separately.
+#: Algorithms the RSF paper introduced; the ``papers`` readings count them separately.
 _RSF_ALGORITHMS = ("rsf-db", "rsf-lb")
 
 
@@ -104,16 +104,16 @@ class Options:
     khalili_reading : {"capped", "uncapped"}
         Khalili's scenario: type-1 users behind a shared 10 Mbps access (default; the slides'
         numbers need it) or with link 1 and link 2 only.
-    ack_reading : {"quickack", "linux", "seeds", "seeds-rsf-bytes"}
+    ack_reading : {"quickack", "linux", "papers", "papers-rsf-bytes"}
         How receivers acknowledge and how windows count what an ACK covers (see
         :data:`ACK_READINGS`). ``quickack`` (default): an ACK per segment, so counting does not
         matter. ``linux``: delayed ACKs (Linux's default), every flow grows per acknowledged
-        segment (Linux >= 4.0 ``tcp_cong_avoid_ai(tp, w, acked)``, RFC 6356). ``seeds``: delayed
+        segment (Linux >= 4.0 ``tcp_cong_avoid_ai(tp, w, acked)``, RFC 6356). ``papers``: delayed
         ACKs, multipath algorithms one step per ACK as the papers' out-of-tree MPTCP kernels
         (v0.88-v0.95 ``mptcp_ccc_cong_avoid``); single-path TCP per acknowledged segment in the
         RSF test bed (Linux 4.9) and one step per ACK in Balia's and Khalili's (Linux 3.11,
         before the stretch-ACK counting of Linux 4.0); RSF-DB/LB per ACK.
-        ``seeds-rsf-bytes``: as ``seeds`` but RSF-DB/LB per acknowledged segment (the paper
+        ``papers-rsf-bytes``: as ``papers`` but RSF-DB/LB per acknowledged segment (the paper
         does not say how they counted).
     recovery_reading : {"rfc6675", "linux"}
         Loss recovery of every window-based flow (the scenario field ``recovery``, see
@@ -338,14 +338,14 @@ def _readings(spec: dict, paper: str, o: Options) -> list[str]:
 
 
 def _counting(flow: dict, paper: str, reading: str) -> str:
-    """``bytes`` or ``acks`` for one validated flow under a ``seeds*`` reading (see :class:`Options`)."""
+    """``bytes`` or ``acks`` for one validated flow under a ``papers*`` reading (see :class:`Options`)."""
     algorithm = flow["algorithm"]
     if flow["kind"] == "tcp" and algorithm in ("reno", "cubic"):
         # Regular TCP: Linux 4.9 (RSF's v0.93 test bed) counts segments; Linux 3.11 (Balia's
         # v0.88) still took one step per ACK.
         return "bytes" if paper == "rsf" else "acks"
     if algorithm in _RSF_ALGORITHMS:
-        return "bytes" if reading == "seeds-rsf-bytes" else "acks"
+        return "bytes" if reading == "papers-rsf-bytes" else "acks"
     return "acks"
 
 

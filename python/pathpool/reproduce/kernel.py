@@ -11,10 +11,10 @@ same per-run metrics from them.
 
 - **ACK readings.** ``quickack``: the receiver ACKs every segment (route ``quickack 1``), as the
   simulator's scenarios do. ``linux``: the kernel's delayed ACKs, every pp_* counting
-  acknowledged segments (``--counting bytes``). ``seeds`` / ``seeds-rsf-bytes``: delayed ACKs,
+  acknowledged segments (``--counting bytes``). ``papers`` / ``papers-rsf-bytes``: delayed ACKs,
   the multipath algorithms one step per ACK (``--counting acks``) and single-path TCP per
   segment on the kernel's reno (RSF test bed, Linux 4.9) or per ACK on pp_reno (Balia's and
-  Khalili's Linux 3.11); RSF-DB/LB per ACK or (``seeds-rsf-bytes``) per segment. The loader's
+  Khalili's Linux 3.11); RSF-DB/LB per ACK or (``papers-rsf-bytes``) per segment. The loader's
   counting tunable is global, so one run cannot mix the two rules among pp_* flows; no shipped
   experiment needs that (each run has one multipath algorithm), and a run that would is listed
   as not expressible by the mapping.

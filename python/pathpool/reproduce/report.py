@@ -25,21 +25,20 @@ __all__ = ["REFERENCES", "facts", "findings_text", "write_report"]
 
 FINDINGS_TEMPLATE = Path(__file__).resolve().parent / "findings.md"
 
-#: The seed documents (``shared/seeds/``) and the papers they are, as cited in the report.
+#: The papers the report reproduces or relies on: (how the report cites it, the reference).
 REFERENCES: tuple[tuple[str, str], ...] = (
-    ("000_150a624bb2b89a42.txt", ("R. Pokhrel, C. Williamson, \"A Rent-Seeking Framework for Multipath TCP\", "
-     "slides, IFIP Performance 2020.")),
-    ("001_ec8323cb5d357065.txt", ("S. R. Pokhrel, C. Williamson, \"A Rent-Seeking Framework for Multipath TCP\", "
-     "IFIP Performance 2020 (RSF-MPTCP: RSF-DB eq. (1), RSF-LB eq. (2), Table 2, Figs. 2-6).")),
-    ("002_bc9959e9aab828b3.txt", ("A. Walid, J. Hwang, Q. Peng, S. H. Low, \"Balia (Balanced linked adaptation)\", "
+    ("Pokhrel & Williamson 2020", ("S. R. Pokhrel, C. Williamson, \"A Rent-Seeking Framework for Multipath TCP\", "
+     "IFIP Performance 2020, and its talk's slides (RSF-MPTCP: RSF-DB eq. (1), RSF-LB eq. (2), Table 2, "
+     "Figs. 2-6).")),
+    ("Walid et al. 2014", ("A. Walid, J. Hwang, Q. Peng, S. H. Low, \"Balia (Balanced linked adaptation)\", "
      "slides, 2014 (Balia's window rules, the (beta, eta) family, Khalili's LIA/OLIA/Balia table).")),
-    ("003_2814a621a505d86d.txt", ("C. Pluntke, M. Rio, \"TCP-friendly Rate Control for non-TCP Multipath Flows\", "
+    ("Pluntke & Rio 2011", ("C. Pluntke, M. Rio, \"TCP-friendly Rate Control for non-TCP Multipath Flows\", "
      "ACM CoNEXT student workshop 2011.")),
-    ("004_958079ca42df435d.txt", ("Q. Peng, A. Walid, J. Hwang, S. H. Low, \"Multipath TCP: Analysis, Design and "
+    ("Peng et al. 2016", ("Q. Peng, A. Walid, J. Hwang, S. H. Low, \"Multipath TCP: Analysis, Design and "
      "Implementation\", IEEE/ACM Transactions on Networking 24(1), 2016 (arXiv 1308.3119).")),
-    ("(cited by 001, 002)", ("R. Khalili, N. Gast, M. Popovic, J.-Y. Le Boudec, \"MPTCP is not Pareto-optimal: "
+    ("Khalili et al. 2013", ("R. Khalili, N. Gast, M. Popovic, J.-Y. Le Boudec, \"MPTCP is not Pareto-optimal: "
      "performance issues and a possible solution\", IEEE/ACM Transactions on Networking 21(5), 2013 (OLIA).")),
-    ("(cited by 004)", ("C. Raiciu, M. Handley, D. Wischik, \"Coupled Congestion Control for Multipath Transport "
+    ("RFC 6356", ("C. Raiciu, M. Handley, D. Wischik, \"Coupled Congestion Control for Multipath Transport "
      "Protocols\", RFC 6356, 2011 (LIA).")),
 )
 
@@ -269,10 +268,10 @@ KERNEL_ACKS = {
     "quickack": "the receiver acknowledges every segment (route attribute `quickack 1`), as the scenario files do",
     "linux": "the kernel's delayed ACKs; every pp_* counts acknowledged segments (`--counting bytes`), single-path "
              "TCP is the kernel's reno",
-    "seeds": "the kernel's delayed ACKs; the multipath algorithms one step per ACK (`--counting acks`, as the seeds' "
+    "papers": "the kernel's delayed ACKs; the multipath algorithms one step per ACK (`--counting acks`, as the papers' "
              "v0.88/v0.93 kernels), single-path TCP per segment on the kernel's reno (RSF's Linux 4.9) or per ACK on "
              "pp_reno (Balia's and Khalili's Linux 3.11), RSF-DB/LB per ACK",
-    "seeds-rsf-bytes": "as `seeds`, with RSF-DB/LB per acknowledged segment",
+    "papers-rsf-bytes": "as `papers`, with RSF-DB/LB per acknowledged segment",
 }
 
 #: Where the causes of the engines' differences are written down. They took investigations beyond
@@ -428,7 +427,7 @@ def write_report(outcome) -> None:
                 + " (each table's n column)")
     head = (f"Engines: {engines}. Seeds: {len(outcome.seeds)} ({outcome.seeds[0]}..{outcome.seeds[-1]}){more}; "
             f"jobs: {outcome.timing['jobs']}; {sim_time}Readings: {readings}.{kinfo} "
-            "Seed documents are cited by file name (see References).")
+            "Papers are cited by authors and year (see References).")
     gen, interp = findings_text(outcome)
     c = outcome.comparison
 
@@ -467,10 +466,10 @@ def write_report(outcome) -> None:
                      "and agreement" if backend == "both" else "")
                   + "; `cache-linux/<kernel release>/`: one folder per kernel run.")
     sections.append(("Files", "", files, _md_to_html(files)))
-    refs = "\n".join(f"- `{f}`: {text}" for f, text in REFERENCES)
+    refs = "\n".join(f"- **{cite}**: {text}" for cite, text in REFERENCES)
     sections.append(("References", "", refs, _md_to_html(refs)))
 
-    title = "pathpool reproduce: the seeds' experiments beside the published numbers"
+    title = "pathpool reproduce: the papers' experiments beside the published numbers"
     toc = "\n".join(f"- [{t}](#{_anchor(t + ' ' + k)})" + (f" (`{k}`)" if k else "") for t, k, _, _ in sections)
     md = [f"# {title}", "", head, "", tolerance_text(), "", "## Contents", "", toc, ""]
     hb = [_md_to_html(head), _md_to_html(tolerance_text()), "<h2>Contents</h2>", _md_to_html(toc)]
