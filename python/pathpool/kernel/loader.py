@@ -195,7 +195,7 @@ def load(
         Algorithms to load (default: all of :data:`ALGORITHMS`).
     d_ms, mu_pps
         RSF-DB's target delay d (ms) and RSF-LB's target loss rate mu (packets/s); defaults
-        100 ms and 4 packets/s (seed 001 Section 4).
+        100 ms and 4 packets/s (Pokhrel & Williamson 2020, Section 4).
     loss_window
         RSF-LB's loss-estimate memory in packets (EWMA gain 1/loss_window; default 1000, as
         pathpool-cc's ``rsf-lb`` ``loss_window``).

@@ -25,7 +25,7 @@ pub const DEFAULT_RCV_BUFFER: u64 = 4 * 1024 * 1024;
 pub const DEFAULT_BUFFER_PACKETS: u32 = 100;
 /// Default host send jitter: 0.5 ms, about one service time of a 20 Mb/s bottleneck.
 pub const DEFAULT_SEND_JITTER: Nanos = 500_000;
-/// A rate flow's default deadline (seed 003's live stream).
+/// A rate flow's default deadline (the live stream of Pluntke & Rio 2011).
 pub const DEFAULT_DEADLINE: Nanos = 300_000_000;
 /// A rate flow's default report interval.
 pub const DEFAULT_FEEDBACK_INTERVAL: Nanos = 1_000_000_000;
