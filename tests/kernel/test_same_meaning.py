@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 
 import pytest
+from pathpool.errors import ScenarioError
 from pathpool.kernel import mapping
 from pathpool.kernel.mapping import UnsupportedScenario, map_scenario
 
@@ -88,7 +89,8 @@ def test_the_docstring_table_names_every_field_the_mapping_reads():
 def test_the_linux_reading_is_what_the_test_bed_runs():
     """scheduler, send buffers and restart after idle: the simulator's defaults (minimum RTT, no
     send buffer, no restart) are listed with the way to agree; ``reading = "linux"`` (or each
-    field written) removes them, and the Linux scheduler is no longer refused."""
+    field written) removes them, and the Linux scheduler is no longer refused. The reading
+    includes Linux's delayed ACKs, so the other flow must keep the kernel's too."""
     linux_fields = {"flows[0].scheduler", "flows[0].send_buffer", "flows[0].slow_start_after_idle",
                     "flows[0].recovery"}
     d = {x.field: x for x in map_scenario(_scenario()).differences}
@@ -96,10 +98,40 @@ def test_the_linux_reading_is_what_the_test_bed_runs():
     assert d["flows[0].scheduler"].same_by == 'scheduler = "linux"'
     assert d["flows[0].send_buffer"].same_by == 'send_buffer = "linux"'
     assert d["flows[0].slow_start_after_idle"].same_by == "slow_start_after_idle = true"
+    with pytest.raises(UnsupportedScenario, match=r"flows\[0\]\.delayed_ack"):
+        map_scenario(_scenario(reading="linux"))
     for written in ({"reading": "linux"},
                     {"scheduler": "linux", "send_buffer": "linux", "slow_start_after_idle": True,
-                     "recovery": "linux"}):
-        plan = map_scenario(_scenario(**written))
+                     "recovery": "linux", "delayed_ack": "linux"}):
+        sc = _scenario(**written)
+        sc["flows"][1]["delayed_ack"] = "linux"
+        plan = map_scenario(sc)
         assert not linux_fields & {x.field for x in plan.differences}, written
+        assert plan.quickack is False
     with pytest.raises(UnsupportedScenario, match=r"flows\[0\]\.scheduler"):
         map_scenario(_scenario(scheduler="roundrobin"))
+
+
+def test_linux_delayed_acks_are_the_kernels_own_with_no_warning():
+    """``delayed_ack = "linux"`` is the receiver the test bed runs when it keeps the kernel's
+    delayed ACKs (no ``quickack 1``): no difference line, unlike ``true`` (the simulator's fixed
+    rule), whose line says to write "linux"."""
+    def plan(value):
+        sc = _scenario(delayed_ack=value)
+        sc["flows"][1]["delayed_ack"] = value
+        return map_scenario(sc)
+
+    linux = plan("linux")
+    assert linux.quickack is False and linux.describe()["quickack"] is False
+    assert not [d for d in linux.differences if d.field.endswith("delayed_ack")]
+    fixed = {d.field: d for d in plan(True).differences}
+    assert plan(True).quickack is False
+    assert fixed["flows[0].delayed_ack"].same_by == 'delayed_ack = "linux"'
+    assert fixed["flows[1].delayed_ack"].simulator.startswith("true: ")
+    # What the simulator reads is what the mapping sees: the flow dict says "linux".
+    from pathpool import load_scenario
+    spec = load_scenario(_scenario(delayed_ack="linux")).spec
+    assert [f["delayed_ack"] for f in spec["flows"]] == ["linux", False]
+    # Anything else is refused by the validator, naming the field and the allowed values.
+    with pytest.raises(ScenarioError, match=r'flows\[0\]\.delayed_ack.*true, false, "linux"'):
+        load_scenario(_scenario(delayed_ack="yes"))

@@ -340,7 +340,7 @@ fn secs(ns: u64) -> f64 {
 /// The validated scenario as plain Python data: SI units (seconds, bit/s, bytes), defaults
 /// filled, names instead of indices, `count` expanded. `pathpool.sim.scenario` documents it.
 fn spec_dict<'py>(py: Python<'py>, sc: &Scenario) -> PyResult<Bound<'py, PyDict>> {
-    use pathpool_sim::config::{AckRoute, App, Recovery, Scheduler, SendBuffer};
+    use pathpool_sim::config::{AckRoute, App, DelayedAck, Recovery, Scheduler, SendBuffer};
     use pathpool_sim::link::Buffer;
     let d = PyDict::new(py);
     d.set_item("name", &sc.name)?;
@@ -461,7 +461,12 @@ fn spec_dict<'py>(py: Python<'py>, sc: &Scenario) -> PyResult<Bound<'py, PyDict>
         x.set_item("mss", f.mss)?;
         x.set_item("option_bytes", f.option_bytes)?;
         x.set_item("rcv_buffer_bytes", f.rcv_buffer)?;
-        x.set_item("delayed_ack", f.delayed_ack)?;
+        // As written in the file: false, true or "linux".
+        match f.delayed_ack {
+            DelayedAck::Off => x.set_item("delayed_ack", false)?,
+            DelayedAck::Every2 => x.set_item("delayed_ack", true)?,
+            DelayedAck::Linux => x.set_item("delayed_ack", "linux")?,
+        }
         x.set_item("slow_start_after_idle", f.slow_start_after_idle)?;
         x.set_item(
             "recovery",

@@ -96,7 +96,7 @@ fn scenario_text() -> String {
             "upstream",
             &["pd", "pe"],
             "lia",
-            "scheduler = \"linux\"\nsend_buffer = \"linux\"\nrecovery = \"linux\"",
+            "scheduler = \"linux\"\nsend_buffer = \"linux\"\nrecovery = \"linux\"\ndelayed_ack = \"linux\"",
         )
         + &tcp_flow("reno", "pa", "reno", "count = 2")
         + &tcp_flow("cubic", "pb", "cubic", "send_jitter = 0")

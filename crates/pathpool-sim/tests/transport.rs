@@ -180,3 +180,77 @@ fn delayed_acks_cost_reno_a_factor_sqrt2_in_window_only_under_ack_counting() {
         "bytes {bytes:.2} / acks {acks:.2} = {ratio:.3}, expected about sqrt 2"
     );
 }
+
+#[test]
+fn linux_delayed_acks_quick_ack_sixteen_segments_then_every_second() {
+    // A loss-free file download: Linux's receiver ACKs each of the first 16 segments (quick-ACK
+    // mode: min(65,535 / (2 x 1,448), 16)), then once more than one full segment is unACKed,
+    // and a lone last segment when its timer fires. The sender never waits on a lone segment
+    // here (slow start from 10 segments has sent the whole file by the 16th ACK), so:
+    // 17 segments: 16 + 1 (timer); 18: 16 + 1; 40: 16 + 24 / 2. `true`: one per 2 (and a
+    // lone one); `false`: one per segment.
+    let acks = |segs: u64, policy: &str| {
+        let text = header("dl", "\"10s\"")
+            + &link("l", "10Mbps", "10ms", "1000pkt", "")
+            + &path("p", &["l"], "")
+            + &tcp_flow(
+                "t",
+                "p",
+                "reno",
+                &format!(
+                    "app = \"file\"\nsize = {}\ndelayed_ack = {policy}",
+                    segs * 1448
+                ),
+            );
+        let out = run(&scenario(&text), 1).unwrap();
+        assert_eq!(out.flows[0].received_packets, segs);
+        out.flows[0].ack_packets
+    };
+    assert_eq!(acks(17, "\"linux\""), 17);
+    assert_eq!(acks(18, "\"linux\""), 17);
+    assert_eq!(acks(40, "\"linux\""), 28);
+    assert_eq!(acks(40, "true"), 20);
+    assert_eq!(acks(40, "false"), 40);
+}
+
+#[test]
+fn linux_delayed_acks_ack_out_of_order_data_at_once() {
+    // Segments reordered (5 ms extra delay for 30% of them): segments above a hole and
+    // those filling it are ACKed at once, so there are more ACKs than in-order pairs would
+    // give, and the download completes with every segment delivered once.
+    let text = |policy: &str| {
+        header("ro", "\"20s\"")
+            + &link(
+                "l",
+                "10Mbps",
+                "10ms",
+                "1000pkt",
+                "reorder = { probability = 0.3, extra_delay = \"5ms\" }",
+            )
+            + &path("p", &["l"], "")
+            + &tcp_flow(
+                "t",
+                "p",
+                "reno",
+                &format!(
+                    "app = \"file\"\nsize = {}\ndelayed_ack = {policy}",
+                    400 * 1448
+                ),
+            )
+    };
+    let in_order = run(
+        &scenario(&text("\"linux\"").replace("probability = 0.3", "probability = 0")),
+        1,
+    )
+    .unwrap();
+    let reordered = run(&scenario(&text("\"linux\"")), 1).unwrap();
+    let (a, b) = (&in_order.flows[0], &reordered.flows[0]);
+    assert_eq!(a.ack_packets, 16 + (400 - 16) / 2);
+    assert!(
+        b.ack_packets > a.ack_packets + 50,
+        "{} vs {}",
+        b.ack_packets,
+        a.ack_packets
+    );
+    assert!(b.completion_time_s.is_finite());
+}

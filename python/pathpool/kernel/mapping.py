@@ -69,7 +69,7 @@ Every field the mapping reads (Markdown, for the manual):
 | `flows.scheduler` | minrtt | `minrtt`: lowest smoothed RTT with room in its window (the out-of-tree kernels' default); `linux`: upstream's `mptcp_subflow_get_send` | upstream Linux's default scheduler (lowest linger time, bursts) | linux yes; minrtt: warned |
 | `flows.send_buffer` | unlimited | `unlimited`: the application never waits; `linux`: `tcp_sndbuf_expand` buffers freed on DATA_ACK | the kernel's send buffers | linux yes; unlimited: warned |
 | `flows.slow_start_after_idle` | false | `true`: `tcp_cwnd_restart` after an idle RTO | the kernel's default (`tcp_slow_start_after_idle = 1`) | true yes; false: warned |
-| `flows.reading` | none | `linux` sets scheduler, send_buffer, recovery and slow_start_after_idle to Linux's | (read through the fields it sets) | linux yes |
+| `flows.reading` | none | `linux` sets scheduler, send_buffer, recovery, slow_start_after_idle and delayed_ack to Linux's | (read through the fields it sets) | linux yes |
 | `flows.app` | bulk | bulk, or a file download | the same; a download ends when every byte is acknowledged | yes |
 | `flows.size` | (file: required) | the download's bytes | the same | yes |
 | `flows.start` | 0 | when the application starts | when the sender connects, on the run's clock | yes |
@@ -79,7 +79,7 @@ Every field the mapping reads (Markdown, for the manual):
 | `flows.mss` | 1448 | payload per segment (timestamps only) | 1448, the veths' 1500-byte MTU; other values refused | yes |
 | `flows.option_bytes` | 0 | further option bytes per data segment | the kernel's own: 24 (DSS) on an MPTCP subflow, 0 on TCP | TCP yes; MPTCP with 0: warned (write 24) |
 | `flows.rcv_buffer` | 4 MiB | a fixed connection-level receive window | the kernel's buffer, autotuned from `net.ipv4.tcp_rmem` | no: warned |
-| `flows.delayed_ack` | false | false: an ACK per segment; true: every second in-order segment or 40 ms | false: `quickack 1`, an ACK per segment; true: Linux's delayed ACKs (also quick-ACK mode at the start, timeout 40-200 ms) | false yes; true: warned |
+| `flows.delayed_ack` | false | false: an ACK per segment; true: every second in-order segment or 40 ms; linux: Linux's receiver (quick ACKs at the start, an ACK per more than one full segment, the adaptive timeout `ato`) | false: `quickack 1`, an ACK per segment; true and linux: the kernel's delayed ACKs | false and linux yes; true: warned |
 | `flows.recovery` | rfc6675 | rfc6675: SACK recovery, DupThresh 3; linux: RACK-TLP and PRR | Linux's RACK-TLP and PRR | linux yes; rfc6675: warned |
 | `flows.count` | 1 | that many flows | the same, expanded | yes |
 
@@ -195,7 +195,8 @@ class TestbedPlan:
     quickack : bool
         The receiver acknowledges every segment (route attribute ``quickack 1``): when the
         flows' ``delayed_ack`` is false, written or not (the simulator's default, an ACK per
-        segment). With ``delayed_ack = true`` the receiver keeps the kernel's delayed ACKs.
+        segment). With ``delayed_ack = true`` or ``"linux"`` the receiver keeps the kernel's
+        delayed ACKs (``"linux"`` is what they do).
     egress : list of int or None
         Router link of each test-bed path when paths share links without all sharing one
         (``bottleneck_links[j]`` names router link j); None: one per path, or the shared one.
@@ -400,7 +401,7 @@ def _check_flows(m: _Mapping) -> list[tuple[int, str, dict]]:
                                 ", ".join(ALGORITHM_MAP))
         written = fl["written"]
         if ((fl["start_jitter_s"] and m.start_offsets is None) or ("send_jitter" in written and fl["send_jitter_s"])
-                or "rcv_buffer" in written or fl["delayed_ack"] or "recovery" in written):
+                or "rcv_buffer" in written or fl["delayed_ack"] is True or "recovery" in written):
             base = fl["name"].rsplit("-", 1)[0] if copies[i] > 1 else fl["name"]
             m.notes.append(f"{f} ({base}): start_jitter, send_jitter, rcv_buffer, delayed_ack and "
                            "recovery are the kernel's own on the test bed")
@@ -444,24 +445,26 @@ def _flow_differences(m: _Mapping, f: str, fl: dict) -> None:
                  "for each seed", "every run starts the flow at its start",
                  "start offsets from pathpool.kernel.mapping.start_offsets (as pathpool reproduce "
                  "--kernel-start-jitter scenario does)")
-    if fl["delayed_ack"]:
+    # "linux" is the kernel's own receiver: no difference.
+    if fl["delayed_ack"] is True:
         m.differ(f"{f}.delayed_ack", "true: an ACK for every second in-order segment or after 40 ms, "
-                 "out-of-order data at once", "true: Linux's delayed ACKs, which also acknowledge every "
-                 "segment while in quick-ACK mode (a connection's start, after out-of-order data) and "
-                 "adapt their timeout (40-200 ms)")
+                 "out-of-order data at once", "Linux's delayed ACKs, which also acknowledge every "
+                 "segment while in quick-ACK mode (a connection's start, after an idle gap or a "
+                 "duplicate) and adapt their timeout (40-200 ms)", 'delayed_ack = "linux"')
 
 
 def _ack_policy(m: _Mapping, flows_raw: list[tuple[int, str, dict]]) -> bool:
     """Whether the receiver acknowledges every segment (route attribute ``quickack 1``): each
     flow's ``delayed_ack`` as the simulator reads it, written or its default (false: an ACK per
-    segment, so a scenario without the key means per-segment ACKs on both engines). One route
-    attribute serves every flow, so the flows must agree."""
+    segment, so a scenario without the key means per-segment ACKs on both engines; true and
+    "linux": the kernel's delayed ACKs). One route attribute serves every flow, so the flows
+    must agree."""
     by_value: dict[bool, list[int]] = {}
     for i, _n, fl in flows_raw:
         by_value.setdefault(bool(fl["delayed_ack"]), []).append(i)
     if len(by_value) > 1:
         on, off = sorted(set(by_value[True])), sorted(set(by_value[False]))
-        raise m.unsupported(f"flows[{on[0]}].delayed_ack", "flows disagree on delayed_ack (true on "
+        raise m.unsupported(f"flows[{on[0]}].delayed_ack", "flows disagree on delayed_ack (true or linux on "
                             f"flows {on}, false or not written on flows {off}); the test bed's receiver "
                             "has one ACK policy for every flow", "the same delayed_ack for every flow")
     return not by_value or False in by_value

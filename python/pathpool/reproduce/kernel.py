@@ -95,8 +95,8 @@ class KernelJob:
 
 def kernel_scenario(scenario: Any, ack_reading: str) -> Any:
     """The job's scenario with the ACK policy written out, so the test bed follows the reading
-    (the mapping gives per-segment ACKs unless a flow writes ``delayed_ack = true``, as the
-    simulator does; writing the policy keeps a cached job's meaning whatever that default is):
+    (the mapping gives per-segment ACKs unless a flow's ``delayed_ack`` is ``true`` or
+    ``"linux"``, as the simulator does; writing the policy keeps a cached job's meaning whatever that default is):
     ``quickack`` adds ``flows.N.delayed_ack=false`` overrides, validated by Rust like every other."""
     from pathpool.reproduce.experiments import _entries
     from pathpool.sim.scenario import load_scenario, override

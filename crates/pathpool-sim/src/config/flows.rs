@@ -16,8 +16,8 @@ use super::network::Names;
 use super::raw::{Quantity, RawFlow};
 use super::schema::allowed as a;
 use super::{
-    AckRoute, App, ConfigError, FlowKind, FlowSpec, LinkSpec, PathSpec, RateSpec, Recovery,
-    Scheduler, SendBuffer,
+    AckRoute, App, ConfigError, DelayedAck, FlowKind, FlowSpec, LinkSpec, PathSpec, RateSpec,
+    Recovery, Scheduler, SendBuffer,
 };
 
 /// Every flow, `count` expanded; for each the index of its `[[flows]]` entry; for each entry
@@ -173,11 +173,7 @@ fn flow(
     let (start, stop, start_jitter, send_jitter) = times(ctx, i, fl)?;
     let count = count(ctx, i, fl)?;
     let (mss, option_bytes, rcv_buffer) = segments(ctx, i, fl)?;
-    let delayed_ack = fl
-        .delayed_ack
-        .as_ref()
-        .map(|b| *b.get_ref())
-        .unwrap_or(false);
+    let delayed_ack = delayed_ack(ctx, i, fl, linux)?;
     let recovery = recovery(ctx, i, fl, linux)?;
     Ok((
         FlowSpec {
@@ -639,6 +635,31 @@ fn segments(ctx: &Ctx, i: usize, fl: &RawFlow) -> Result<(u32, u32, u64), Config
         ));
     }
     Ok((mss, option_bytes, rcv_buffer))
+}
+
+/// `delayed_ack`: a boolean (the simulator's own two policies) or `"linux"`.
+fn delayed_ack(ctx: &Ctx, i: usize, fl: &RawFlow, linux: bool) -> Result<DelayedAck, ConfigError> {
+    let Some(v) = fl.delayed_ack.as_ref() else {
+        return Ok(if linux {
+            DelayedAck::Linux
+        } else {
+            DelayedAck::Off
+        });
+    };
+    match v.get_ref() {
+        toml::Value::Boolean(false) => Ok(DelayedAck::Off),
+        toml::Value::Boolean(true) => Ok(DelayedAck::Every2),
+        toml::Value::String(s) if s == "linux" => Ok(DelayedAck::Linux),
+        other => Err(ctx.err(
+            Some(v.span()),
+            field(i, "delayed_ack"),
+            match other {
+                toml::Value::String(s) => format!("unknown delayed_ack {s:?}"),
+                _ => format!("expected a boolean or a string, found {}", other.type_str()),
+            },
+            Some(a::DELAYED_ACK),
+        )),
+    }
 }
 
 /// `recovery`.

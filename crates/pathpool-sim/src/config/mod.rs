@@ -131,6 +131,23 @@ pub enum SendBuffer {
     Linux,
 }
 
+/// When a TCP/MPTCP receiver ACKs (the `delayed_ack` field).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum DelayedAck {
+    /// `false`: an ACK for every segment (what the test bed runs with the route's `quickack 1`).
+    #[default]
+    Off,
+    /// `true`: an ACK for every second in-order segment or 40 ms after the first unACKed one;
+    /// out-of-order and hole-filling segments at once; no quick-ACK mode.
+    Every2,
+    /// `"linux"`: Linux's receiver (quick-ACK mode at the start, an ACK per more than one
+    /// full segment, the adaptive ACK timeout `ato`), as `conn/receiver.rs` [`LinuxDelack`]
+    /// describes.
+    ///
+    /// [`LinuxDelack`]: crate::conn::receiver::LinuxDelack
+    Linux,
+}
+
 /// How a TCP/MPTCP sender detects and repairs losses (the `recovery` field).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Recovery {
@@ -209,7 +226,7 @@ pub struct FlowSpec {
     /// `payload + HEADER_BYTES + option_bytes` on the wire; see [`FlowSpec::seg_payload`].
     pub option_bytes: u32,
     pub rcv_buffer: u64,
-    pub delayed_ack: bool,
+    pub delayed_ack: DelayedAck,
     /// Linux's restart after idle (`tcp_slow_start_after_idle`, `tcp_cwnd_restart`).
     pub slow_start_after_idle: bool,
     /// Loss detection and recovery of the flow's (sub)flows.

@@ -130,7 +130,8 @@ pub(super) struct RawFlow {
     #[serde(default)]
     pub(super) rcv_buffer: Option<Spanned<Quantity>>,
     #[serde(default)]
-    pub(super) delayed_ack: Option<Spanned<bool>>,
+    /// `true`, `false` or `"linux"`: any TOML value, checked in `flows.rs`.
+    pub(super) delayed_ack: Option<Spanned<toml::Value>>,
     #[serde(default)]
     pub(super) slow_start_after_idle: Option<Spanned<bool>>,
     #[serde(default)]

@@ -31,6 +31,7 @@ pub mod allowed {
     pub const SEND_BUFFER: &str = "unlimited, linux";
     pub const READING: &str = "default, linux";
     pub const RECOVERY: &str = "rfc6675, linux";
+    pub const DELAYED_ACK: &str = "true, false, \"linux\"";
     pub const APP: &str = "bulk, file";
     pub const SIZE: &str =
         "a size from 1 byte to 10^12 bytes, e.g. \"4MB\", \"10MiB\", or bytes as a number";
@@ -252,7 +253,7 @@ pub const FIELDS: &[Field] = &[
         "MPTCP scheduler: minrtt = lowest smoothed RTT with room in cwnd, one segment at a time (the out-of-tree Linux MPTCP v0.9x default, what the papers' kernels ran); roundrobin; linux = upstream Linux's default (6.18 mptcp_subflow_get_send): lowest linger time (queued bytes over pacing rate), bursts of up to 65,428 bytes queued on that subflow until its window lets them out, only a connection-level timeout re-sends elsewhere",
         [], ["\"random\""]),
     field!("flows", "reading", "string", "no", "default", a::READING, WIN,
-        "linux: what upstream Linux (6.18) does, as the defaults of scheduler (linux), send_buffer (linux), recovery (linux) and slow_start_after_idle (true); a field written beside it still wins. default: the fields' own defaults",
+        "linux: what upstream Linux (6.18) does, as the defaults of scheduler (linux), send_buffer (linux), recovery (linux), slow_start_after_idle (true) and delayed_ack (linux); a field written beside it still wins. default: the fields' own defaults",
         ["\"linux\""], ["\"kernel\""]),
     field!("flows", "send_buffer", "string", "no", "unlimited", a::SEND_BUFFER, WIN,
         "unlimited = the application always has data and nothing bounds what is queued; linux = Linux's send buffers: each subflow's grows as tcp_sndbuf_expand says (2 x max(10, cwnd) segments of 4,352 bytes at a 1,448-byte MSS, at most 4 MiB), never shrinks; an MPTCP connection's is 4,096 plus its subflows'; freed on (DATA_)ACK; the writer blocks when full and wakes with a third free; with scheduler = linux a subflow with a full buffer takes no more",
@@ -285,8 +286,9 @@ pub const FIELDS: &[Field] = &[
     field!("flows", "rcv_buffer", "size", "no", "\"4MiB\"", a::RCV_BUFFER, WIN,
         "connection-level receive buffer; the sender never sends beyond data_ack + rcv_buffer",
         ["2896", "\"1GiB\""], ["2895", "1073741825"]),
-    field!("flows", "delayed_ack", "boolean", "no", "false", "true, false", WIN,
-        "ACK every second in-order segment or after 40 ms; out-of-order data at once"),
+    field!("flows", "delayed_ack", "boolean or string", "no", "false", a::DELAYED_ACK, WIN,
+        "false = an ACK per segment; true = an ACK per second in-order segment or after 40 ms, out-of-order data at once; linux = Linux's receiver (6.18 tcp_input.c): quick ACKs for the first min(16, window / 2 segments) segments and again after a gap longer than the RTO or a duplicate, then an ACK once more than one full segment is unACKed, else after the ACK timeout ato (40 ms, adapted to the inter-arrival time, doubled when the timer fires, at most 200 ms); out-of-order and hole-filling data at once",
+        ["\"linux\"", "true"], ["\"yes\"", "1"]),
     field!("flows", "slow_start_after_idle", "boolean", "no", "false", "true, false", WIN,
         "Linux's restart after idle (sysctl tcp_slow_start_after_idle, on by default in Linux; 6.18 tcp_cwnd_restart): new data for a (sub)flow with nothing in flight and no data sent for longer than its RTO raises ssthresh to at least 3/4 cwnd and halves cwnd per further RTO of idle, not below min(10, cwnd)"),
     field!("flows", "recovery", "string", "no", "rfc6675", a::RECOVERY, WIN,
@@ -482,6 +484,8 @@ rates = [100]
                 "string",
                 "integer",
                 "boolean",
+                // delayed_ack: true, false or "linux".
+                "boolean or string",
                 "time",
                 "rate",
                 "size",

@@ -10,6 +10,7 @@ use super::scheduler::subflow_pacing_rate;
 use super::scoreboard::SegPool;
 use super::sender::{AckEffect, Sender, DUP_THRESH};
 use super::Conn;
+use crate::config::DelayedAck;
 use crate::net::event::Ev;
 use crate::net::{Net, NO_EVENT};
 use crate::time::Nanos;
@@ -32,6 +33,9 @@ impl Conn {
         net.pool.free(pid);
         let conn = &mut *self;
         conn.received_packets += 1;
+        // Filling `rcv_nxt` is in-order data to Linux (`tcp_event_data_recv`) even when it
+        // fills a hole.
+        let fills = seq == conn.rcv[j].rcv_nxt;
         let arrival = conn.rcv[j].on_segment(seq);
         let (app, mss, key) = (conn.app, conn.mss, conn.tag_key);
         conn.data.on_segment(dsn, len, tag, j as u16, now, |d| {
@@ -44,6 +48,10 @@ impl Conn {
         let r = &mut conn.rcv[j];
         r.last_ts = ts;
         r.last_owd = now - ts;
+        if delayed == DelayedAck::Linux {
+            return self.linux_ack_check(net, c, j, arrival, fills, len);
+        }
+        let delayed = delayed == DelayedAck::Every2;
         // RFC 5681 section 4.2: ACK at once for out-of-order or gap-filling segments; otherwise
         // (with delayed ACKs) every second full segment or after the delayed-ACK timeout.
         if !delayed || arrival != Arrival::InOrder {
@@ -61,6 +69,52 @@ impl Conn {
                     .push(r.delack_deadline, Ev::DelAck(c as u32, j as u16));
             }
         }
+    }
+
+    /// `delayed_ack = "linux"`: what Linux's receiver does after a data segment of `len`
+    /// payload bytes (`tcp_data_queue`, `tcp_event_data_recv`, `__tcp_ack_snd_check`,
+    /// `tcp_send_delayed_ack`; see [`LinuxDelack`](super::receiver::LinuxDelack)).
+    fn linux_ack_check(
+        &mut self,
+        net: &mut Net,
+        c: usize,
+        j: usize,
+        arrival: Arrival,
+        fills: bool,
+        len: u32,
+    ) {
+        let now = net.now;
+        let r = &mut self.rcv[j];
+        let ack_now = match arrival {
+            Arrival::InOrder => r.lx.in_order(now, len),
+            // Data already received (`tcp_data_queue`: a retransmission): quick-ACK mode.
+            Arrival::Duplicate => {
+                r.lx.enter_quickack();
+                true
+            }
+            // A hole filled (wholly: `ICSK_ACK_NOW`; partly: out-of-order data still queued)
+            // or data above a hole: at once.
+            Arrival::Reordered => {
+                if fills {
+                    r.lx.data_recv(now);
+                }
+                true
+            }
+        };
+        if !ack_now {
+            let armed = (r.delack_deadline != 0).then_some(r.delack_deadline);
+            if let Some(t) = r.lx.delay(now, armed) {
+                r.pending += 1;
+                r.delack_deadline = t;
+                // An earlier ACK may have left a later timer event behind: it goes stale.
+                if r.delack_event > t {
+                    r.delack_event = t;
+                    net.q.push(t, Ev::DelAck(c as u32, j as u16));
+                }
+                return;
+            }
+        }
+        self.send_ack(net, c, j);
     }
 
     /// ACK `pid` reached its sender (which frees it).

@@ -37,7 +37,8 @@ use std::collections::VecDeque;
 use pathpool_cc::{Ack, Controller, Subflow};
 
 use crate::config::{
-    AckRoute, App, FlowKind, FlowSpec, Recovery, Scenario, Scheduler as SchedulerKind, SendBuffer,
+    AckRoute, App, DelayedAck, FlowKind, FlowSpec, Recovery, Scenario, Scheduler as SchedulerKind,
+    SendBuffer,
 };
 use crate::error::SimError;
 use crate::net::event::{Ev, EventQueue};
@@ -46,7 +47,7 @@ use crate::net::{Path, SendJitter};
 use crate::rng::Stream;
 use crate::time::Nanos;
 use data::{file_segs, seg_len, DataReceiver};
-use receiver::Receiver;
+use receiver::{LinuxDelack, Receiver};
 use recovery::LinuxState;
 use scheduler::Scheduler;
 use sender::{AckEffect, Sender};
@@ -94,7 +95,7 @@ pub struct Conn {
     pub reinjected: u64,
     pub data: DataReceiver,
     pub mss: u32,
-    pub delayed_ack: bool,
+    pub delayed_ack: DelayedAck,
     /// `slow_start_after_idle`.
     pub idle_restart: bool,
     pub started: bool,
@@ -172,6 +173,7 @@ impl Conn {
                 .map(|&p| {
                     let mut r = Receiver::default();
                     r.ack_route = paths[p].ack;
+                    r.lx = LinuxDelack::new(seg, f.rcv_buffer, handshake_rtt(sc, p));
                     r
                 })
                 .collect(),

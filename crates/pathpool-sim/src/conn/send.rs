@@ -403,6 +403,7 @@ impl Conn {
         let n = r.sack_blocks(&mut sacks);
         r.pending = 0;
         r.delack_deadline = 0;
+        r.lx.ack_sent();
         let pkt = Packet::ack(
             c as u32,
             j as u16,

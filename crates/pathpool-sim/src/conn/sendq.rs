@@ -643,7 +643,7 @@ mod idle_tests {
 
 #[cfg(test)]
 mod reading_tests {
-    use crate::config::{Recovery, Scheduler, SendBuffer};
+    use crate::config::{DelayedAck, Recovery, Scheduler, SendBuffer};
     use crate::Scenario;
 
     fn flow(extra: &str) -> crate::config::FlowSpec {
@@ -666,6 +666,7 @@ mod reading_tests {
                 f.send_buffer,
                 f.recovery,
                 f.slow_start_after_idle,
+                f.delayed_ack,
             )
         };
         let d = flow("");
@@ -675,29 +676,41 @@ mod reading_tests {
                 Scheduler::MinRtt,
                 SendBuffer::Unlimited,
                 Recovery::Rfc6675,
-                false
+                false,
+                DelayedAck::Off
             )
         );
         assert_eq!(all(&flow("reading = \"default\"")), all(&d));
         let l = flow("reading = \"linux\"");
         assert_eq!(
             all(&l),
-            (Scheduler::Linux, SendBuffer::Linux, Recovery::Linux, true)
+            (
+                Scheduler::Linux,
+                SendBuffer::Linux,
+                Recovery::Linux,
+                true,
+                DelayedAck::Linux
+            )
         );
         let mixed = flow(
             "reading = \"linux\"\nscheduler = \"minrtt\"\nsend_buffer = \"unlimited\"\n\
-             recovery = \"rfc6675\"\nslow_start_after_idle = false",
+             recovery = \"rfc6675\"\nslow_start_after_idle = false\ndelayed_ack = false",
         );
         assert_eq!(all(&mixed), all(&d));
-        let one = flow("reading = \"linux\"\nscheduler = \"roundrobin\"");
+        let one = flow("reading = \"linux\"\nscheduler = \"roundrobin\"\ndelayed_ack = true");
         assert_eq!(
             all(&one),
             (
                 Scheduler::RoundRobin,
                 SendBuffer::Linux,
                 Recovery::Linux,
-                true
+                true,
+                DelayedAck::Every2
             )
+        );
+        assert_eq!(
+            flow("delayed_ack = \"linux\"").delayed_ack,
+            DelayedAck::Linux
         );
     }
 }

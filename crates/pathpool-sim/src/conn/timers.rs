@@ -7,6 +7,7 @@ use pathpool_cc::MIN_CWND;
 use super::recovery::Timer;
 use super::scoreboard::{SegPool, REINJECTED, RETX, SACKED};
 use super::Conn;
+use crate::config::DelayedAck;
 use crate::net::event::Ev;
 use crate::net::{Net, NO_EVENT};
 
@@ -26,6 +27,9 @@ impl Conn {
             net.q
                 .push(r.delack_deadline, Ev::DelAck(c as u32, j as u16));
             return;
+        }
+        if self.delayed_ack == DelayedAck::Linux {
+            r.lx.timer_fired();
         }
         self.send_ack(net, c, j);
     }
