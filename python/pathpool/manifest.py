@@ -14,13 +14,14 @@ from typing import Any
 
 from pathpool.errors import ResultSetError
 
-__all__ = ["TABLE_SET_FORMAT", "check_table_set", "write_manifest"]
+__all__ = ["TABLE_SET_FORMAT", "check_table_set", "sha256_file", "write_manifest"]
 
 #: Format tag of a table set's ``manifest.json``.
 TABLE_SET_FORMAT = "pathpool table set 1"
 
 
-def _sha256(path: Path) -> str:
+def sha256_file(path: Path) -> str:
+    """The SHA-256 of a file's bytes, as hex (read in 1 MiB blocks)."""
     h = hashlib.sha256()
     with open(path, "rb") as fh:
         for block in iter(lambda: fh.read(1 << 20), b""):
@@ -33,7 +34,7 @@ def write_manifest(directory: str | Path, kind: str) -> Path:
     files). Call it last, in the temporary directory of an atomic write, so the manifest and
     the files it lists appear together."""
     d = Path(directory)
-    files = {p.name: {"bytes": p.stat().st_size, "sha256": _sha256(p)} for p in sorted(d.iterdir())
+    files = {p.name: {"bytes": p.stat().st_size, "sha256": sha256_file(p)} for p in sorted(d.iterdir())
              if p.is_file() and not p.name.startswith(".") and p.name != "manifest.json"}
     target = d / "manifest.json"
     target.write_text(json.dumps({"format": TABLE_SET_FORMAT, "kind": kind, "files": files}, indent=2) + "\n")
@@ -72,6 +73,6 @@ def check_table_set(directory: str | Path) -> dict[str, Any]:
         p = d / name
         if not p.is_file():
             raise ResultSetError(f"{where}: {name} is missing")
-        if p.stat().st_size != meta.get("bytes") or _sha256(p) != meta.get("sha256"):
+        if p.stat().st_size != meta.get("bytes") or sha256_file(p) != meta.get("sha256"):
             raise ResultSetError(f"{where}: {name} is not the file manifest.json lists (changed or from another run)")
     return manifest

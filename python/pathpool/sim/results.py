@@ -32,6 +32,7 @@ import pyarrow.parquet as pq
 
 from pathpool.atomic import atomic_directory, only
 from pathpool.errors import ResultSetError, SimulationError
+from pathpool.manifest import sha256_file
 from pathpool.sim.scenario import Scenario
 from pathpool.sim.schema import arrow_schema, column_names
 
@@ -52,14 +53,6 @@ RESULT_FILES: tuple[str, ...] = (
 
 #: Format tag of ``manifest.json``; a reader refuses other formats.
 MANIFEST_FORMAT = "pathpool result set 1"
-
-
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def _result_entry(p: Path) -> bool:
@@ -367,7 +360,7 @@ class Results:
             for name, write in contents:
                 with open(tmp / name, "wb") as fh:
                     write(fh)
-                files[name] = {"bytes": (tmp / name).stat().st_size, "sha256": _sha256(tmp / name)}
+                files[name] = {"bytes": (tmp / name).stat().st_size, "sha256": sha256_file(tmp / name)}
             manifest = _dumps({"format": MANIFEST_FORMAT, "files": files}).encode()
             (tmp / "manifest.json").write_bytes(manifest)
             timing = {**self._timing(), "manifest_sha256": hashlib.sha256(manifest).hexdigest()}
@@ -398,7 +391,7 @@ def _check_set(d: Path) -> tuple[dict[str, Any], dict[str, Any]]:
         p = d / name
         if not p.is_file():
             raise ResultSetError(f"{where}: {name} is missing")
-        if p.stat().st_size != meta["bytes"] or _sha256(p) != meta["sha256"]:
+        if p.stat().st_size != meta["bytes"] or sha256_file(p) != meta["sha256"]:
             raise ResultSetError(f"{where}: {name} is not the file manifest.json lists (changed or from another run)")
     if timing.get("manifest_sha256") != hashlib.sha256(manifest_bytes).hexdigest():
         raise ResultSetError(f"{where}: timing.json belongs to another run")
