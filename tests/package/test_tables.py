@@ -45,3 +45,18 @@ def test_folded_lines():
     assert _folded_lines(["MPTCP", "LIA", "cap"], 7) == 2
     assert _folded_lines(["points"], 2) == 3
     assert _folded_lines([], 3) == 1
+
+
+def test_numeric_command_tables_keep_every_digit_through_a_narrow_pipe(tmp_path):
+    """`pathpool bench` (and the kernel's status, load, bench and run tables, which print the
+    same way) never cut a number, however narrow the terminal."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "COLUMNS": "40"}
+    r = subprocess.run([sys.executable, "-m", "pathpool.cli", "bench", "examples/two_paths"], capture_output=True,
+                       text=True, env=env, cwd=tmp_path, timeout=300, check=False)
+    assert r.returncode == 0, r.stderr
+    assert "…" not in r.stdout
+    assert any(ch.isdigit() for ch in r.stdout)

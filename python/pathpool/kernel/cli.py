@@ -8,6 +8,7 @@ import os
 import sys
 from pathlib import Path
 
+from pathpool.cliutil import print_table
 from pathpool.kernel import loader
 
 
@@ -301,7 +302,7 @@ def _bench(a: argparse.Namespace) -> int:
             vb = row.get("vs_baseline")
             cells.append("-" if vb is None else f"{vb:.2f}")
         t.add_row(*cells)
-    _console.print(t)
+    print_table(t)
     return 0
 
 
@@ -330,7 +331,7 @@ def _status(a: argparse.Namespace) -> int:
         rep = st["counters"].get(n, {}).get("pp_ssthresh_repairs")
         t.add_row(n, "yes" if reg else "no", "-" if socks is None else str(socks),
                   "-" if rep is None else str(rep))
-    _console.print(t)
+    print_table(t)
     pid = st["loader_pid"]
     if pid is None:
         _console.print("loader: not running")
@@ -379,7 +380,7 @@ def _tb_run(a: argparse.Namespace) -> int:
     for r in sr:
         t.add_row(r["flow"], str(r["subflow"]), r["path"], f"{r['goodput_bps'] / 1e6:.2f}",
                   str(r["retransmitted_packets"]))
-    _console.print(t)
+    print_table(t)
     _console.print(f"results in {a.output}")
     return 0
 
@@ -483,7 +484,7 @@ def run_linux_command(a: argparse.Namespace) -> int:
                                   (res.subflows["seed"] == r["seed"])].to_dict("records"):
                 t.add_row("", "", "", str(s["subflow"]), s["path"], f"{s['goodput_bps'] / 1e6:.3f}",
                           str(s["retransmitted_packets"]), f"{s['mean_rtt_s'] * 1e3:.1f}")
-        _console.print(t)
+        print_table(t)
         for n in plan.notes:
             _console.print(f"[yellow]note:[/yellow] {n}")
         _console.print(f"results in {out}")

@@ -271,7 +271,7 @@ def _cmd_bench(args: argparse.Namespace) -> int:
             f"{x['events_per_s']:,.0f}",
         )
     console = _console()
-    console.print(table)
+    print_table(table, console)
     console.print(
         f"simulated data packets per CPU-second: median {median_cpu:,.0f}; per wall-clock second: "
         f"median {median_pps:,.0f} (over {len(rows)} run{'s' if len(rows) != 1 else ''}). Compare with "
