@@ -242,10 +242,9 @@ static __always_inline void pp_views(struct pp_conn_state *st, struct pp_sf_view
  * with unknown arguments instead of once per path through every caller, which otherwise
  * exceeds its one-million-instruction budget (8 subflows x several data-dependent branches per
  * loop): LIA's ratio (recomputed rarely), the loss responses of BALIA and Coupled, and OLIA's
- * pass 2 and finish (pp_g_olia_end). The per-ACK increments of BALIA, Max, Coupled and
- * Semicoupled and OLIA's pass 1 are inline in cong_avoid (pp_rate_slots_inc,
- * pp_slot_window_total, pp_olia_slots_inc): a BPF-to-BPF call and its
- * return through the return thunk cost more on a warm path than the code they save, and what
+ * pass 2 and finish (pp_g_olia_end, pp_olia.bpf.c). The per-ACK increments of BALIA, Max,
+ * Coupled and Semicoupled and OLIA's pass 1 are inline in cong_avoid (pp_rate_slots_inc,
+ * pp_slot_window_total, pp_olia_slots_inc): a BPF-to-BPF call and its return through the return thunk cost more on a warm path than the code they save, and what
  * made the verifier refuse them inline (branches ending in constants that later branches
  * decide: slot bitmasks, pp_bitlen, the clamps) is written without branches in pp_cc_math.h.
  */

@@ -7,7 +7,7 @@
  *   per loss on r:                  w_r  = max(w_r - w_total/2, 1) with siblings,
  *                                          max(w_r/2, 2) alone
  *
- * Reads the siblings' windows only. The callbacks: pp_common.bpf.h and pp_ops.bpf.h; the
+ * Reads the siblings' windows only. The glue: pp_common.bpf.h, pp_ops.bpf.h; the
  * arithmetic (pp_a_over_total, pp_coupled_ssthresh): pp_cc_math.h.
  */
 #define PP_COUPLED 1

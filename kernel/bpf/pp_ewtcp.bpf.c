@@ -7,8 +7,8 @@
  *   per loss on r:                  w_r  = max(w_r/2, 2)
  *
  * n is the number of subflows the connection couples now; a can be set instead (tunable
- * ewtcp_a_q32, `--ewtcp-a`). Reads only the connection's subflow mask. The callbacks:
- * pp_common.bpf.h and pp_ops.bpf.h; the arithmetic (pp_ewtcp_inc, pp_ewtcp_default_a_q32):
+ * ewtcp_a_q32, `--ewtcp-a`). Reads only the connection's subflow mask. The glue:
+ * pp_common.bpf.h, pp_ops.bpf.h; the arithmetic (pp_ewtcp_inc, pp_ewtcp_default_a_q32):
  * pp_cc_math.h.
  */
 #define PP_COUPLED 1

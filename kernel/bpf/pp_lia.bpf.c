@@ -10,7 +10,7 @@
  * and pathpool-cc's Lia do, the connection keeps the ratio alpha/w_total (st->lia) and refreshes
  * it after a slow-start step, when a CA step raises the integer window, on the first CA ACK
  * after any congestion-state change, and at a retransmission timeout with the window it found.
- * Reads the siblings' windows and RTTs. The callbacks: pp_common.bpf.h; the arithmetic
+ * Reads the siblings' windows and RTTs. The glue: pp_common.bpf.h, pp_ops.bpf.h; the arithmetic
  * (pp_lia_ratio, pp_lia_ca_inc, pp_lia_ss_ack, pp_lia_rto): pp_cc_math.h.
  */
 #define PP_COUPLED 1

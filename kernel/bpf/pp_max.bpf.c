@@ -6,7 +6,7 @@
  *   per segment acknowledged on r:  w_r += max_k(w_k/rtt_k^2) / (sum_k w_k/rtt_k)^2
  *   per loss on r:                  w_r  = max(w_r/2, 2)
  *
- * Reads the siblings' windows and RTTs. The callbacks: pp_common.bpf.h and pp_ops.bpf.h; the
+ * Reads the siblings' windows and RTTs. The glue: pp_common.bpf.h, pp_ops.bpf.h; the
  * arithmetic (pp_rate_list_lia_ratio): pp_cc_math.h.
  */
 #define PP_COUPLED 1

@@ -10,8 +10,9 @@
  * more): +1/(|P| |B\M|) on a best path without the largest window, -1/(|P| |M|) on a path with
  * the largest window, 0 otherwise (|B\M| = 0: alpha_r = 0). l_r comes from the marks kept as
  * the out-of-tree MPTCP v0.95 kernel (mptcp_olia) does: each ACK moves the last-ACK mark, entry
- * into recovery or loss advances the two loss marks (pp_common.bpf.h's set_state). The subflows
- * publish l_r with their window and RTT. The callbacks: pp_common.bpf.h; the arithmetic
+ * into recovery or loss advances the two loss marks (pp_ops.bpf.h's set_state, for
+ * every control). The subflows
+ * publish l_r with their window and RTT. The glue: pp_common.bpf.h, pp_ops.bpf.h; the arithmetic
  * (pp_olia_begin, pp_olia_sib, pp_olia_end, pp_olia_marks_*): pp_cc_math.h.
  */
 #define PP_COUPLED 1
@@ -28,9 +29,9 @@ static __always_inline void pp_algo_acked(struct sock *sk, struct pp_ca *ca)
 
 /*
  * OLIA's increment for the subflow in slot ca->slot, pass 1 inline in cong_avoid, reading the
- * slots directly (pass 2 and the finish: pp_g_olia_end): pp_olia_inc (pp_cc_math.h) on pp_views' copy with
- * pp_own_view's own slot, bit for bit, through the same pp_olia_begin / pp_olia_sib / pp_olia_end. Pass 1 copies each
- * sibling taking part (masked, taken, active: what pp_views reads) into a compact list, one
+ * slots directly (pass 2 and the finish: pp_g_olia_end): pp_olia_inc (pp_cc_math.h) on
+ * pp_views' copy with pp_own_view's own slot, bit for bit, through the same pp_olia_begin /
+ * pp_olia_sib / pp_olia_end. Pass 1 copies each sibling taking part (masked, taken, active: what pp_views reads) into a compact list, one
  * load per field, and pass 2 runs over that list, so both passes see one snapshot even while
  * a sibling on another CPU publishes. (Each sibling field is one aligned 64- or 32-bit load,
  * never torn; a sibling's w, rtt and l_r may come from two of its publishes, as before.)

@@ -5,7 +5,7 @@
  *   per segment acknowledged on r:  w_r += 1/w_r
  *   per loss on r:                  w_r  = max(w_r/2, 2)
  *
- * Keeps no connection state. The callbacks: pp_common.bpf.h; the arithmetic: pp_cc_math.h.
+ * Keeps no connection state. The glue: pp_common.bpf.h, pp_ops.bpf.h; the arithmetic: pp_cc_math.h.
  */
 #define PP_COUPLED 0
 #include "pp_common.bpf.h"

@@ -6,8 +6,8 @@
  *   per loss on r:                  w_r  = max(w_r/2, 2)
  *
  * d is the delay target (tunable rsf_d_us, `--d-ms`), q_r the path's queueing delay. Every rule
- * is the subflow's own: no connection state. The callbacks: pp_common.bpf.h; the arithmetic
- * (pp_rsfdb_inc): pp_cc_math.h.
+ * is the subflow's own: no connection state. The glue: pp_common.bpf.h, pp_ops.bpf.h; the
+ * arithmetic (pp_rsfdb_inc): pp_cc_math.h.
  */
 #define PP_COUPLED 0
 #include "pp_common.bpf.h"

@@ -7,7 +7,7 @@
  *
  * mu is the loss target in packets per second (tunable rsf_mu_q16, `--mu-pps`), L_r = lambda_r
  * l_r the path's loss rate: its sending rate w_r/srtt_r times its loss probability l_r. Every
- * rule is the subflow's own: no connection state. The callbacks: pp_common.bpf.h; the
+ * rule is the subflow's own: no connection state. The glue: pp_common.bpf.h, pp_ops.bpf.h; the
  * arithmetic (pp_rsflb_inc, pp_loss_est_*): pp_cc_math.h.
  */
 #define PP_COUPLED 0

@@ -6,7 +6,7 @@
  *   per loss on r:                  w_r  = max(w_r/2, 2)
  *
  * a = 1 by default (tunable semicoupled_a_q32, `--semicoupled-a`). Reads the siblings' windows
- * only. The callbacks: pp_common.bpf.h and pp_ops.bpf.h; the arithmetic (pp_a_over_total,
+ * only. The glue: pp_common.bpf.h, pp_ops.bpf.h; the arithmetic (pp_a_over_total,
  * pp_ewtcp_inc): pp_cc_math.h.
  */
 #define PP_COUPLED 1
