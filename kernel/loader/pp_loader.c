@@ -117,7 +117,7 @@ static void fail(const char *name, const char *stage, int err)
 	exit(1);
 }
 
-/* The object's global u64 counters (pp_common.bpf.h: pp_ssthresh_repairs) and where they are. */
+/* The object's global u64 counters (pp_ops.bpf.h: pp_ssthresh_repairs) and where they are. */
 static void print_counters(const struct loaded *l)
 {
 	const struct btf *btf = bpf_object__btf(l->obj);

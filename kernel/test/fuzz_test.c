@@ -742,7 +742,7 @@ static void fuzz_masked_views(long iters)
 
 /*
  * A connection where only subflow i takes part (the BPF side sees no sibling's bit in the
- * mask and skips the formula, kernel/bpf/pp_common.bpf.h pp_algo_inc): each formula must give
+ * mask and skips the formula, each kernel/bpf/pp_<algo>.bpf.c's pp_algo_inc): each formula must give
  * Reno's 1/w_i (Semicoupled a/w_i) of the own view, exactly for OLIA, Coupled, Semicoupled and
  * Max, within BALIA's share rounding (2^-26 relative) for BALIA. The other slots hold garbage
  * and are inactive, as the formulas see siblings that left.

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * life_test: the connection entry's lifetime (kernel/include/pp_conn_life.h, the code
- * pp_common.bpf.h runs in pp_init/pp_release) driven by threads on the host.
+ * pp_ops.bpf.h runs in pp_init/pp_release) driven by threads on the host.
  *
  *   life_test [stress_seconds] [stress-only]   exit 0 = no invariant broken; prints a summary
  *
@@ -10,7 +10,7 @@
  *
  * A subflow is what pp_init/pp_release do: get a reference to its connection's entry, take a
  * slot (CAS 0 -> its id), later check the slot is still its own, clear it and put the reference.
- * A claim resets the slots, as pp_common.bpf.h's pp_life_reset does. Checks:
+ * A claim resets the slots, as pp_ops.bpf.h's pp_life_reset does. Checks:
  *   - a subflow joins only an entry owned by its own connection, and no entry ever holds
  *     subflows of two connections (bookkeeping beside the entries);
  *   - a subflow's slot is never reset under it (a claim of an entry still in use);

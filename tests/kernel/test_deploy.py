@@ -183,7 +183,7 @@ def test_check_says_ok_here(kernel_unclaimed):
     assert r.returncode == 0, r.stdout + r.stderr
     [line] = r.stdout.strip().splitlines()
     assert line.startswith("OK: this kernel can run pp_reno")
-    # Derived from the objects, not listed by hand: pp_common.bpf.h's bpf_loop and kfunc.
+    # Derived from the objects, not listed by hand: pp_ops.bpf.h's bpf_loop and pp_common.bpf.h's kfunc.
     assert "BPF_FUNC_loop" in line and "bpf_rdonly_cast" in line
     assert f"{len(loader.ALGORITHMS)} controls passed the verifier" in line
     assert loader.registered() == []     # the probe registers nothing

@@ -37,7 +37,7 @@ __all__ = ["PROBES", "REGIMES", "baseline_name", "build_baseline", "build_probes
 STATS = Path("/proc/sys/kernel/bpf_stats_enabled")
 #: Objects one pp_loader registers (kernel/loader/pp_loader.c MAX_OBJS).
 MAX_OBJECTS = 16
-#: Callback -> program name in each object (pp_common.bpf.h, pp_minreno.bpf.c).
+#: Callback -> program name in each object (pp_ops.bpf.h, pp_minreno.bpf.c).
 CALLBACKS = {
     "cong_avoid": ("pp_cong_avoid", "mr_cong_avoid"),
     "ssthresh": ("pp_ssthresh", "mr_ssthresh"),
