@@ -335,7 +335,7 @@ PP_INLINE pp_u64 pp_lia_ratio(const struct pp_sf_view *v, int nsf, int i)
 /*
  * The same ratio over a list of paths (only those with an RTT sample are kept), the event's
  * own path first: what the BPF side builds straight from the connection's slots for Max on
- * every ACK (pp_common.bpf.h pp_max_slots_inc), so it copies no views and calls no global
+ * every ACK (pp_rate_slots_inc in pp_common.bpf.h), so it copies no views and calls no global
  * function. Equal to pp_lia_ratio on the views the list was made from (fuzz_test checks it).
  */
 struct pp_rate_list {
@@ -463,7 +463,7 @@ PP_INLINE int pp_olia_counted(const struct pp_sf_view *v, int k, int i)
 /*
  * OLIA's increment in two passes over the paths taking part, written so that the BPF side can
  * run them inline in cong_avoid, straight over the connection's slots (kernel/bpf/
- * pp_common.bpf.h pp_olia_slots_inc), and the host over views (pp_olia_inc below), with the
+ * pp_olia_slots_inc in pp_olia.bpf.c), and the host over views (pp_olia_inc below), with the
  * same functions (pp_olia_begin / pp_olia_sib / pp_olia_end):
  *   pass 1 (r first, then each sibling taking part): n, the rate sum S, the largest
  *          whole-segment window w_max and the largest l/rtt^2 (as one (l, rtt) pair) over the
@@ -599,7 +599,7 @@ PP_INLINE pp_s64 pp_olia_end(struct pp_olia_acc *a, const struct pp_olia_sibs *s
 }
 
 /* v holds PP_MAX_SF views (the first nsf in use). The BPF side runs the same begin / sib /
- * end straight over the connection's slots (pp_common.bpf.h pp_olia_slots_inc). */
+ * end straight over the connection's slots (pp_olia_slots_inc in pp_olia.bpf.c). */
 PP_INLINE pp_s64 pp_olia_inc(const struct pp_sf_view *v, int nsf, int i)
 {
 	struct pp_olia_acc a;
@@ -868,7 +868,7 @@ PP_INLINE pp_s64 pp_scale_inc(pp_s64 inc, pp_s64 factor_q32)
 	return pp_neg_if((a * (f >> 8)) >> 24, neg);
 }
 
-/* q_us: forward queueing + service delay (see kernel/bpf/pp_common.bpf.h for how it is
+/* q_us: forward queueing + service delay (see kernel/bpf/pp_rsfdb.bpf.c for how it is
  * measured), d_us: target. */
 PP_INLINE pp_s64 pp_rsfdb_inc(pp_u64 w, pp_u64 d_us, pp_u64 q_us)
 {
