@@ -15,7 +15,6 @@ repetitions of the test (the kernel's second subflow joins one handshake later).
 from __future__ import annotations
 
 import pathpool
-import pytest
 from pathpool.kernel.mapping import map_scenario
 
 SCENARIO = {
