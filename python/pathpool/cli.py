@@ -140,5 +140,23 @@ def main(argv: list[str] | None = None) -> int:
         return 141
 
 
+def entry() -> int:
+    """The ``pathpool`` command: :func:`main`, and after a stop by SIGINT or SIGTERM the process
+    ends at once with its exit status (130, 143), its output flushed: the interpreter's shutdown
+    (module finalizers, the helpers' exit hooks) is skipped, so that a second Ctrl-C landing in it
+    cannot end the process by the signal after the command had already stopped with its line."""
+    from pathpool.errors import EXIT_SIGINT, EXIT_SIGTERM
+
+    code = main()
+    if code in (EXIT_SIGINT, EXIT_SIGTERM):
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                pass
+        os._exit(code)
+    return code
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(entry())
