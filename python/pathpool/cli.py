@@ -143,7 +143,7 @@ def main(argv: list[str] | None = None) -> int:
 def entry() -> int:
     """The ``pathpool`` command: :func:`main`, and after a stop by SIGINT or SIGTERM the process
     ends at once with its exit status (130, 143), its output flushed: the interpreter's shutdown
-    (module finalizers, the helpers' exit hooks) is skipped, so that a second Ctrl-C landing in it
+    (module finalizers, the libraries' exit hooks) is skipped, so that a second Ctrl-C landing in it
     cannot end the process by the signal after the command had already stopped with its line."""
     from pathpool.errors import EXIT_SIGINT, EXIT_SIGTERM
 
