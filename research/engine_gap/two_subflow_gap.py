@@ -40,6 +40,7 @@ kernel cache (``--kernel-cache``, the report's plans and keys: ``pathpool reprod
 table2_s2 --recovery-reading linux``, quickack reading).
 
     python research/engine_gap/two_subflow_gap.py table --only table2_s2 --kernel-seeds 10 --sim-seeds 30
+    python research/engine_gap/two_subflow_gap.py table --only table2_s5 --sim-reading linux ...
     flock /run/pathpool-kernel.lock python research/engine_gap/two_subflow_gap.py run --only table2_s2 \\
         --seeds 7 8 9 10      # the report's plans into the shared cache, raw tcp_info kept
 
@@ -328,6 +329,16 @@ def report_jobs(only: str, seeds: list[int], algorithms: list[str] | None):
     return [j for j in jobs if algorithms is None or j.tags["run_algorithm"] in algorithms]
 
 
+def as_testbed(jobs):
+    """The simulator jobs as the test bed runs them (``pathpool reproduce``'s agreement reading
+    ``linux``: :func:`pathpool.kernel.mapping.as_testbed_runs`)."""
+    from pathpool.kernel.mapping import as_testbed_runs
+    from pathpool.sim.scenario import load_scenario
+    from pathpool.sweep import Job
+
+    return [Job(load_scenario(j.scenario, as_testbed_runs(j.scenario)), j.seed, dict(j.tags)) for j in jobs]
+
+
 def kernel_jobs(jobs):
     from pathpool.reproduce.kernel import plan_jobs
 
@@ -364,7 +375,8 @@ def collect(args: argparse.Namespace) -> pd.DataFrame:
             continue
         t = {n: pd.read_parquet(d / f"{n}.parquet") for n in ("flows", "series")}
         parts.append(connections("kernel", t, kj.job.tags["run_algorithm"], kj.job.seed).assign(key=kj.key()))
-    for j in report_jobs(args.only, list(range(1, args.sim_seeds + 1)), args.algorithms):
+    sim_jobs = report_jobs(args.only, list(range(1, args.sim_seeds + 1)), args.algorithms)
+    for j in as_testbed(sim_jobs) if args.sim_reading == "linux" else sim_jobs:
         parts.append(connections("sim", sim_tables(j), j.tags["run_algorithm"], j.seed))
     return pd.concat(parts, ignore_index=True)
 
@@ -528,6 +540,9 @@ def main() -> None:
                    help="run: the report's plans into DIR's own cache, raw tcp_info in DIR/raw (never the "
                    "report's cache); table: read the kernel runs from there")
     p.add_argument("--csv", default=None, help="table: write the connection rows here")
+    p.add_argument("--sim-reading", choices=["scenario", "linux"], default="scenario",
+                   help="table: the simulator as the report's columns run it (default) or as the test bed "
+                   "runs each scenario (reproduce's agreement reading linux)")
     p.add_argument("--loss", type=float, default=0.02, help="model: loss probability per packet")
     args = p.parse_args()
     {"run": run, "table": table, "model": model}[args.command](args)

@@ -103,17 +103,26 @@ def test_both_columns_from_real_runs(outcome):
 
 
 def test_agreement_table_from_real_runs(outcome):
+    """Rows of both simulator readings: ``linux`` (the kernel's cells again in the simulator as
+    the test bed runs them, the report's table) and ``scenario`` (the report's own columns)."""
     a = outcome.kernel.agreement
-    t = a[a["metric"] == "throughput_mbps"].set_index("algorithm")
+    assert list(dict.fromkeys(a["sim_reading"])) == ["linux", "scenario"]
+    k = outcome.kernel.summary
+    linux = a[(a["sim_reading"] == "linux") & (a["metric"] == "throughput_mbps")].set_index("algorithm")
+    t = a[(a["sim_reading"] == "scenario") & (a["metric"] == "throughput_mbps")].set_index("algorithm")
     s = outcome.summary
     for alg in ("lia", "tcp"):
         sim = s[(s["algorithm"] == alg) & (s["metric"] == "throughput_mbps")]["mean"].iloc[0]
-        k = outcome.kernel.summary
         lin = k[(k["algorithm"] == alg) & (k["metric"] == "throughput_mbps")]["mean"].iloc[0]
         assert t.loc[alg, "ratio"] == pytest.approx(lin / sim)
         assert t.loc[alg, "disagree"] == (abs(lin / sim - 1) > 0.15)
+        assert linux.loc[alg, "sim_n"] == 2 and linux.loc[alg, "ratio"] == pytest.approx(
+            lin / linux.loc[alg, "sim_mean"])
+    # The MPTCP connection's simulator side differs between the readings (DSS bytes, scheduler).
+    assert linux.loc["lia", "sim_mean"] != pytest.approx(t.loc["lia", "sim_mean"], rel=1e-6)
     page = (outcome.out / "README.md").read_text()
     assert "Simulator vs kernel" in page and "kernel verdict" in page
+    assert "agreement reading `linux`" in page
     res = outcome.out / "results"
     assert (res / "agreement.csv").exists() and (res / "linux_comparison.parquet").exists()
 

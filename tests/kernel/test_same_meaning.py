@@ -135,3 +135,32 @@ def test_linux_delayed_acks_are_the_kernels_own_with_no_warning():
     # Anything else is refused by the validator, naming the field and the allowed values.
     with pytest.raises(ScenarioError, match=r'flows\[0\]\.delayed_ack.*true, false, "linux"'):
         load_scenario(_scenario(delayed_ack="yes"))
+
+
+def test_as_testbed_runs_writes_every_difference_that_has_a_way_to_agree():
+    """``as_testbed_runs``: after its overrides the mapping lists only what the simulator has no
+    setting for (the receive buffer's autotuning, the rate limiter's frames, a buffer in
+    bytes) and the jitter it keeps; each field it writes has the value the test bed runs."""
+    from pathpool import load_scenario
+
+    sc = _scenario(scheduler="minrtt", start_jitter="100ms")
+    ov = mapping.as_testbed_runs(sc)
+    assert "~flows.0.scheduler" in ov and 'flows.0.reading="linux"' in ov
+    got = load_scenario(sc, ov)
+    left = {d.field for d in map_scenario(got).differences}
+    assert left == {"flows[0].rcv_buffer", "flows[1].rcv_buffer", "links[0].rate", "links[1].rate",
+                    "links[1].buffer", "flows[0].start_jitter", "flows[0].send_jitter"}, left
+    m, t = got.spec["flows"]
+    assert (m["scheduler"], m["send_buffer"], m["slow_start_after_idle"], m["recovery"]) == (
+        "linux", "linux", True, "linux")
+    assert (m["option_bytes"], t["option_bytes"]) == (24, 0)   # DSS on the MPTCP subflows only
+    assert m["delayed_ack"] is False and t["delayed_ack"] is False   # quickack on the bed: per segment
+    # The start and send jitter stay as written (the flow's default 0.5 ms, the TCP's 0): the
+    # simulator's stand-in for the hosts' own timing noise.
+    assert m["start_jitter_s"] == pytest.approx(0.1)
+    assert m["send_jitter_s"] == pytest.approx(0.0005) and t["send_jitter_s"] == 0
+    # The bed's delayed ACKs (true or "linux" written) are the kernel's: "linux" in the simulator.
+    d = _scenario(delayed_ack=True)
+    d["flows"][1]["delayed_ack"] = True
+    assert [f["delayed_ack"] for f in load_scenario(d, mapping.as_testbed_runs(d)).spec["flows"]] == [
+        "linux", "linux"]

@@ -135,6 +135,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="linux/both: off (default, what the cached kernel runs did): every kernel flow starts at "
                    "its scenario start; scenario: each flow also offset by the start jitter the simulator draws "
                    "for that seed (own cache entries)")
+    p.add_argument("--agreement-reading", choices=["linux", "scenario"], default="linux",
+                   help="both: the simulator runs the agreement table compares with the kernel's: linux (default: "
+                   "the kernel's experiments again in the simulator as the test bed runs them, upstream Linux's "
+                   "MPTCP scheduler, send buffers, restart after idle and recovery, DSS option bytes; the "
+                   "report's own columns kept as rows of reading scenario) or scenario (the "
+                   "report's own simulator columns only)")
     p.add_argument("--kernel-max-duration", type=positive_float, default=None, metavar="S",
                    help="linux: cap on one kernel run in seconds (default 300; downloads still running count "
                    "as incomplete, as in the simulator)")
@@ -201,7 +207,8 @@ def _main(args: argparse.Namespace) -> int:
             kernel = KernelOptions(beds=args.beds, max_duration_s=args.kernel_max_duration,
                                    repetitions=args.kernel_seeds, xs=args.kernel_x,
                                    start_jitter=args.kernel_start_jitter, max_repetitions=args.kernel_max_seeds,
-                                   stage_only=args.kernel_stage_only, cache_only=args.kernel_cache_only)
+                                   stage_only=args.kernel_stage_only, cache_only=args.kernel_cache_only,
+                                   agreement=args.agreement_reading)
             outcome = reproduce([args.paper], seeds=repetitions, out=out_dir, workers=args.jobs, dask=args.dask,
                                 force=args.force, options=options, progress=tick, backend=args.backend,
                                 only=args.only, ci_target=args.ci_target, max_seeds=args.max_seeds, kernel=kernel)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from pathlib import Path
 
 import pandas as pd
@@ -149,6 +150,14 @@ def with_kernel(sim: pd.DataFrame, kernel: pd.DataFrame) -> pd.DataFrame:
     out["linux_n"] = out["linux_n"].fillna(0).astype(int)
     out["linux_verdict"] = out["linux_verdict"].fillna("not run on the kernel")
     return out
+
+
+def agreements(sims: Sequence[tuple[str, pd.DataFrame]], kernel: pd.DataFrame) -> pd.DataFrame:
+    """:func:`agreement` for each (simulator reading, simulator summary) in ``sims``, stacked in
+    that order with the reading in a first column ``sim_reading``."""
+    parts = [agreement(sim, kernel).assign(sim_reading=reading) for reading, sim in sims]
+    df = pd.concat(parts, ignore_index=True) if parts else agreement(pd.DataFrame(), kernel).assign(sim_reading="")
+    return df[["sim_reading", *[c for c in df.columns if c != "sim_reading"]]]
 
 
 def agreement(sim: pd.DataFrame, kernel: pd.DataFrame) -> pd.DataFrame:

@@ -30,7 +30,8 @@ from pathpool.reproduce.verdict import summarise
 from pathpool.sim.scenario import override
 from pathpool.sweep import Job, run_sweep
 
-__all__ = ["TRACE", "Outcome", "kernel_repetitions_needed", "reproduce", "seeds_needed", "stein_count", "trace_jobs"]
+__all__ = ["AGREEMENT_READINGS", "TRACE", "KernelOptions", "Outcome", "kernel_repetitions_needed", "reproduce",
+           "seeds_needed", "simulate_as_testbed", "stein_count", "trace_jobs"]
 
 #: Tag of the time-series runs that explain the findings (not a published experiment).
 TRACE = "rsf/trace"
@@ -41,6 +42,15 @@ SECOND_STAGE_CHUNK = 500
 
 #: ``--backend`` values.
 BACKENDS = ("sim", "linux", "both")
+
+#: ``--agreement-reading`` (:attr:`KernelOptions.agreement`): the simulator runs the agreement
+#: table compares with the kernel's, and what each means (the report prints the chosen one).
+AGREEMENT_READINGS: dict[str, str] = {
+    "linux": "the simulator under its Linux reading, each scenario written as the test bed runs it "
+             "(upstream Linux's MPTCP scheduler, send buffers, restart after idle, RACK-TLP and PRR, the "
+             "24-byte DSS option; the scenario's start and send jitter kept)",
+    "scenario": "the simulator as the report's own columns run it (the scenario files and the readings above)",
+}
 
 
 @dataclasses.dataclass
@@ -55,7 +65,9 @@ class KernelSide:
         ``experiment, algorithm, reason``: what the test bed cannot express.
     agreement : DataFrame
         Simulator vs kernel per (experiment, algorithm, x, metric) when both ran
-        (:func:`pathpool.reproduce.compare.agreement`); empty otherwise.
+        (:func:`pathpool.reproduce.compare.agreement`), column ``sim_reading`` naming the
+        simulator runs of each row (:data:`AGREEMENT_READINGS`; the chosen reading's rows
+        first); empty otherwise.
     wall_s : float
         Wall time of the kernel runs (cached ones included at ~0).
     jobs : int
@@ -80,6 +92,11 @@ class KernelSide:
     start_jitter: str = "off"
     first_seeds: int = 0
     more_seeds: dict[str, int] = dataclasses.field(default_factory=dict)
+    #: The simulator runs beside the kernel's under the agreement reading ``linux`` (their
+    #: ``flows``/``subflows``/``links`` tables; empty under ``scenario``).
+    beside_tables: dict[str, pd.DataFrame] = dataclasses.field(default_factory=dict)
+    #: :attr:`KernelOptions.agreement`.
+    agreement_reading: str = "scenario"
 
 
 @dataclasses.dataclass
@@ -193,6 +210,14 @@ class KernelOptions:
     cache_only : bool
         Take every kernel run from the cache and run none: if one is missing, raise before any
         run (assembling a report from the cache under the shared kernel lock).
+    agreement : {"linux", "scenario"}
+        ``backend = "both"``: the simulator runs the agreement table sets beside the kernel's
+        (:data:`AGREEMENT_READINGS`). ``linux`` (default): the kernel's experiments run once more
+        in the simulator as the test bed runs them (:func:`pathpool.kernel.mapping.as_testbed_runs`:
+        upstream Linux's MPTCP scheduler, send buffers, restart after idle and recovery, the DSS
+        option bytes), same seeds as the simulator's first stage; the
+        table also keeps the report's own simulator columns as rows of reading ``scenario``.
+        ``scenario``: only those (the scenario files as the papers' columns read them).
     """
 
     beds: int | None = None
@@ -203,6 +228,12 @@ class KernelOptions:
     max_repetitions: int | Sequence[int] | None = None
     stage_only: Sequence[str] | None = None
     cache_only: bool = False
+    agreement: str = "linux"
+
+    def __post_init__(self) -> None:
+        if self.agreement not in AGREEMENT_READINGS:
+            raise ValueError(f"agreement = {self.agreement!r} is not allowed (allowed: "
+                             f"{', '.join(AGREEMENT_READINGS)})")
 
 
 def reproduce(
@@ -324,6 +355,13 @@ def reproduce(
             tables, per_run, jobs, more_seeds = _simulate(
                 experiments, jobs, seed_list, out, options, force=force, workers=workers, dask=dask,
                 progress=progress, n_kernel=n_k, ci_target=ci_target, max_seeds=max_seeds)
+        beside = None
+        if use_sim and planned is not None and kernel.agreement == "linux":
+            cells = [(kj.job.tags["experiment"], kj.job.tags["run_algorithm"], kj.job.tags["x"]) for kj in planned[0]]
+            beside = simulate_as_testbed(experiments, cells, seed_list, out, options, force=force,
+                                      workers=workers, dask=dask,
+                                      progress=(lambda d, t: progress(len(jobs) + d, len(jobs) + t + n_k))
+                                      if progress else None)
         t_sim = time.perf_counter() - t0
         ks = None
         if planned is not None:
@@ -339,7 +377,10 @@ def reproduce(
             tables, per_run, summary, comparison, claims = ks.tables, ks.per_run, ks.summary, ks.comparison, ks.claims
         if use_sim and ks is not None:
             comparison = cmp.with_kernel(comparison, ks.comparison)
-            ks.agreement = cmp.agreement(summary, ks.summary)
+            tables_beside, summary_beside = beside if beside is not None else ({}, None)
+            ks.beside_tables, ks.agreement_reading = tables_beside, kernel.agreement
+            ks.agreement = cmp.agreements([(kernel.agreement, summary_beside), ("scenario", summary)]
+                                          if summary_beside is not None else [("scenario", summary)], ks.summary)
         timing = {"jobs": len(jobs) if use_sim else ks.jobs if ks else 0, "simulate_s": t_sim, "total_s": math.nan,
                   "kernel_jobs": ks.jobs if ks else 0, "kernel_s": ks.wall_s if ks else 0.0}
         outcome = Outcome(experiments, tables, per_run, summary, comparison, claims, seed_list, options, timing,
@@ -382,6 +423,36 @@ def _simulate(experiments: Sequence[Experiment], jobs: list[Job], seed_list: lis
     for t2 in kept:
         tables = _merge_tables(tables, t2)
     return tables, per_run, jobs + jobs2, more_seeds
+
+
+def simulate_as_testbed(experiments: Sequence[Experiment], cells: Sequence[tuple[str, str, float]],
+                        seed_list: Sequence[int], out: Path, options: Options, *, force: bool = False,
+                        workers: int | None = None, dask: str | None = None,
+                        progress: Callable[[int, int], Any] | None = None
+                        ) -> tuple[dict[str, pd.DataFrame], pd.DataFrame]:
+    """The simulator beside the kernel (agreement reading ``linux``): each cell (experiment key,
+    algorithm, x) at ``seed_list``, its scenario with :func:`pathpool.kernel.mapping.as_testbed_runs`
+    applied (``start_jitter`` as :attr:`KernelOptions.start_jitter`), cached under ``out/cache``.
+    Returns their tables (without the series) and their summary."""
+    from pathpool.kernel.mapping import as_testbed_runs
+    from pathpool.sim.scenario import load_scenario
+
+    # NaN (an unswept experiment's x) never equals NaN: one NaN object makes equal cells one key.
+    cells = list(dict.fromkeys((k, a, math.nan if math.isnan(x) else float(x)) for k, a, x in cells))
+    by_key = {e.key: e for e in experiments}
+    jobs: list[Job] = []
+    for key, alg, x in cells:
+        e = by_key[key]
+        sc = e.scenario(alg, x, options)
+        sc = load_scenario(sc, as_testbed_runs(sc))
+        jobs.extend(Job(sc, int(s), e.tags(alg, x)) for s in seed_list)
+    if not jobs:
+        return {}, summarise(metrics.compute({}, [], options))
+    tables = run_sweep(jobs, cache_dir=out / "cache", force=force, workers=workers, dask=dask, progress=progress)
+    exps = [by_key[k] for k in dict.fromkeys(c[0] for c in cells)]
+    per_run = metrics.compute(tables, exps, options)
+    tables.pop("series", None)
+    return tables, summarise(per_run)
 
 
 def _write_results(outcome: Outcome, report: bool, t0: float) -> None:
