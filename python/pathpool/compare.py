@@ -286,13 +286,15 @@ def command(a: argparse.Namespace) -> int:
         if not a.scenario:
             return fail("give SCENARIO, or --sim DIR and --linux DIR", 2)
         from pathpool.kernel.loader import KernelError
-        from pathpool.kernel.mapping import map_scenario
+        from pathpool.kernel.mapping import as_testbed_runs, map_scenario
         from pathpool.kernel.run import jittered, run_linux, seed_plan
         from pathpool.sim.runner import run
         from pathpool.sim.scenario import load_scenario
 
         try:
             sc = load_scenario(a.scenario)
+            if a.as_testbed:   # the same test-bed plan; the simulator then reads it as the bed runs
+                sc = load_scenario(sc, as_testbed_runs(sc))
             plan = map_scenario(sc, max_duration_s=a.max_duration)
             seeds = list(a.seeds or list(sc.seeds))[: a.linux_runs]
             seeds += [max(seeds, default=0) + 1 + k for k in range(a.linux_runs - len(seeds))]

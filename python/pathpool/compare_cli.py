@@ -31,6 +31,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--linux", metavar="DIR", help="Linux backend results (instead of SCENARIO)")
     p.add_argument("--seeds", type=seeds_arg, metavar="LIST",
                    help="simulator seeds, e.g. 1,2,5-8 (default: the scenario's)")
+    p.add_argument("--as-testbed", action="store_true",
+                   help="run SCENARIO on both as the test bed runs it (reading = \"linux\", the bed's receiver, "
+                   "the DSS option on MPTCP subflows; pathpool.kernel.mapping.as_testbed_runs): the warnings "
+                   "then name only what the simulator has no setting for")
     p.add_argument("--linux-runs", type=positive_int, default=1, metavar="N", help="test-bed runs (default 1)")
     p.add_argument("--max-duration", type=positive_float, default=10.0, metavar="S",
                    help="both backends run min(scenario duration, S) seconds (default 10)")

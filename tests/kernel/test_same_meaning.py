@@ -164,3 +164,27 @@ def test_as_testbed_runs_writes_every_difference_that_has_a_way_to_agree():
     d["flows"][1]["delayed_ack"] = True
     assert [f["delayed_ack"] for f in load_scenario(d, mapping.as_testbed_runs(d)).spec["flows"]] == [
         "linux", "linux"]
+
+
+def test_as_testbed_runs_leaves_the_test_bed_plan_as_it_was():
+    """The overrides change only how the simulator reads a scenario: for every shipped scenario
+    the test bed can run, the plan (paths, flows, algorithms, tunables, ACK policy) is the same
+    with and without them, so ``compare --as-testbed`` and reproduce's agreement reading compare
+    with the same kernel runs (and the kernel cache keys do not move)."""
+    from pathpool import load_scenario
+    from pathpool.data import scenarios_dir
+
+    checked = 0
+    for path in sorted(scenarios_dir().rglob("*.toml")):
+        try:
+            sc = load_scenario(path)
+            before = map_scenario(sc).describe()
+        except ScenarioError:   # a rate-control scenario file, or one the test bed cannot run
+            continue
+        after = map_scenario(load_scenario(sc, mapping.as_testbed_runs(sc))).describe()
+        for d in (before, after):
+            d.pop("notes", None)
+            d.pop("differences", None)
+        assert after == before, path.name
+        checked += 1
+    assert checked >= 15, checked
