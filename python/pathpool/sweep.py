@@ -58,8 +58,11 @@ class Job:
     tags: dict = dataclasses.field(default_factory=dict)
 
     def key(self) -> str:
-        """Content hash of the run: same scenario + seed + pathpool version -> same key."""
+        """Content hash of the run: same scenario + seed + pathpool version + engine -> same key.
+        The engine is ``pathpool._core.engine_id``, a hash of the simulator's and the algorithms'
+        sources, so a cache never answers with runs of another simulator build."""
         from pathpool import __version__
+        from pathpool._core import engine_id
 
         # A validated scenario is the text it runs, byte for byte (Rust renders overrides). Its
         # first line only names where it was loaded from (an absolute path when it comes from
@@ -67,7 +70,7 @@ class Job:
         # virtual environment moved; the rendering below it carries every override.
         scenario = _without_origin(self.scenario) if isinstance(self.scenario, Scenario) else self.scenario
         text = json.dumps(
-            {"scenario": scenario, "seed": self.seed, "version": __version__},
+            {"scenario": scenario, "seed": self.seed, "version": __version__, "engine": engine_id},
             sort_keys=True,
             separators=(",", ":"),
             default=str,

@@ -406,3 +406,19 @@ def test_sliced_run_equals_one_uninterrupted_run(tiny_dict):
         assert {k: v for k, v in sliced["stats"].items() if k != "wall_s"} == {
             k: v for k, v in whole["stats"].items() if k != "wall_s"
         }
+
+
+def test_the_cache_key_names_the_simulator_build(monkeypatch):
+    """A cache of simulator runs never answers for another simulator build with the same
+    version number: the key hashes ``pathpool._core.engine_id`` (a hash of the simulator's and
+    the algorithms' sources made at build time) beside the scenario, the seed and the version."""
+    import pathpool._core as core
+    from pathpool.sim.scenario import load_scenario
+    from pathpool.sweep import Job
+
+    assert len(core.engine_id) == 16 and int(core.engine_id, 16) >= 0
+    job = Job(load_scenario("examples/two_paths"), 1, {})
+    before = job.key()
+    assert job.key() == before
+    monkeypatch.setattr(core, "engine_id", "0" * 16)
+    assert job.key() != before

@@ -775,6 +775,8 @@ fn _panic_for_test(py: Python<'_>, message: String) -> PyResult<()> {
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    // A hash of the simulator's and the algorithms' sources (build.rs): part of every cache key.
+    m.add("engine_id", env!("PATHPOOL_ENGINE_ID"))?;
     m.add_function(wrap_pyfunction!(algorithms, m)?)?;
     m.add_function(wrap_pyfunction!(validate_scenario, m)?)?;
     m.add_function(wrap_pyfunction!(run_scenario, m)?)?;

@@ -256,7 +256,7 @@ pub const FIELDS: &[Field] = &[
         "linux: what upstream Linux (6.18) does, as the defaults of scheduler (linux), send_buffer (linux), recovery (linux), slow_start_after_idle (true) and delayed_ack (linux); a field written beside it still wins. default: the fields' own defaults",
         ["\"linux\""], ["\"kernel\""]),
     field!("flows", "send_buffer", "string", "no", "unlimited", a::SEND_BUFFER, WIN,
-        "unlimited = the application always has data and nothing bounds what is queued; linux = Linux's send buffers: each subflow's grows as tcp_sndbuf_expand says (2 x max(10, cwnd) segments of 4,352 bytes at a 1,448-byte MSS, at most 4 MiB), never shrinks; an MPTCP connection's is 4,096 plus its subflows'; freed on (DATA_)ACK; the writer blocks when full and wakes with a third free; with scheduler = linux a subflow with a full buffer takes no more",
+        "unlimited = the application always has data and nothing bounds what is queued; linux = Linux's send buffers: each subflow's grows as tcp_sndbuf_expand says (2 x max(10, cwnd) segments of 2,304 bytes at a 1,448-byte MSS, as the test bed's kernel charges them, at most 4 MiB), never shrinks; an MPTCP connection's is 4,096 plus its subflows'; freed on (DATA_)ACK; the writer blocks when full and wakes with a third free; with scheduler = linux a subflow with a full buffer takes no more",
         [], ["\"auto\""]),
     field!("flows", "app", "string", "no", "bulk", a::APP, ALL,
         "bulk: always has data from start to stop; file: size bytes, completion time recorded",

@@ -37,12 +37,21 @@ pub const RTO_MIN: Nanos = 200_000_000;
 /// writer's (`mptcp_rtx_head` is the oldest fragment; fragments are carved from 32 KB pages).
 pub const RTX_FRAG: u64 = 32_768;
 
-/// What `tcp_sndbuf_expand` charges per segment: the worst case of one skb per segment, its
-/// head a power-of-two allocation holding the largest segment (`mss_clamp`: the MSS option,
-/// `mss` + 12 bytes of timestamps), `MAX_TCP_HEADER` (320 on x86-64) and the aligned
-/// `skb_shared_info` (320), plus the aligned `sk_buff` itself (256). 4,352 for a 1,448-byte MSS.
+/// `MAX_TCP_HEADER` of the test bed's kernel: `128 + MAX_HEADER`, with `MAX_HEADER` =
+/// `LL_MAX_HEADER` = 32 (no tunnel, Hyper-V or WLAN link layers configured). Measured, not
+/// assumed: its subflows' `sk_sndbuf` (`ss -tmi`, `tb`) were all 2 x n x 2,304 bytes (46,080 at
+/// establishment, 179,712 after a window of 39), so `roundup_pow_of_two(1,460 + MAX_TCP_HEADER +
+/// 320)` is 2,048. Kernels built with tunnels (`MAX_HEADER` + 48) or larger link-layer headers
+/// reach 4,096 there and charge 4,352 bytes per segment: about twice the buffer.
+const MAX_TCP_HEADER: u64 = 160;
+
+/// What `tcp_sndbuf_expand` (net/ipv4/tcp_input.c, Linux 6.18) charges per segment: the worst
+/// case of one skb per segment, its head a power-of-two allocation holding the largest segment
+/// (`mss_clamp`: the MSS option, `mss` + 12 bytes of timestamps), [`MAX_TCP_HEADER`] and the
+/// aligned `skb_shared_info` (320 on x86-64), plus the aligned `sk_buff` itself (256): 2,304 for
+/// a 1,448-byte MSS.
 pub fn per_mss_truesize(mss: u32) -> u64 {
-    (u64::from(mss) + 12 + 320 + 320).next_power_of_two() + 256
+    (u64::from(mss) + 12 + MAX_TCP_HEADER + 320).next_power_of_two() + 256
 }
 
 /// `tcp_sndbuf_expand`: room for twice `max(TCP_INIT_CWND, cwnd, reordering + 1)` such
@@ -369,13 +378,13 @@ mod tests {
         }
     }
 
-    /// The first write pass, worked by hand. The connection's buffer is 4,096 + 2 * 87,040 =
-    /// 178,176 B: the writer writes 124 segments of 1,448 B (123 are 178,104 B, still below)
-    /// and blocks. Both subflows hold nothing (linger 0): the first takes a burst, 46 segments
-    /// (45 are 65,160 B, short of 65,428), and sends its window of 10; then the second (linger
-    /// 0) the same. Then the first again (its pacing rate is twice the second's: RTT 20 ms
-    /// against 40 ms), until its memory is full: 60 segments are 86,880 B < 87,040, 61 are
-    /// not, so 15 more. Then the first is still the lowest linger but full: nothing more.
+    /// The first write pass, worked by hand. The connection's buffer is 4,096 + 2 * 46,080 =
+    /// 96,256 B: the writer writes 67 segments of 1,448 B (66 are 95,568 B, still below) and
+    /// blocks. Both subflows hold nothing (linger 0): the first takes a burst until its memory
+    /// is full, 32 segments (31 are 44,888 B < 46,080, 32 are not; the burst's 65,428 B would
+    /// allow 46), and sends its window of 10; then the second (linger 0) the same. Then the
+    /// first has the lowest linger (its pacing rate is twice the second's: RTT 20 ms against
+    /// 40 ms) but is full: nothing more, three written segments left unassigned.
     #[test]
     fn the_first_pass_queues_bursts_until_the_buffers_are_full() {
         let sc = Scenario::from_toml_str(&TWO.replace("LOSS_B", ""), "<test>").unwrap();
@@ -385,17 +394,17 @@ mod tests {
         let q = c.sq.as_deref().unwrap();
         assert_eq!(q.subs[0].handshake_rtt, 20_000_000);
         assert_eq!(q.subs[1].handshake_rtt, 40_000_000);
-        assert_eq!(q.sndbuf, 178_176);
-        assert_eq!((q.write_end, q.writer_blocked), (124, true));
-        assert_eq!((c.snd[0].snd_nxt, q.subs[0].queue.len()), (10, 51));
-        assert_eq!((c.snd[1].snd_nxt, q.subs[1].queue.len()), (10, 36));
-        assert_eq!(c.next_dsn, 46 + 46 + 15);
-        // The queues hold consecutive bursts: the first 0..46 and 92..107, the second 46..92.
+        assert_eq!(q.sndbuf, 96_256);
+        assert_eq!((q.write_end, q.writer_blocked), (67, true));
+        assert_eq!((c.snd[0].snd_nxt, q.subs[0].queue.len()), (10, 22));
+        assert_eq!((c.snd[1].snd_nxt, q.subs[1].queue.len()), (10, 22));
+        assert_eq!(c.next_dsn, 64);
+        // The queues hold consecutive bursts: the first 0..32, the second 32..64.
         let q0: Vec<u64> = q.subs[0].queue.iter().copied().collect();
-        let want: Vec<u64> = (10..46).chain(92..107).collect();
+        let want: Vec<u64> = (10..32).collect();
         assert_eq!(q0, want);
-        assert_eq!(q.subs[1].queue.front(), Some(&56));
-        assert_eq!(q.subs[1].queue.back(), Some(&91));
+        assert_eq!(q.subs[1].queue.front(), Some(&42));
+        assert_eq!(q.subs[1].queue.back(), Some(&63));
     }
 
     /// Path b loses everything. What was queued on its subflow stays there (its own timeouts
@@ -449,7 +458,7 @@ mod tests {
             let c = conn(&mut sim);
             let q = c.sq.as_deref().unwrap();
             for s in &q.subs {
-                assert!(s.sndbuf >= 87_040 && s.sndbuf % 8_704 == 0, "{}", s.sndbuf);
+                assert!(s.sndbuf >= 46_080 && s.sndbuf % 4_608 == 0, "{}", s.sndbuf);
             }
             assert_eq!(
                 q.sndbuf,
@@ -469,17 +478,17 @@ mod tests {
 
     #[test]
     fn truesize_and_sndbuf_follow_tcp_sndbuf_expand() {
-        // 1448 + 12 + 640 = 2100 -> 4096, + 256.
-        assert_eq!(per_mss_truesize(1448), 4352);
-        // 1424 (DSS) still rounds to 4096: mss_clamp is the MSS option, options aside.
-        assert_eq!(per_mss_truesize(1424), 4352);
-        // 9000 + 652 = 9652 -> 16384, + 256.
+        // 1448 + 12 + 160 + 320 = 1940 -> 2048, + 256.
+        assert_eq!(per_mss_truesize(1448), 2304);
+        // 1424 (DSS) still rounds to 2048: mss_clamp is the MSS option, options aside.
+        assert_eq!(per_mss_truesize(1424), 2304);
+        // 9000 + 492 = 9492 -> 16384, + 256.
         assert_eq!(per_mss_truesize(9000), 16_640);
-        // At establishment: 2 * 10 * 4352.
-        assert_eq!(sndbuf_for(1, 1448), 87_040);
-        assert_eq!(sndbuf_for(10, 1448), 87_040);
-        // cwnd 37: 2 * 37 * 4352 = 322,048.
-        assert_eq!(sndbuf_for(37, 1448), 322_048);
+        // At establishment: 2 * 10 * 2304, the test bed's subflows' `tb` (ss -tmi).
+        assert_eq!(sndbuf_for(1, 1448), 46_080);
+        assert_eq!(sndbuf_for(10, 1448), 46_080);
+        // cwnd 39: 2 * 39 * 2304 = 179,712, another `tb` seen on the test bed.
+        assert_eq!(sndbuf_for(39, 1448), 179_712);
         // Capped at tcp_wmem[2].
         assert_eq!(sndbuf_for(1000, 1448), 4_194_304);
     }
@@ -487,20 +496,20 @@ mod tests {
     #[test]
     fn buffers_grow_only_with_room_in_the_window_and_never_shrink() {
         let mut q = SendQ::new(true, true, 1448, &[10_000_000, 10_000_000], false);
-        assert_eq!(q.sndbuf, 4096 + 2 * 87_040);
+        assert_eq!(q.sndbuf, 4096 + 2 * 46_080);
         // A full window: no growth.
         q.expand(0, 40, 40);
-        assert_eq!(q.subs[0].sndbuf, 87_040);
-        // Room: 2 * 40 * 4352 = 348,160; the connection's follows.
+        assert_eq!(q.subs[0].sndbuf, 46_080);
+        // Room: 2 * 40 * 2304 = 184,320; the connection's follows.
         q.expand(0, 40, 39);
-        assert_eq!(q.subs[0].sndbuf, 348_160);
-        assert_eq!(q.sndbuf, 4096 + 348_160 + 87_040);
+        assert_eq!(q.subs[0].sndbuf, 184_320);
+        assert_eq!(q.sndbuf, 4096 + 184_320 + 46_080);
         // A smaller window later never shrinks it.
         q.expand(0, 12, 0);
-        assert_eq!(q.subs[0].sndbuf, 348_160);
+        assert_eq!(q.subs[0].sndbuf, 184_320);
         // A single-path socket's buffer is its own.
         let t = SendQ::new(false, true, 1448, &[1], true);
-        assert_eq!(t.sndbuf, 87_040);
+        assert_eq!(t.sndbuf, 46_080);
     }
 
     #[test]
