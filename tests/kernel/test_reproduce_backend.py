@@ -15,6 +15,7 @@ import textwrap
 import time
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from pathpool.kernel import loader
 from pathpool.kernel.testbed import _alive, _run, wait_gone
@@ -125,6 +126,9 @@ def test_agreement_table_from_real_runs(outcome):
     assert "agreement reading `linux`" in page
     res = outcome.out / "results"
     assert (res / "agreement.csv").exists() and (res / "linux_comparison.parquet").exists()
+    # The simulator's runs beside the kernel's (as the test bed runs the scenario), kept for diagnostics.
+    beside = pd.read_parquet(res / "as_testbed_flows.parquet")
+    assert len(beside) == 2 * 2 * 2 and set(beside["run_algorithm"]) == {"lia", "tcp"}
 
 
 def test_kernel_runs_are_cached(outcome):

@@ -143,7 +143,8 @@ def trace_jobs(experiments: Sequence[Experiment], seed: int, options: Options) -
 #: Stems of the tables ``reproduce`` writes to ``results/`` (plus ``series_seed<N>``).
 RESULT_TABLES: tuple[str, ...] = ("per_run", "summary", "comparison", "claims", "flows", "subflows", "links", "series",
                                   "linux_per_run", "linux_summary", "linux_comparison", "linux_claims",
-                                  "linux_flows", "linux_subflows", "linux_skipped", "agreement")
+                                  "linux_flows", "linux_subflows", "linux_skipped", "agreement", "as_testbed_flows",
+                                  "as_testbed_subflows")
 
 
 def _results_entry(p: Path) -> bool:
@@ -474,6 +475,10 @@ def _write_results(outcome: Outcome, report: bool, t0: float) -> None:
                              ("subflows", ks.tables.get("subflows", pd.DataFrame()))):
                 write_table(df, res, f"linux_{name}")
             write_table(ks.agreement, res, "agreement")
+            # The simulator's runs beside the kernel's (agreement reading linux), for diagnostics.
+            for name in ("flows", "subflows"):
+                if name in ks.beside_tables:
+                    write_table(ks.beside_tables[name], res, f"as_testbed_{name}")
         if ks is not None:
             write_table(ks.skipped, res, "linux_skipped")
         if len(tables.get("series", ())):
