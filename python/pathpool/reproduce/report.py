@@ -499,8 +499,11 @@ def write_report(outcome) -> None:
              "and PDF. `cache/`: one folder per run, reused unless `--force`.")
     if outcome.kernel is not None:
         files += (" Kernel: `results/linux_skipped` (what the test bed cannot run)"
-                  + (", linux_per_run, linux_summary, linux_comparison, linux_claims, linux_flows, linux_subflows "
-                     "and agreement" if backend == "both" else "")
+                  + (", linux_per_run, linux_summary, linux_comparison, linux_claims, linux_flows, linux_subflows, "
+                     "agreement (column sim_reading: which simulator runs each row compares with)"
+                     + (" and the simulator's runs beside the kernel's, as_testbed_flows and as_testbed_subflows"
+                        if outcome.kernel.agreement_reading == "linux" else "")
+                     if backend == "both" else "")
                   + "; `cache-linux/<kernel release>/`: one folder per kernel run.")
     sections.append(("Files", "", files, _md_to_html(files)))
     refs = "\n".join(f"- **{cite}**: {text}" for cite, text in REFERENCES)

@@ -348,9 +348,11 @@ def reproduce(
             planned = kb.plan_jobs([j for j in base_jobs if j.seed in kseeds and (
                 kx is None or math.isnan(j.tags["x"]) or j.tags["x"] in kx)], options.ack_reading,
                                    kernel_max_s, kernel.start_jitter)
-        # One progress count over both engines: simulator runs first, then kernel runs.
+        # One progress count over both engines: simulator runs first, then the simulator's runs
+        # beside the kernel's (agreement reading linux), then kernel runs.
         n_k = len(planned[0]) if planned else 0
-        k_progress = (lambda d, t: progress(len(jobs) + d, len(jobs) + t)) if progress else None
+        n_beside = 0
+        k_progress = (lambda d, t: progress(len(jobs) + n_beside + d, len(jobs) + n_beside + t)) if progress else None
         tables, per_run, more_seeds = {}, None, {}
         if use_sim:
             tables, per_run, jobs, more_seeds = _simulate(
@@ -359,6 +361,7 @@ def reproduce(
         beside = None
         if use_sim and planned is not None and kernel.agreement == "linux":
             cells = [(kj.job.tags["experiment"], kj.job.tags["run_algorithm"], kj.job.tags["x"]) for kj in planned[0]]
+            n_beside = len({(k, a, repr(x)) for k, a, x in cells}) * len(seed_list)
             beside = simulate_as_testbed(experiments, cells, seed_list, out, options, force=force,
                                       workers=workers, dask=dask,
                                       progress=(lambda d, t: progress(len(jobs) + d, len(jobs) + t + n_k))
