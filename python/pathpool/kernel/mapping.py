@@ -760,14 +760,11 @@ def as_testbed_runs(scenario: Any) -> list[str]:
     ['~flows.0.scheduler', 'flows.0.reading="linux"', 'flows.0.delayed_ack=false',
      'flows.0.option_bytes=24']
     """
-    from pathpool.sim.scenario import load_scenario, override
+    from pathpool.sim.scenario import flow_entries, load_scenario, override
 
     sc = load_scenario(scenario)
     out: list[str] = []
-    first: dict[int, dict] = {}
-    for fl in sc.spec["flows"]:
-        first.setdefault(fl["index"], fl)
-    for i, fl in sorted(first.items()):
+    for i, fl in flow_entries(sc.spec):
         if fl["kind"] == "rate":
             continue
         at = f"flows.{i}"

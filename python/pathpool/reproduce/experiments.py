@@ -38,7 +38,14 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from pathpool.sim.scenario import DEFAULTS, Scenario, load_scenario, override, quantity
+from pathpool.sim.scenario import (
+    DEFAULTS,
+    Scenario,
+    flow_entries,
+    load_scenario,
+    override,
+    quantity,
+)
 from pathpool.sweep import Job
 
 __all__ = [
@@ -225,7 +232,7 @@ class Experiment:
         out: list[str] = []
         chosen = set(self.spec.get("flows", []))
         params = self.spec.get("params", {})
-        for i, fl in _entries(self.base.spec):
+        for i, fl in flow_entries(self.base.spec):
             if _entry_name(self.base.spec, i) not in chosen:
                 continue
             at = f"flows.{i}"
@@ -266,14 +273,6 @@ class Experiment:
                 sc = self.scenario(alg, x, options)
                 out.extend(Job(sc, int(s), self.tags(alg, x)) for s in seeds)
         return out
-
-
-def _entries(spec: dict) -> list[tuple[int, dict]]:
-    """Each ``[[flows]]`` entry of a validated scenario as (index, its first expanded flow)."""
-    first: dict[int, dict] = {}
-    for fl in spec["flows"]:
-        first.setdefault(fl["index"], fl)
-    return sorted(first.items())
 
 
 def _entry_name(spec: dict, index: int) -> str:
@@ -317,21 +316,21 @@ def _readings(spec: dict, paper: str, o: Options) -> list[str]:
             if "access" in p["links"]:
                 out.append(override(f"paths.{i}.links", [n for n in p["links"] if n != "access"]))
     if o.ack_reading != "quickack":  # quickack: the files' own setting, an ACK per segment
-        for i, fl in _entries(spec):
+        for i, fl in flow_entries(spec):
             if fl["kind"] != "rate":
                 counting = "bytes" if o.ack_reading == "linux" else _counting(fl, paper, o.ack_reading)
                 out += [override(f"flows.{i}.delayed_ack", True), override(f"flows.{i}.counting", counting)]
     if o.recovery_reading != "rfc6675":  # rfc6675: the files' own setting
-        for i, fl in _entries(spec):
+        for i, fl in flow_entries(spec):
             if fl["kind"] != "rate":
                 out.append(override(f"flows.{i}.recovery", o.recovery_reading))
     if o.time_scale != 1.0:
         out.append(override("duration", spec["duration_s"] * o.time_scale))
-        for i, fl in _entries(spec):
+        for i, fl in flow_entries(spec):
             out += [override(f"flows.{i}.{k}", fl[f"{k}_s"] * o.time_scale) for k in ("start", "stop")
                     if k in fl["written"]]
     if o.size_scale != 1.0:
-        for i, fl in _entries(spec):
+        for i, fl in flow_entries(spec):
             if "size" in fl["written"]:
                 out.append(override(f"flows.{i}.size", max(DEFAULTS["mss"], int(fl["size_bytes"] * o.size_scale))))
     return out

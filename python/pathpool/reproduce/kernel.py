@@ -98,13 +98,12 @@ def kernel_scenario(scenario: Any, ack_reading: str) -> Any:
     (the mapping gives per-segment ACKs unless a flow's ``delayed_ack`` is ``true`` or
     ``"linux"``, as the simulator does; writing the policy keeps a cached job's meaning whatever that default is):
     ``quickack`` adds ``flows.N.delayed_ack=false`` overrides, validated by Rust like every other."""
-    from pathpool.reproduce.experiments import _entries
-    from pathpool.sim.scenario import load_scenario, override
+    from pathpool.sim.scenario import flow_entries, load_scenario, override
 
     sc = load_scenario(scenario)
     if ack_reading != "quickack":
         return sc
-    ov = [override(f"flows.{i}.delayed_ack", False) for i, fl in _entries(sc.spec) if fl["kind"] != "rate"]
+    ov = [override(f"flows.{i}.delayed_ack", False) for i, fl in flow_entries(sc.spec) if fl["kind"] != "rate"]
     return load_scenario(sc, ov) if ov else sc
 
 

@@ -28,7 +28,8 @@ from pathpool import _core
 from pathpool.errors import ScenarioError
 
 __all__ = [
-    "DEFAULTS", "EXTENSIONS", "RATE_CONTROLLERS", "Scenario", "ScenarioLike", "load_scenario", "override", "quantity",
+    "DEFAULTS", "EXTENSIONS", "RATE_CONTROLLERS", "Scenario", "ScenarioLike", "flow_entries", "load_scenario", "override",
+    "quantity",
 ]
 
 DICT_ORIGIN = "<dict>"
@@ -266,6 +267,16 @@ def _override_list(overrides: str | Sequence[str] | None) -> list[str]:
         if not isinstance(o, str):
             raise TypeError(f"overrides[{i}] = {o!r} is not a string; give FIELD=VALUE, e.g. 'duration=5s'")
     return out
+
+
+def flow_entries(spec: dict) -> list[tuple[int, dict]]:
+    """Each ``[[flows]]`` entry of a validated scenario's ``spec`` as (its index, its first
+    expanded flow): ``count = n`` expands an entry into n flows, and overrides address the entry
+    (``flows.INDEX.FIELD``)."""
+    first: dict[int, dict] = {}
+    for fl in spec["flows"]:
+        first.setdefault(fl["index"], fl)
+    return sorted(first.items())
 
 
 def override(field: str, value: Any) -> str:
