@@ -70,3 +70,14 @@ def test_the_agreement_reading_is_checked():
     assert KernelOptions().agreement == "linux"
     with pytest.raises(ValueError, match="agreement = 'kernel' is not allowed.*linux, scenario"):
         KernelOptions(agreement="kernel")
+
+
+def test_testbed_time_is_each_runs_last_flow_end_summed():
+    from pathpool.reproduce.report import _testbed_hours
+
+    flows = pd.DataFrame({"experiment": ["e", "e", "e", "f"], "run_algorithm": ["lia", "lia", "lia", "tcp"],
+                          "x": [math.nan, math.nan, math.nan, 4.0], "seed": [1, 1, 2, 1],
+                          "end_s": [10.0, 30.0, 50.0, 3600.0]})
+    # Runs: (e, lia, 1) ends at 30 s, (e, lia, 2) at 50 s, (f, tcp, 4, 1) at 3600 s.
+    assert _testbed_hours(flows) == pytest.approx((30 + 50 + 3600) / 3600)
+    assert _testbed_hours(None) == 0.0 and _testbed_hours(flows.iloc[0:0]) == 0.0

@@ -287,7 +287,8 @@ KERNEL_METHOD = (
     "controls (single-path Reno flows: the kernel's own `reno`). File downloads write the file and end when every "
     "byte is acknowledged; throughput = file size / time from the receiver's accept to its last byte. ACK reading "
     "`{reading}`: {ack}. {jobs} kernel runs ({n} repetitions each; the seed only labels a repetition: the kernel is "
-    "not seeded), {wall:.1f} min of wall time. What the kernel does that the simulator does not model even "
+    "not seeded), {bed_h:.1f} h of test-bed time (the runs' lengths; {wall:.1f} min of wall time for this "
+    "report, cached runs included at ~0). What the kernel does that the simulator does not model even "
     "under its Linux reading: receive-window autotuning, the MPTCP path manager opening the second subflow one "
     "handshake after the first, segments cut short at fragment and window edges (the report's own simulator "
     "columns, the papers' reading, also leave out upstream Linux's MPTCP scheduler, send buffers, restart after "
@@ -306,6 +307,15 @@ KERNEL_JITTER = {
                 "starts at the simulator's start for its seed, the scenario's `start` plus the jitter Rust draws "
                 "for that seed)",
 }
+
+
+def _testbed_hours(flows: pd.DataFrame | None) -> float:
+    """Hours of test-bed time of the kernel runs in ``flows``: each run's last flow end (seconds
+    from the run's start), summed."""
+    if flows is None or not len(flows):
+        return 0.0
+    runs = flows.groupby(["experiment", "run_algorithm", "x", "seed"], dropna=False)["end_s"].max()
+    return float(runs.sum()) / 3600
 
 
 def _kernel_reps(k) -> str:
@@ -357,6 +367,7 @@ def kernel_sections(outcome) -> list[tuple[str, str, str, str]]:
     if k is None:
         return out
     method = KERNEL_METHOD.format(reading=outcome.options.ack_reading, jitter=KERNEL_JITTER[k.start_jitter],
+                                  bed_h=_testbed_hours(k.tables.get("flows")),
                                   ack=KERNEL_ACKS[outcome.options.ack_reading], jobs=k.jobs, wall=k.wall_s / 60,
                                   n=_kernel_reps(k))
     out.append(("Method: the kernel backend", "", method, _md_to_html(method)))
