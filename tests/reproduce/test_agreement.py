@@ -81,3 +81,10 @@ def test_testbed_time_is_each_runs_last_flow_end_summed():
     # Runs: (e, lia, 1) ends at 30 s, (e, lia, 2) at 50 s, (f, tcp, 4, 1) at 3600 s.
     assert _testbed_hours(flows) == pytest.approx((30 + 50 + 3600) / 3600)
     assert _testbed_hours(None) == 0.0 and _testbed_hours(flows.iloc[0:0]) == 0.0
+    # A table that does not say when its flows ended: unknown, and the text gives the wall time only.
+    from pathpool.reproduce.report import _kernel_time
+
+    assert math.isnan(_testbed_hours(flows.drop(columns="end_s")))
+    assert _kernel_time(math.nan, 12.0) == "0.2 min of wall time"
+    assert _kernel_time(9.62, 12.0) == ("9.6 h of test-bed time (the runs' lengths; 0.2 min of wall time for this "
+                                        "report, cached runs included at ~0)")

@@ -287,8 +287,7 @@ KERNEL_METHOD = (
     "controls (single-path Reno flows: the kernel's own `reno`). File downloads write the file and end when every "
     "byte is acknowledged; throughput = file size / time from the receiver's accept to its last byte. ACK reading "
     "`{reading}`: {ack}. {jobs} kernel runs ({n} repetitions each; the seed only labels a repetition: the kernel is "
-    "not seeded), {bed_h:.1f} h of test-bed time (the runs' lengths; {wall:.1f} min of wall time for this "
-    "report, cached runs included at ~0). What the kernel does that the simulator does not model even "
+    "not seeded), {time}. What the kernel does that the simulator does not model even "
     "under its Linux reading: receive-window autotuning, the MPTCP path manager opening the second subflow one "
     "handshake after the first, segments cut short at fragment and window edges (the report's own simulator "
     "columns, the papers' reading, also leave out upstream Linux's MPTCP scheduler, send buffers, restart after "
@@ -309,13 +308,27 @@ KERNEL_JITTER = {
 }
 
 
+#: The columns that identify a kernel run in its tables, and its flows' end (s from its start).
+_RUN_KEY = ["experiment", "run_algorithm", "x", "seed"]
+
+
 def _testbed_hours(flows: pd.DataFrame | None) -> float:
     """Hours of test-bed time of the kernel runs in ``flows``: each run's last flow end (seconds
-    from the run's start), summed."""
+    from the run's start), summed; NaN when the table does not say (no such columns)."""
     if flows is None or not len(flows):
         return 0.0
-    runs = flows.groupby(["experiment", "run_algorithm", "x", "seed"], dropna=False)["end_s"].max()
-    return float(runs.sum()) / 3600
+    if not {*_RUN_KEY, "end_s"} <= set(flows.columns):
+        return math.nan
+    return float(flows.groupby(_RUN_KEY, dropna=False)["end_s"].max().sum()) / 3600
+
+
+def _kernel_time(bed_h: float, wall_s: float) -> str:
+    """The kernel runs' time in words: their test-bed time when known, and this report's wall
+    time (cached runs count at ~0 there)."""
+    wall = f"{wall_s / 60:.1f} min of wall time"
+    if math.isnan(bed_h):
+        return wall
+    return f"{bed_h:.1f} h of test-bed time (the runs' lengths; {wall} for this report, cached runs included at ~0)"
 
 
 def _kernel_reps(k) -> str:
@@ -367,8 +380,8 @@ def kernel_sections(outcome) -> list[tuple[str, str, str, str]]:
     if k is None:
         return out
     method = KERNEL_METHOD.format(reading=outcome.options.ack_reading, jitter=KERNEL_JITTER[k.start_jitter],
-                                  bed_h=_testbed_hours(k.tables.get("flows")),
-                                  ack=KERNEL_ACKS[outcome.options.ack_reading], jobs=k.jobs, wall=k.wall_s / 60,
+                                  time=_kernel_time(_testbed_hours(k.tables.get("flows")), k.wall_s),
+                                  ack=KERNEL_ACKS[outcome.options.ack_reading], jobs=k.jobs,
                                   n=_kernel_reps(k))
     out.append(("Method: the kernel backend", "", method, _md_to_html(method)))
     from pathpool.reproduce.runner import AGREEMENT_READINGS
