@@ -436,7 +436,7 @@ def simulate_as_testbed(experiments: Sequence[Experiment], cells: Sequence[tuple
                         ) -> tuple[dict[str, pd.DataFrame], pd.DataFrame]:
     """The simulator beside the kernel (agreement reading ``linux``): each cell (experiment key,
     algorithm, x) at ``seed_list``, its scenario with :func:`pathpool.kernel.mapping.as_testbed_runs`
-    applied (``start_jitter`` as :attr:`KernelOptions.start_jitter`), cached under ``out/cache``.
+    applied (the scenario's start and send jitter kept), cached under ``out/cache``.
     Returns their tables (without the series) and their summary."""
     from pathpool.kernel.mapping import as_testbed_runs
     from pathpool.sim.scenario import load_scenario
