@@ -340,7 +340,9 @@ fn secs(ns: u64) -> f64 {
 /// The validated scenario as plain Python data: SI units (seconds, bit/s, bytes), defaults
 /// filled, names instead of indices, `count` expanded. `pathpool.sim.scenario` documents it.
 fn spec_dict<'py>(py: Python<'py>, sc: &Scenario) -> PyResult<Bound<'py, PyDict>> {
-    use pathpool_sim::config::{AckRoute, App, DelayedAck, Recovery, Scheduler, SendBuffer};
+    use pathpool_sim::config::{
+        AckRoute, App, DelayedAck, Joins, Recovery, Scheduler, SendBuffer, Writer,
+    };
     use pathpool_sim::link::Buffer;
     let d = PyDict::new(py);
     d.set_item("name", &sc.name)?;
@@ -448,6 +450,19 @@ fn spec_dict<'py>(py: Python<'py>, sc: &Scenario) -> PyResult<Bound<'py, PyDict>
                 SendBuffer::Linux => "linux",
             },
         )?;
+        let (writer, write_size) = match f.writer {
+            Writer::Blocking => ("blocking", None),
+            Writer::Poll { chunk } => ("poll", Some(chunk)),
+        };
+        x.set_item("writer", writer)?;
+        x.set_item(
+            "joins",
+            match f.joins {
+                Joins::Together => "together",
+                Joins::Linux => "linux",
+            },
+        )?;
+        x.set_item("write_size_bytes", write_size)?;
         let (app, size) = match f.app {
             App::Bulk => ("bulk", None),
             App::File(b) => ("file", Some(b)),

@@ -166,6 +166,9 @@ impl World {
                     Endpoint::Conn(c) => c.on_stop(),
                     Endpoint::Rate(r) => r.on_stop(),
                 },
+                Ev::Join(e, i) => {
+                    conn_of(&mut self.endpoints, e).on_join(net, segs, e as usize, i as usize)
+                }
                 Ev::Rto(e, i) => {
                     conn_of(&mut self.endpoints, e).on_rto_event(net, segs, e as usize, i as usize)
                 }

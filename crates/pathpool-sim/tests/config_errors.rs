@@ -573,3 +573,36 @@ fn an_override_of_a_missing_element_names_the_indices_that_exist() {
         e.message
     );
 }
+
+#[test]
+fn a_poll_writer_needs_linux_send_buffers_and_its_size_needs_a_poll_writer() {
+    use pathpool_sim::config::Writer;
+    let sc = Scenario::from_toml_str(
+        &flow_with("send_buffer = \"linux\"\nwriter = \"poll\"\nwrite_size = \"8KiB\""),
+        "ok.toml",
+    )
+    .unwrap();
+    assert_eq!(sc.flows[0].writer, Writer::Poll { chunk: 8192 });
+    // The reading switches the send buffers on; the size defaults to the test bed's 64 KiB.
+    let sc = Scenario::from_toml_str(
+        &flow_with("reading = \"linux\"\nwriter = \"poll\""),
+        "ok.toml",
+    )
+    .unwrap();
+    assert_eq!(sc.flows[0].writer, Writer::Poll { chunk: 65_536 });
+    let sc = Scenario::from_toml_str(GOOD, "ok.toml").unwrap();
+    assert_eq!(sc.flows[0].writer, Writer::Blocking);
+    let e = err(&flow_with("writer = \"poll\""));
+    assert_eq!(e.field, "flows[0].writer", "{e}");
+    assert!(e.message.contains("needs send_buffer = \"linux\""), "{e}");
+    assert_eq!(e.allowed.as_deref(), Some("blocking, poll"));
+    let e = err(&flow_with("send_buffer = \"linux\"\nwrite_size = 1000"));
+    assert_eq!(e.field, "flows[0].write_size", "{e}");
+    assert!(e.message.contains("only to writer = \"poll\""), "{e}");
+    let e = err(&flow_with("send_buffer = \"linux\"\nwriter = \"select\""));
+    assert_eq!(
+        (e.field.as_str(), e.line),
+        ("flows[0].writer", Some(17)),
+        "{e}"
+    );
+}

@@ -51,6 +51,10 @@ pub const MAX_FILE_BYTES: u64 = 1_000_000_000_000;
 /// Largest link buffer: 10^6 packets, or 1.5 * 10^9 bytes.
 pub const MAX_BUFFER_PACKETS: u64 = 1_000_000;
 pub const MAX_BUFFER_BYTES: u64 = 1_500_000_000;
+/// A poll-driven writer's bytes per `send()` call by default: the test bed's sender's 64 KiB.
+pub const DEFAULT_WRITE_SIZE: u64 = 64 * 1024;
+/// Largest `write_size`: 64 MiB (far beyond any send buffer, which `tcp_wmem[2]` caps at 4 MiB).
+pub const MAX_WRITE_SIZE: u64 = 64 << 20;
 /// Largest receive buffer: 1 GiB.
 pub const MAX_RCV_BUFFER: u64 = 1 << 30;
 /// Shortest non-zero metrics interval: 1 us (the memory budget usually binds first).

@@ -9,15 +9,15 @@ use crate::time::Nanos;
 
 use super::check::{
     bytes_in, param_value, Ctx, DEFAULT_DEADLINE, DEFAULT_FEEDBACK_INTERVAL, DEFAULT_MSS,
-    DEFAULT_RCV_BUFFER, DEFAULT_SEND_JITTER, MAX_DELAY, MAX_FILE_BYTES, MAX_FLOWS,
-    MAX_OPTION_BYTES, MAX_RCV_BUFFER, MAX_SUBFLOWS, MAX_TIME,
+    DEFAULT_RCV_BUFFER, DEFAULT_SEND_JITTER, DEFAULT_WRITE_SIZE, MAX_DELAY, MAX_FILE_BYTES,
+    MAX_FLOWS, MAX_OPTION_BYTES, MAX_RCV_BUFFER, MAX_SUBFLOWS, MAX_TIME, MAX_WRITE_SIZE,
 };
 use super::network::Names;
 use super::raw::{Quantity, RawFlow};
 use super::schema::allowed as a;
 use super::{
-    AckRoute, App, ConfigError, DelayedAck, FlowKind, FlowSpec, LinkSpec, PathSpec, RateSpec,
-    Recovery, Scheduler, SendBuffer,
+    AckRoute, App, ConfigError, DelayedAck, FlowKind, FlowSpec, Joins, LinkSpec, PathSpec,
+    RateSpec, Recovery, Scheduler, SendBuffer, Writer,
 };
 
 /// Every flow, `count` expanded; for each the index of its `[[flows]]` entry; for each entry
@@ -99,7 +99,7 @@ type Flows = (Vec<FlowSpec>, Vec<usize>, Vec<Vec<&'static str>>);
 /// The optional fields a `[[flows]]` entry writes, in file-format order: for callers to whom
 /// "written" differs from "left at its default" (the Linux test bed's ACK policy).
 fn written(fl: &RawFlow) -> Vec<&'static str> {
-    let present: [(&'static str, bool); 27] = [
+    let present: [(&'static str, bool); 30] = [
         ("path", fl.path.is_some()),
         ("paths", fl.paths.is_some()),
         ("algorithm", fl.algorithm.is_some()),
@@ -107,6 +107,9 @@ fn written(fl: &RawFlow) -> Vec<&'static str> {
         ("counting", fl.counting.is_some()),
         ("scheduler", fl.scheduler.is_some()),
         ("send_buffer", fl.send_buffer.is_some()),
+        ("writer", fl.writer.is_some()),
+        ("write_size", fl.write_size.is_some()),
+        ("joins", fl.joins.is_some()),
         ("reading", fl.reading.is_some()),
         ("app", fl.app.is_some()),
         ("size", fl.size.is_some()),
@@ -169,6 +172,8 @@ fn flow(
     let linux = reading(ctx, i, fl)?;
     let scheduler = scheduler(ctx, i, fl, linux)?;
     let send_buffer = send_buffer(ctx, i, fl, linux)?;
+    let writer = writer(ctx, i, fl, send_buffer)?;
+    let joins = joins(ctx, i, fl, linux)?;
     let app = app(ctx, i, fl)?;
     let (start, stop, start_jitter, send_jitter) = times(ctx, i, fl)?;
     let count = count(ctx, i, fl)?;
@@ -185,6 +190,8 @@ fn flow(
             counting,
             scheduler,
             send_buffer,
+            writer,
+            joins,
             app,
             start,
             stop,
@@ -492,6 +499,61 @@ fn send_buffer(ctx: &Ctx, i: usize, fl: &RawFlow, linux: bool) -> Result<SendBuf
     )
 }
 
+/// `writer` and `write_size`: a poll-driven writer needs Linux's send buffers (without them
+/// nothing bounds what is queued and the two writers are the same).
+fn writer(
+    ctx: &Ctx,
+    i: usize,
+    fl: &RawFlow,
+    send_buffer: SendBuffer,
+) -> Result<Writer, ConfigError> {
+    let f = |k: &str| field(i, k);
+    let poll = match fl.writer.as_ref().map(|s| (s.get_ref().as_str(), s.span())) {
+        None | Some(("blocking", _)) => false,
+        Some(("poll", sp)) => {
+            if send_buffer != SendBuffer::Linux {
+                return Err(ctx.err(
+                    Some(sp),
+                    f("writer"),
+                    "writer = \"poll\" needs send_buffer = \"linux\" (or reading = \"linux\"): without send buffers nothing is ever queued",
+                    Some(a::WRITER),
+                ));
+            }
+            true
+        }
+        Some((other, sp)) => {
+            return Err(ctx.err(
+                Some(sp),
+                f("writer"),
+                format!("unknown writer {other:?}"),
+                Some(a::WRITER),
+            ))
+        }
+    };
+    let chunk = match &fl.write_size {
+        None => DEFAULT_WRITE_SIZE,
+        Some(v) if !poll => {
+            return Err(ctx.err(
+                Some(v.span()),
+                f("write_size"),
+                "write_size applies only to writer = \"poll\"",
+                Some(a::WRITE_SIZE),
+            ))
+        }
+        Some(v) => ctx.q(
+            v,
+            &f("write_size"),
+            |q| bytes_in(q, 1, MAX_WRITE_SIZE),
+            a::WRITE_SIZE,
+        )?,
+    };
+    Ok(if poll {
+        Writer::Poll { chunk }
+    } else {
+        Writer::Blocking
+    })
+}
+
 /// `app` and `size`.
 fn app(ctx: &Ctx, i: usize, fl: &RawFlow) -> Result<App, ConfigError> {
     let f = |k: &str| field(i, k);
@@ -662,6 +724,25 @@ fn delayed_ack(ctx: &Ctx, i: usize, fl: &RawFlow, linux: bool) -> Result<Delayed
     }
 }
 
+/// `joins`.
+fn joins(ctx: &Ctx, i: usize, fl: &RawFlow, linux: bool) -> Result<Joins, ConfigError> {
+    Ok(
+        match fl.joins.as_ref().map(|s| (s.get_ref().as_str(), s.span())) {
+            None if linux => Joins::Linux,
+            None | Some(("together", _)) => Joins::Together,
+            Some(("linux", _)) => Joins::Linux,
+            Some((other, sp)) => {
+                return Err(ctx.err(
+                    Some(sp),
+                    field(i, "joins"),
+                    format!("unknown joins {other:?}"),
+                    Some(a::JOINS),
+                ))
+            }
+        },
+    )
+}
+
 /// `recovery`.
 fn recovery(ctx: &Ctx, i: usize, fl: &RawFlow, linux: bool) -> Result<Recovery, ConfigError> {
     let f = |k: &str| field(i, k);
@@ -701,12 +782,15 @@ fn check_kind_fields(ctx: &Ctx, fl: &RawFlow, kind: FlowKind, i: usize) -> Resul
         ),
         ("controller", fl.controller.as_ref().map(|v| v.span())),
     ];
-    let window_only: [(&str, Option<Range<usize>>); 12] = [
+    let window_only: [(&str, Option<Range<usize>>); 15] = [
         ("algorithm", fl.algorithm.as_ref().map(|v| v.span())),
         ("params", fl.params.as_ref().map(|v| v.span())),
         ("counting", fl.counting.as_ref().map(|v| v.span())),
         ("scheduler", fl.scheduler.as_ref().map(|v| v.span())),
         ("send_buffer", fl.send_buffer.as_ref().map(|v| v.span())),
+        ("writer", fl.writer.as_ref().map(|v| v.span())),
+        ("write_size", fl.write_size.as_ref().map(|v| v.span())),
+        ("joins", fl.joins.as_ref().map(|v| v.span())),
         ("reading", fl.reading.as_ref().map(|v| v.span())),
         ("size", fl.size.as_ref().map(|v| v.span())),
         ("option_bytes", fl.option_bytes.as_ref().map(|v| v.span())),

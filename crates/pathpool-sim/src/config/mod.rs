@@ -131,6 +131,36 @@ pub enum SendBuffer {
     Linux,
 }
 
+/// How the application writes into its send buffer (the `writer` and `write_size` fields;
+/// only with `send_buffer = "linux"`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Writer {
+    /// Blocking `send()` calls: the writer fills the buffer, then sleeps in
+    /// `sk_stream_wait_memory` until the free space is at least half of what is queued.
+    #[default]
+    Blocking,
+    /// A non-blocking writer driven by select/poll/epoll (iperf3, the test bed's sender): one
+    /// `send()` of `chunk` bytes each time the socket polls writable (`sk_stream_is_writeable`).
+    Poll {
+        /// Bytes per `send()` call.
+        chunk: u64,
+    },
+}
+
+/// When an MPTCP connection's further subflows start (the `joins` field).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Joins {
+    /// Every subflow starts with the connection.
+    #[default]
+    Together,
+    /// Linux 6.18: the in-kernel path manager opens the further subflows once the connection
+    /// is fully established (the first subflow's first ACK with a DSS option back:
+    /// `check_fully_established`, `mptcp_pm_fully_established`); each carries data once its
+    /// MP_JOIN handshake has ended with the peer's fourth ACK (`mptcp_subflow_active`): two
+    /// round trips of its own path.
+    Linux,
+}
+
 /// When a TCP/MPTCP receiver ACKs (the `delayed_ack` field).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum DelayedAck {
@@ -210,6 +240,8 @@ pub struct FlowSpec {
     pub counting: Counting,
     pub scheduler: Scheduler,
     pub send_buffer: SendBuffer,
+    pub writer: Writer,
+    pub joins: Joins,
     pub app: App,
     pub start: Nanos,
     pub stop: Option<Nanos>,

@@ -108,6 +108,12 @@ pub(super) struct RawFlow {
     #[serde(default)]
     pub(super) send_buffer: Option<Spanned<String>>,
     #[serde(default)]
+    pub(super) writer: Option<Spanned<String>>,
+    #[serde(default)]
+    pub(super) write_size: Option<Spanned<Quantity>>,
+    #[serde(default)]
+    pub(super) joins: Option<Spanned<String>>,
+    #[serde(default)]
     pub(super) reading: Option<Spanned<String>>,
     #[serde(default)]
     pub(super) app: Option<Spanned<String>>,

@@ -29,6 +29,9 @@ pub mod allowed {
     pub const KIND: &str = "tcp, mptcp, rate";
     pub const SCHEDULER: &str = "minrtt, roundrobin, linux";
     pub const SEND_BUFFER: &str = "unlimited, linux";
+    pub const WRITER: &str = "blocking, poll";
+    pub const JOINS: &str = "together, linux";
+    pub const WRITE_SIZE: &str = "a size from 1 byte to 64 MiB, e.g. \"64KiB\"";
     pub const READING: &str = "default, linux";
     pub const RECOVERY: &str = "rfc6675, linux";
     pub const DELAYED_ACK: &str = "true, false, \"linux\"";
@@ -253,11 +256,20 @@ pub const FIELDS: &[Field] = &[
         "MPTCP scheduler: minrtt = lowest smoothed RTT with room in cwnd, one segment at a time (the out-of-tree Linux MPTCP v0.9x default, what the papers' kernels ran); roundrobin; linux = upstream Linux's default (6.18 mptcp_subflow_get_send): lowest linger time (queued bytes over pacing rate), bursts of up to 65,428 bytes queued on that subflow until its window lets them out, only a connection-level timeout re-sends elsewhere",
         [], ["\"random\""]),
     field!("flows", "reading", "string", "no", "default", a::READING, WIN,
-        "linux: what upstream Linux (6.18) does, as the defaults of scheduler (linux), send_buffer (linux), recovery (linux), slow_start_after_idle (true) and delayed_ack (linux); a field written beside it still wins. default: the fields' own defaults",
+        "linux: what upstream Linux (6.18) does, as the defaults of scheduler (linux), send_buffer (linux), recovery (linux), slow_start_after_idle (true), delayed_ack (linux) and joins (linux); a field written beside it still wins. default: the fields' own defaults",
         ["\"linux\""], ["\"kernel\""]),
     field!("flows", "send_buffer", "string", "no", "unlimited", a::SEND_BUFFER, WIN,
         "unlimited = the application always has data and nothing bounds what is queued; linux = Linux's send buffers: each subflow's grows as tcp_sndbuf_expand says (2 x max(10, cwnd) segments of 2,304 bytes at a 1,448-byte MSS, as the test bed's kernel charges them, at most 4 MiB), never shrinks; an MPTCP connection's is 4,096 plus its subflows'; freed on (DATA_)ACK; the writer blocks when full and wakes with a third free; with scheduler = linux a subflow with a full buffer takes no more",
         [], ["\"auto\""]),
+    field!("flows", "writer", "string", "no", "blocking", a::WRITER, WIN,
+        "how the application writes (with send_buffer = \"linux\"): blocking = blocking send() calls (Linux's sk_stream_wait_memory): fills the buffer, then waits until the free space is at least half of what is queued; poll = a non-blocking writer driven by select/poll/epoll, as iperf3 and the test bed's sender: one send() of write_size bytes each time the socket polls writable (sk_stream_is_writeable: free space at least half of what is queued), so the queued data stays near two thirds of the buffer",
+        ["\"poll\""], ["\"async\""]),
+    field!("flows", "write_size", "size", "no", "\"64KiB\"", a::WRITE_SIZE, WIN,
+        "writer = \"poll\": bytes per send() call (the test bed's sender writes 64 KiB, 8 KiB for a flow with a stop time)",
+        ["1", "\"64MiB\""], ["0", "67108865"]),
+    field!("flows", "joins", "string", "no", "together", a::JOINS, WIN,
+        "when an MPTCP connection's further subflows start: together = all with the first; linux = as Linux 6.18's in-kernel path manager and MP_JOIN (measured on the test bed): once the first subflow gets its first ACK back, each further subflow carries data two round trips of its own path later (SYN and SYN/ACK, then ACK and the fourth ACK; propagation delays only)",
+        ["\"linux\""], ["\"later\""]),
     field!("flows", "app", "string", "no", "bulk", a::APP, ALL,
         "bulk: always has data from start to stop; file: size bytes, completion time recorded",
         [], ["\"video\""]),
@@ -386,6 +398,12 @@ rates = [100]
                 let (i, mut pre) = if rate { (1, vec![]) } else { (0, vec![]) };
                 if f.name == "size" {
                     pre.push("flows.0.app=\"file\"".into());
+                }
+                if f.name == "writer" || f.name == "write_size" {
+                    pre.push("flows.0.send_buffer=\"linux\"".into());
+                }
+                if f.name == "write_size" {
+                    pre.push("flows.0.writer=\"poll\"".into());
                 }
                 (
                     pre,

@@ -125,6 +125,14 @@ impl Conn {
         let (ts, owd, cum_ack, data_ack) = (p.ts, p.owd(), p.cum_ack(), p.data_ack());
         let sacks = net.pool.sacks(pid);
         let conn = &mut *self;
+        if i == 0 {
+            // The connection is fully established: the path manager starts the joins.
+            if let Some(after) = conn.join_after.take() {
+                for (j, d) in after.iter().enumerate().skip(1) {
+                    net.q.push(now + d, Ev::Join(c as u32, j as u16));
+                }
+            }
+        }
         conn.data_una = conn.data_una.max(data_ack);
         // The receiver's window edge when it sent this ACK (`DataReceiver::window_edge`).
         conn.rwnd_edge = conn.rwnd_edge.max(data_ack + conn.data.cap);

@@ -37,8 +37,8 @@ use std::collections::VecDeque;
 use pathpool_cc::{Ack, Controller, Subflow};
 
 use crate::config::{
-    AckRoute, App, DelayedAck, FlowKind, FlowSpec, Recovery, Scenario, Scheduler as SchedulerKind,
-    SendBuffer,
+    AckRoute, App, DelayedAck, FlowKind, FlowSpec, Joins, Recovery, Scenario,
+    Scheduler as SchedulerKind, SendBuffer, Writer,
 };
 use crate::error::SimError;
 use crate::net::event::{Ev, EventQueue};
@@ -99,6 +99,9 @@ pub struct Conn {
     /// `slow_start_after_idle`.
     pub idle_restart: bool,
     pub started: bool,
+    /// `joins = "linux"`: until the first subflow's first ACK, how long each further
+    /// subflow's MP_JOIN handshake takes (two round trips of its path; 0 for the first).
+    pub join_after: Option<Box<[Nanos]>>,
     /// The application still offers new data.
     pub open: bool,
     // --- read by construction, timers, sampling and output ---
@@ -149,12 +152,21 @@ impl Conn {
             App::File(size) => file_segs(size, seg),
         };
         let tag_key = rng.next_u64();
+        // With Linux's joins the further subflows take part (in the scheduler and in the
+        // controller's coupled sums) only once their handshake is over.
+        let joins_later = f.joins == Joins::Linux && f.kind == FlowKind::Mptcp && k > 1;
         Ok(Conn {
             name: f.name.clone(),
             kind: f.kind,
             algorithm: f.algorithm.clone(),
             ctrl,
-            views: (0..k).map(|_| Subflow::new(seg)).collect(),
+            views: (0..k)
+                .map(|j| {
+                    let mut v = Subflow::new(seg);
+                    v.active = j == 0 || !joins_later;
+                    v
+                })
+                .collect(),
             snd: f
                 .paths
                 .iter()
@@ -185,13 +197,17 @@ impl Conn {
             sq: (f.scheduler == SchedulerKind::Linux || f.send_buffer == SendBuffer::Linux).then(
                 || {
                     let rtts: Vec<Nanos> = f.paths.iter().map(|&p| handshake_rtt(sc, p)).collect();
-                    Box::new(SendQ::new(
+                    let mut q = SendQ::new(
                         f.scheduler == SchedulerKind::Linux,
                         f.send_buffer == SendBuffer::Linux,
                         f.mss,
                         &rtts,
                         f.kind == FlowKind::Tcp,
-                    ))
+                    );
+                    if let Writer::Poll { chunk } = f.writer {
+                        q.poll_chunk = Some(chunk);
+                    }
+                    Box::new(q)
                 },
             ),
             delayed_ack: f.delayed_ack,
@@ -203,6 +219,8 @@ impl Conn {
             start,
             stop: f.stop,
             started: false,
+            join_after: joins_later
+                .then(|| f.paths.iter().map(|&p| 2 * handshake_rtt(sc, p)).collect()),
             open: false,
             next_dsn: 0,
             data_una: 0,

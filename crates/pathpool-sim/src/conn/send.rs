@@ -26,6 +26,16 @@ impl Conn {
         self.try_send(net, segs, c);
     }
 
+    /// Subflow `i`'s MP_JOIN handshake is over (`joins = "linux"`): it joins the scheduler and
+    /// the controller's coupled sums with its initial window.
+    pub(crate) fn on_join(&mut self, net: &mut Net, segs: &mut SegPool, c: usize, i: usize) {
+        self.views[i].active = true;
+        self.snd[i].cwnd_since = net.now;
+        if self.started {
+            self.try_send(net, segs, c);
+        }
+    }
+
     /// The application stops offering new data; what is in flight still gets delivered.
     pub(crate) fn on_stop(&mut self) {
         let conn = &mut *self;

@@ -119,6 +119,12 @@ pub struct SendQ {
     pub write_end: u64,
     /// The writer waits for memory (`sk_stream_wait_memory`).
     pub writer_blocked: bool,
+    /// `writer = "poll"`: bytes per `send()` call (`None`: a blocking writer).
+    pub poll_chunk: Option<u64>,
+    /// A poll-driven writer's bytes written: its calls end anywhere in a segment, and
+    /// `write_end` counts only the whole segments (Nagle holds the tail back while data is in
+    /// flight, which it always is while the writer has to wait).
+    pub write_bytes: u64,
     /// The connection's `sk_sndbuf`, bytes.
     pub sndbuf: u64,
     /// The connection-level retransmission timer's deadline (0: not pending) and the time of
@@ -163,6 +169,8 @@ impl SendQ {
             buffers,
             write_end: 0,
             writer_blocked: false,
+            poll_chunk: None,
+            write_bytes: 0,
             sndbuf: 0,
             rtx_deadline: 0,
             rtx_event: crate::net::NO_EVENT,
@@ -216,6 +224,9 @@ impl SendQ {
             self.write_end = total_segs;
             return;
         }
+        if let Some(chunk) = self.poll_chunk {
+            return self.write_polled(data_una, total_segs, mss, chunk);
+        }
         let queued = |end: u64| (end - data_una) * u64::from(mss);
         if self.writer_blocked {
             let q = queued(self.write_end);
@@ -228,6 +239,31 @@ impl SendQ {
             self.write_end += 1;
         }
         self.writer_blocked = self.write_end < total_segs;
+    }
+
+    /// The poll-driven writer (`writer = "poll"`): while the socket polls writable
+    /// (`sk_stream_is_writeable`: free space at least half the queued memory; `mptcp_poll`
+    /// and `tcp_poll` ask the same), one non-blocking `send()` of `chunk` bytes, of which
+    /// `mptcp_sendmsg` copies what the buffer has room for. The queued memory therefore stays
+    /// within a chunk above two thirds of the buffer, where a blocking writer fills it.
+    fn write_polled(&mut self, data_una: u64, total_segs: u64, mss: u32, chunk: u64) {
+        let seg = u64::from(mss);
+        let cap = total_segs.saturating_mul(seg);
+        // Everything below the DATA_ACK was written (a whole segment's worth at least).
+        self.write_bytes = self.write_bytes.max(data_una * seg);
+        while self.write_bytes < cap {
+            let queued = self.write_bytes - data_una * seg;
+            let free = self.sndbuf.saturating_sub(queued);
+            if free == 0 || free < queued / 2 {
+                break;
+            }
+            self.write_bytes = (self.write_bytes + chunk.min(free)).min(cap);
+        }
+        self.write_end = if self.write_bytes >= cap {
+            total_segs
+        } else {
+            self.write_bytes / seg
+        };
     }
 }
 
@@ -407,6 +443,38 @@ mod tests {
         assert_eq!(q.subs[1].queue.back(), Some(&63));
     }
 
+    /// `joins = "linux"`, worked by hand: the first segment (1,500 B at 10 Mbit/s: 1.2 ms)
+    /// reaches the receiver at 11.2 ms and its ACK (no link on the way back) returns at
+    /// 21.2 ms; the second subflow's MP_JOIN handshake then takes two of its 40 ms round trips.
+    /// Until 101.2 ms it sends nothing and is outside the coupled sums; from then on it is a
+    /// subflow like the first, and its initial window goes out with the next data written.
+    /// With `joins = "together"` both send at 0.
+    #[test]
+    fn a_joined_subflow_starts_two_of_its_round_trips_after_the_first_ack() {
+        let text = TWO.replace("LOSS_B", "").replace(
+            "send_jitter = 0",
+            "send_jitter = 0\n        joins = \"linux\"",
+        );
+        let sc = Scenario::from_toml_str(&text, "<test>").unwrap();
+        let mut sim = Simulation::new(&sc, 1).unwrap();
+        sim.run_until(101_199_999);
+        let c = conn(&mut sim);
+        assert!(!c.views[1].active && c.snd[1].snd_nxt == 0);
+        assert!(c.snd[0].snd_nxt > 10, "the first subflow sends alone");
+        sim.run_until(101_200_000);
+        assert!(conn(&mut sim).views[1].active);
+        // It takes its first burst once the writer has new data: here the blocked writer
+        // wakes (a third of the buffer free) between 105 and 150 ms.
+        sim.run_until(105_000_000);
+        assert!(conn(&mut sim).sq.as_deref().unwrap().writer_blocked);
+        sim.run_until(150_000_000);
+        assert!(conn(&mut sim).snd[1].snd_nxt >= 10);
+        let sc = Scenario::from_toml_str(&TWO.replace("LOSS_B", ""), "<test>").unwrap();
+        let mut sim = Simulation::new(&sc, 1).unwrap();
+        sim.run_until(1);
+        assert_eq!(conn(&mut sim).snd[1].snd_nxt, 10);
+    }
+
     /// Path b loses everything. What was queued on its subflow stays there (its own timeouts
     /// move nothing); only the connection-level timer re-sends the oldest unacknowledged data,
     /// on the subflow with nothing outstanding, so the connection still makes progress, and
@@ -550,6 +618,46 @@ mod tests {
         let mut u = SendQ::new(true, false, 1000, &[1, 1], false);
         u.write(0, 7, 1000);
         assert_eq!(u.write_end, 7);
+    }
+
+    #[test]
+    fn a_poll_writer_writes_a_chunk_while_the_socket_polls_writable() {
+        let polled = |chunk: u64| {
+            let mut q = SendQ::new(true, true, 1000, &[1, 1], false);
+            q.sndbuf = 10_000;
+            q.poll_chunk = Some(chunk);
+            q
+        };
+        let mut q = polled(2_500);
+        // 0 queued: writable; 2,500 (7,500 free >= 1,250) and 5,000 (5,000 >= 2,500): again;
+        // 7,500 (2,500 < 3,750): no longer. 7,500 bytes: 7 whole segments, where a blocking
+        // writer fills all 10.
+        q.write(0, u64::MAX, 1000);
+        assert_eq!(
+            (q.write_bytes, q.write_end, q.writer_blocked),
+            (7_500, 7, false)
+        );
+        // 2 acknowledged: 5,500 queued, 4,500 free >= 2,750: one chunk to 10,000 bytes
+        // (8,000 queued, 2,000 free < 4,000).
+        q.write(2, u64::MAX, 1000);
+        assert_eq!((q.write_bytes, q.write_end), (10_000, 10));
+        // 5 acknowledged: 5,000 queued, 5,000 free: one chunk, then 2,500 < 3,750.
+        q.write(5, u64::MAX, 1000);
+        assert_eq!((q.write_bytes, q.write_end), (12_500, 12));
+        // A chunk larger than the room: send() copies what fits.
+        let mut q = polled(8_000);
+        q.write(0, u64::MAX, 1000);
+        assert_eq!(q.write_bytes, 8_000);
+        // 1 acknowledged: 7,000 queued, 3,000 free < 3,500: not writable.
+        q.write(1, u64::MAX, 1000);
+        assert_eq!(q.write_bytes, 8_000);
+        // 2 acknowledged: 6,000 queued, 4,000 free >= 3,000: 4,000 copied, the buffer full.
+        q.write(2, u64::MAX, 1000);
+        assert_eq!((q.write_bytes, q.write_end), (12_000, 12));
+        // A file ends at its last segment, whatever the chunk.
+        let mut f = polled(2_500);
+        f.write(0, 3, 1000);
+        assert_eq!((f.write_bytes, f.write_end), (3_000, 3));
     }
 }
 

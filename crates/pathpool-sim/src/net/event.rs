@@ -36,6 +36,8 @@ pub enum Ev {
     Start(u32),
     /// An endpoint's application stops offering new data.
     Stop(u32),
+    /// Subflow (connection, subflow)'s MP_JOIN handshake has ended (`joins = "linux"`).
+    Join(u32, u16),
     /// Take one sample of every time series.
     Sample,
     /// A rate flow's receiver sends a report.
