@@ -57,7 +57,7 @@ def main(argv: list[str] | None = None) -> int:
     options = Options(recovery_reading="linux")
     a.out.mkdir(parents=True, exist_ok=True)
     _, beside = simulate_as_testbed(experiments, cells_of(kernel_runs), list(range(1, a.repetitions + 1)), a.out,
-                                    options, workers=a.jobs)
+                                    options, start_jitter="off", workers=a.jobs)
     agreement = cmp.agreements([("linux", beside), ("scenario", sim_summary)], summarise(kernel_runs))
     agreement.to_csv(a.out / "agreement.csv", index=False)
     print(agreement_counts(agreement, multipath_experiments(experiments)).strip().replace(" Under", "\nUnder"))

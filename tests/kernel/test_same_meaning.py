@@ -80,7 +80,8 @@ def test_the_docstring_table_names_every_field_the_mapping_reads():
     spec_key = {"rate_bps": "rate", "delay_s": "delay", "buffer_packets": "buffer", "buffer_bytes": "buffer",
                 "ack_delay_s": "ack_delay", "size_bytes": "size", "start_s": "start", "stop_s": "stop",
                 "start_jitter_s": "start_jitter", "send_jitter_s": "send_jitter", "option_bytes": "option_bytes",
-                "rcv_buffer_bytes": "rcv_buffer", "metrics_interval_s": "interval", "written": None,
+                "rcv_buffer_bytes": "rcv_buffer", "metrics_interval_s": "interval", "duration_s": "duration",
+                "write_size_bytes": "write_size", "written": None,
                 "index": None, "name": None, "flows": None, "links": None, "paths": None}
     missing = sorted(k for k in read if spec_key.get(k, k) is not None and spec_key.get(k, k) not in names)
     assert len(read) > 20 and not missing, missing
@@ -159,6 +160,14 @@ def test_as_testbed_runs_writes_every_difference_that_has_a_way_to_agree():
     # simulator's stand-in for the hosts' own timing noise.
     assert m["start_jitter_s"] == pytest.approx(0.1)
     assert m["send_jitter_s"] == pytest.approx(0.0005) and t["send_jitter_s"] == 0
+    # Both write as the bed's sender (select(), 64 KiB per send()); the MPTCP subflow joins as
+    # the kernel's path manager opens it.
+    assert [(f["writer"], f["write_size_bytes"]) for f in (m, t)] == [("poll", 65536)] * 2
+    assert m["joins"] == "linux"
+    # A bed that starts every flow at its written start: the simulator's flows start there too.
+    still = load_scenario(sc, mapping.as_testbed_runs(sc, start_jitter=False))
+    assert [f["start_jitter_s"] for f in still.spec["flows"]] == [0, 0]
+    assert {d.field for d in map_scenario(still).differences} == left - {"flows[0].start_jitter"}
     # The bed's delayed ACKs (true or "linux" written) are the kernel's: "linux" in the simulator.
     d = _scenario(delayed_ack=True)
     d["flows"][1]["delayed_ack"] = True

@@ -29,13 +29,32 @@ def test_cells_run_once_each_as_the_test_bed_runs_them(tmp_path):
     tables, summary = simulate_as_testbed([e], cells, [1, 2], tmp_path, QUICK, workers=1)
     assert len(tables["flows"]) == 2 and "series" not in tables
     sc = e.scenario("lia", math.nan, QUICK)
-    direct = pathpool.run(load_scenario(sc, as_testbed_runs(sc)), seeds=[1, 2]).flows
+    direct = pathpool.run(load_scenario(sc, as_testbed_runs(sc, start_jitter=False)), seeds=[1, 2]).flows
     want = direct.groupby("seed")["goodput_bps"].sum().mean() / 1e6
     row = summary[summary["metric"] == "mptcp_mbps"].iloc[0]
     assert row["n"] == 2 and row["mean"] == pytest.approx(want, rel=1e-12)
     # The scenario columns' own run differs: no DSS bytes, minimum-RTT scheduler, jitter.
     plain = pathpool.run(sc, seeds=[1, 2]).flows.groupby("seed")["goodput_bps"].sum().mean() / 1e6
     assert plain != pytest.approx(want, rel=1e-6)
+
+
+def test_the_start_jitter_is_what_the_kernel_runs_had(tmp_path):
+    """Kernel runs started at the written starts (``--kernel-start-jitter off``): the simulator's
+    flows beside them start there too; runs started at the simulator's draws: they keep them."""
+    import pathpool
+
+    e = next(e for e in load_experiments(["balia"]) if e.key == "balia/table3")
+    sc = e.scenario("lia", math.nan, QUICK)
+    assert any(f["start_jitter_s"] > 0 for f in sc.spec["flows"])
+    got = {}
+    for bed in ("off", "scenario"):
+        _, summary = simulate_as_testbed([e], [("balia/table3", "lia", math.nan)], [1, 2], tmp_path / bed, QUICK,
+                                         start_jitter=bed, workers=1)
+        got[bed] = summary[summary["metric"] == "mptcp_mbps"].iloc[0]["mean"]
+        direct = pathpool.run(load_scenario(sc, as_testbed_runs(sc, start_jitter=bed != "off")), seeds=[1, 2])
+        f = direct.flows
+        assert got[bed] == pytest.approx(f[f["flow"] == "mp"]["goodput_bps"].mean() / 1e6, rel=1e-12)
+    assert got["off"] != pytest.approx(got["scenario"], rel=1e-9)
 
 
 def _summary(means: dict[tuple[str, str], float], metric: str = "throughput_mbps") -> pd.DataFrame:

@@ -68,6 +68,9 @@ Every field the mapping reads (Markdown, for the manual):
 | `flows.counting` | bytes | per acknowledged segment, or one step per ACK | the loader's `counting` tunable | yes |
 | `flows.scheduler` | minrtt | `minrtt`: lowest smoothed RTT with room in its window (the out-of-tree kernels' default); `linux`: upstream's `mptcp_subflow_get_send` | upstream Linux's default scheduler (lowest linger time, bursts) | linux yes; minrtt: warned |
 | `flows.send_buffer` | unlimited | `unlimited`: the application never waits; `linux`: `tcp_sndbuf_expand` buffers freed on DATA_ACK | the kernel's send buffers | linux yes; unlimited: warned |
+| `flows.writer` | blocking | with `send_buffer = "linux"`: `blocking` fills the buffer; `poll` writes `write_size` bytes each time the socket polls writable | the bed's sender: non-blocking, `select()`, 64 KiB per `send()` (8 KiB with a stop) | poll yes; blocking (with linux buffers): warned |
+| `flows.write_size` | 64 KiB | bytes per `send()` of a `poll` writer | 64 KiB, or 8 KiB for a flow that stops | yes |
+| `flows.joins` | together | `together`: all subflows start with the connection; `linux`: each further subflow two round trips of its path after the first subflow's first ACK | the kernel's path manager and MP_JOIN handshakes | linux yes; together: warned |
 | `flows.slow_start_after_idle` | false | `true`: `tcp_cwnd_restart` after an idle RTO | the kernel's default (`tcp_slow_start_after_idle = 1`) | true yes; false: warned |
 | `flows.reading` | none | `linux` sets scheduler, send_buffer, recovery, slow_start_after_idle and delayed_ack to Linux's | (read through the fields it sets) | linux yes |
 | `flows.app` | bulk | bulk, or a file download | the same; a download ends when every byte is acknowledged | yes |
@@ -96,6 +99,7 @@ from typing import Any
 from pathpool.errors import ScenarioError
 from pathpool.kernel.loader import WEIGHT_RANGE
 from pathpool.kernel.testbed import MAX_TESTBED_PATHS, MTU_BYTES, AccessLink, FlowSpec, PathSpec
+from pathpool.kernel.transfer import BULK_CHUNK, STOP_CHUNK
 
 __all__ = ["ALGORITHM_MAP", "MAX_FLOWS", "MAX_PATHS", "Difference", "TestbedPlan", "UnsupportedScenario",
            "as_testbed_runs", "map_scenario", "start_offsets"]
@@ -126,6 +130,8 @@ TESTBED_MSS = 1448
 #: value or leave the simulator's default 0 (the kernel then carries its own); another value is
 #: something the test bed cannot run.
 KERNEL_OPTION_BYTES = {"tcp": 0, "mptcp": 24}
+#: Bytes per send() of the test bed's sender: a bulk flow's, and one that stops early.
+BULK_WRITE_BYTES, STOP_WRITE_BYTES = BULK_CHUNK, STOP_CHUNK
 #: The senders' sampling period when the scenario writes no ``metrics.interval``.
 DEFAULT_SAMPLE_MS = 100.0
 
@@ -428,6 +434,15 @@ def _flow_differences(m: _Mapping, f: str, fl: dict) -> None:
         m.differ(f"{f}.send_buffer", f"{fl['send_buffer']}: the application's data is never held back by "
                  "a send buffer", "the kernel's send buffers (tcp_sndbuf_expand; an MPTCP connection's is "
                  "tcp_wmem[0] plus its subflows'), freed on (DATA_)ACK", 'send_buffer = "linux"')
+    if fl["kind"] == "mptcp" and len(fl["paths"]) > 1 and fl["joins"] != "linux":
+        m.differ(f"{f}.joins", "together: every subflow starts with the connection",
+                 "the in-kernel path manager opens the further subflows once the first has its first "
+                 "ACK back; each carries data after its MP_JOIN handshake (two round trips)",
+                 'joins = "linux"')
+    if fl["send_buffer"] == "linux" and fl["writer"] != "poll":
+        m.differ(f"{f}.writer", f"{fl['writer']}: blocking writes fill the send buffer",
+                 "the test bed's sender writes 64 KiB whenever select() says the socket is writable "
+                 "(queued data near two thirds of the buffer)", 'writer = "poll"')
     if not fl["slow_start_after_idle"]:
         m.differ(f"{f}.slow_start_after_idle", "false: the window survives an idle period",
                  "net.ipv4.tcp_slow_start_after_idle = 1 (Linux's default): tcp_cwnd_restart after an "
@@ -718,10 +733,10 @@ def start_offsets(scenario: Any, seed: int) -> dict[str, int]:
 
 
 #: The flow fields ``reading = "linux"`` decides (its written values are removed so it does).
-_LINUX_READING_FIELDS = ("scheduler", "send_buffer", "slow_start_after_idle", "recovery")
+_LINUX_READING_FIELDS = ("scheduler", "send_buffer", "slow_start_after_idle", "recovery", "joins")
 
 
-def as_testbed_runs(scenario: Any) -> list[str]:
+def as_testbed_runs(scenario: Any, *, start_jitter: bool = True) -> list[str]:
     """Overrides (``pathpool run --set`` form) under which the simulator runs ``scenario`` as the
     test bed runs it: every field of :attr:`TestbedPlan.differences` that has a way to agree,
     written that way.
@@ -730,15 +745,22 @@ def as_testbed_runs(scenario: Any) -> list[str]:
     buffer, restart after idle and loss recovery (values the scenario writes for them are
     removed); ``delayed_ack`` stays what the test bed makes of it (``false``: an ACK per segment
     on both; ``true`` or ``"linux"``: the kernel's own delayed ACKs, so ``"linux"``); MPTCP
-    flows carry the kernel's 24-byte DSS option (``option_bytes = 24``).
+    flows carry the kernel's 24-byte DSS option (``option_bytes = 24``); every window-based flow
+    writes as the bed's sender does (``writer = "poll"``, :func:`testbed_write_size` bytes per
+    ``send()``).
 
-    The start and send jitter stay as written: they are the simulator's stand-in for the timing
-    noise of real hosts, which the test bed's senders and forwarders have by themselves. Without
-    them a loss-free scenario gives one outcome for every seed, and drop-tail queues shared by
-    several flows fall into phase effects the kernel does not show (Khalili's N1 = 15 with LIA,
-    8 seeds, everything else as here: the type-2 users' total 4.10 Mbit/s without send jitter,
-    6.54 with its 0.5 ms, the kernel 6.61). The test bed can also start each flow at the
-    simulator's draw (:func:`start_offsets`). What stays different has no setting in the
+    The send jitter stays as written: it is the simulator's stand-in for the timing noise of
+    real hosts, which the test bed's senders and forwarders have by themselves. Without it
+    drop-tail queues shared by several flows fall into phase effects the kernel does not show
+    (Khalili's N1 = 15 with LIA, 8 seeds, everything else as here: the type-2 users' total
+    4.10 Mbit/s without send jitter, 6.54 with its 0.5 ms, the kernel 6.61). The start jitter
+    follows what the bed does with it: kept when the bed starts each flow at the simulator's
+    draw for the seed (:func:`start_offsets`; ``pathpool compare``, ``pathpool reproduce
+    --kernel-start-jitter scenario``), zero when the bed starts every flow at its written start
+    (``--kernel-start-jitter off``, the default). That decides cells such as RSF's Table 2
+    scenario 0 (five downloads sharing one queue, LIA, 30 seeds): 2.28 Mbit/s with the 100 ms
+    start jitter, 2.11 (1.95 to 2.28 per seed) with none, the kernel's five runs started
+    together 2.04 to 2.26. What stays different has no setting in the
     simulator: the rate limiter's 1514-byte frames, the kernel's receive-buffer autotuning,
     ``ack_links``' queues, loss on shared links (see the module's table).
 
@@ -746,6 +768,9 @@ def as_testbed_runs(scenario: Any) -> list[str]:
     ----------
     scenario : Scenario, str or path
         A scenario as :func:`pathpool.sim.scenario.load_scenario` takes it.
+    start_jitter : bool
+        Whether the bed starts the flows at the simulator's start-jitter draws (True) or at
+        their written starts (False: the simulator's flows then start there too).
 
     Returns
     -------
@@ -758,7 +783,7 @@ def as_testbed_runs(scenario: Any) -> list[str]:
     >>> ov = as_testbed_runs(scenarios_dir() / "examples" / "two_paths.toml")
     >>> [o for o in ov if o.startswith(("flows.0.", "~flows.0."))]   # doctest: +NORMALIZE_WHITESPACE
     ['~flows.0.scheduler', 'flows.0.reading="linux"', 'flows.0.delayed_ack=false',
-     'flows.0.option_bytes=24']
+     'flows.0.option_bytes=24', 'flows.0.writer="poll"', 'flows.0.write_size=65536']
     """
     from pathpool.sim.scenario import flow_entries, load_scenario, override
 
@@ -773,4 +798,16 @@ def as_testbed_runs(scenario: Any) -> list[str]:
         out.append(override(f"{at}.delayed_ack", False if fl["delayed_ack"] is False else "linux"))
         if fl["kind"] == "mptcp":
             out.append(override(f"{at}.option_bytes", KERNEL_OPTION_BYTES["mptcp"]))
+        out.append(override(f"{at}.writer", "poll"))
+        out.append(override(f"{at}.write_size", testbed_write_size(fl, sc.spec["duration_s"])))
+        if not start_jitter and fl["start_jitter_s"] > 0:
+            out.append(override(f"{at}.start_jitter", 0))
     return out
+
+
+def testbed_write_size(fl: dict, duration_s: float) -> int:
+    """Bytes per ``send()`` of the test bed's sender (:mod:`pathpool.kernel.transfer`) for flow
+    entry ``fl``: 64 KiB, or 8 KiB for a flow that stops before the run ends (which also sets
+    ``TCP_NOTSENT_LOWAT``, not modelled by the simulator)."""
+    stops = fl["stop_s"] is not None and fl["stop_s"] < duration_s
+    return STOP_WRITE_BYTES if stops else BULK_WRITE_BYTES

@@ -41,6 +41,9 @@ SIOCOUTQNSD = 0x894B
 SO_MEMINFO = 55
 #: Write size, and the socket's not-sent low-water mark, of a flow that stops early.
 STOP_CHUNK = 8192
+# Bytes per send() of a flow that writes until the run ends (the simulator's writer = "poll"
+# with this write_size stands for this sender: pathpool.kernel.mapping.as_testbed_runs).
+BULK_CHUNK = 65536
 
 # Offsets in struct tcp_info (include/uapi/linux/tcp.h).
 _TI = {
@@ -156,7 +159,7 @@ def cmd_send(a: argparse.Namespace) -> dict:
         # An MPTCP socket accepts an unknown name silently and keeps the default.
         raise SystemExit(f"requested congestion control {a.cc!r} but the socket uses {cc!r}: "
                          "is it registered? (`pathpool kernel load`)")
-    chunk = b"\0" * (STOP_CHUNK if lowat else 65536)
+    chunk = b"\0" * (STOP_CHUNK if lowat else BULK_CHUNK)
     written = 0
     samples = []
     now = time.monotonic()

@@ -190,6 +190,8 @@ class KernelOptions:
         ``off`` (default; the cached kernel runs): every kernel flow starts at its scenario
         ``start``. ``scenario``: also offset by the start jitter the simulator draws for the
         seed (:func:`pathpool.reproduce.kernel.plan_jobs`); these runs get their own cache keys.
+        The simulator's runs beside the kernel's (agreement reading ``linux``) start their flows
+        the same way.
     max_repetitions : int or sequence of int, optional
         With ``ci_target > 0``: the kernel's second stage. After the first ``repetitions``, each
         kernel cell (experiment, algorithm, swept value: one kernel run is one algorithm's) whose
@@ -362,10 +364,11 @@ def reproduce(
         if use_sim and planned is not None and kernel.agreement == "linux":
             cells = [(kj.job.tags["experiment"], kj.job.tags["run_algorithm"], kj.job.tags["x"]) for kj in planned[0]]
             n_beside = len({(k, a, repr(x)) for k, a, x in cells}) * len(seed_list)
-            beside = simulate_as_testbed(experiments, cells, seed_list, out, options, force=force,
-                                      workers=workers, dask=dask,
-                                      progress=(lambda d, t: progress(len(jobs) + d, len(jobs) + t + n_k))
-                                      if progress else None)
+            beside = simulate_as_testbed(experiments, cells, seed_list, out, options,
+                                         start_jitter=kernel.start_jitter, force=force,
+                                         workers=workers, dask=dask,
+                                         progress=(lambda d, t: progress(len(jobs) + d, len(jobs) + t + n_k))
+                                         if progress else None)
         t_sim = time.perf_counter() - t0
         ks = None
         if planned is not None:
@@ -430,14 +433,17 @@ def _simulate(experiments: Sequence[Experiment], jobs: list[Job], seed_list: lis
 
 
 def simulate_as_testbed(experiments: Sequence[Experiment], cells: Sequence[tuple[str, str, float]],
-                        seed_list: Sequence[int], out: Path, options: Options, *, force: bool = False,
+                        seed_list: Sequence[int], out: Path, options: Options, *, start_jitter: str = "off",
+                        force: bool = False,
                         workers: int | None = None, dask: str | None = None,
                         progress: Callable[[int, int], Any] | None = None
                         ) -> tuple[dict[str, pd.DataFrame], pd.DataFrame]:
     """The simulator beside the kernel (agreement reading ``linux``): each cell (experiment key,
     algorithm, x) at ``seed_list``, its scenario with :func:`pathpool.kernel.mapping.as_testbed_runs`
-    applied (the scenario's start and send jitter kept), cached under ``out/cache``.
-    Returns their tables (without the series) and their summary."""
+    applied, cached under ``out/cache``: the send jitter kept, the start jitter as the kernel's
+    runs had it (``start_jitter``, :class:`KernelOptions`: ``"off"``, every flow at its
+    written start; ``"scenario"``, at the simulator's draws). Returns their tables (without the
+    series) and their summary."""
     from pathpool.kernel.mapping import as_testbed_runs
     from pathpool.sim.scenario import load_scenario
 
@@ -448,7 +454,7 @@ def simulate_as_testbed(experiments: Sequence[Experiment], cells: Sequence[tuple
     for key, alg, x in cells:
         e = by_key[key]
         sc = e.scenario(alg, x, options)
-        sc = load_scenario(sc, as_testbed_runs(sc))
+        sc = load_scenario(sc, as_testbed_runs(sc, start_jitter=start_jitter != "off"))
         jobs.extend(Job(sc, int(s), e.tags(alg, x)) for s in seed_list)
     if not jobs:
         return {}, summarise(metrics.compute({}, [], options))
