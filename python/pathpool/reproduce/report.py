@@ -288,10 +288,10 @@ KERNEL_METHOD = (
     "byte is acknowledged; throughput = file size / time from the receiver's accept to its last byte. ACK reading "
     "`{reading}`: {ack}. {jobs} kernel runs ({n} repetitions each; the seed only labels a repetition: the kernel is "
     "not seeded), {time}. What the kernel does that the simulator does not model even "
-    "under its Linux reading: receive-window autotuning, the MPTCP path manager opening the second subflow one "
-    "handshake after the first, segments cut short at fragment and window edges (the report's own simulator "
-    "columns, the papers' reading, also leave out upstream Linux's MPTCP scheduler, send buffers, restart after "
-    "idle and DSS option bytes){jitter}, and a cap of 300 s per run (`--kernel-max-duration`; a download still "
+    "under its Linux reading: receive-window autotuning, the handshakes' packets (the joins' time is modelled), "
+    "segments cut short at fragment and window edges (the report's own simulator columns, the papers' reading, "
+    "also leave out upstream Linux's MPTCP scheduler, send buffers, the way the bed's sender writes, restart "
+    "after idle, the joins' time and DSS option bytes){jitter}, and a cap of 300 s per run (`--kernel-max-duration`; a download still "
     "running counts with its goodput so far and in `incomplete`, as in the simulator). Table rows: paper | "
     "simulator mean [95% CI] | kernel mean [95% CI], each engine with its own n and verdict under the same "
     "tolerance."
@@ -299,9 +299,9 @@ KERNEL_METHOD = (
 
 #: How the kernel flows start, per ``--kernel-start-jitter``.
 KERNEL_JITTER = {
-    "off": ", the flows' start jitter (every kernel flow starts at its scenario `start`, without the jitter the "
-           "simulator draws; flows that start late or stop early, as Balia Table V's SP-TCP flow, do so on the "
-           "run's clock)",
+    "off": ", the flows' start jitter of the report's own simulator columns (every kernel flow starts at its "
+           "scenario `start`, as the simulator's runs beside them in the agreement table do; flows that start "
+           "late or stop early, as Balia Table V's SP-TCP flow, do so on the run's clock)",
     "scenario": " (but not the flows' start times: with `--kernel-start-jitter scenario` every kernel flow "
                 "starts at the simulator's start for its seed, the scenario's `start` plus the jitter Rust draws "
                 "for that seed)",

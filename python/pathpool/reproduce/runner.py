@@ -47,8 +47,10 @@ BACKENDS = ("sim", "linux", "both")
 #: table compares with the kernel's, and what each means (the report prints the chosen one).
 AGREEMENT_READINGS: dict[str, str] = {
     "linux": "the simulator under its Linux reading, each scenario written as the test bed runs it "
-             "(upstream Linux's MPTCP scheduler, send buffers, restart after idle, RACK-TLP and PRR, the "
-             "24-byte DSS option; the scenario's start and send jitter kept)",
+             "(upstream Linux's MPTCP scheduler, send buffers, restart after idle, RACK-TLP and PRR, "
+             "subflows joining after their MP_JOIN handshakes, the 24-byte DSS option, the bed sender's "
+             "64 KiB writes whenever the socket polls writable; the scenario's send jitter kept, its "
+             "start jitter only where the kernel's runs had it)",
     "scenario": "the simulator as the report's own columns run it (the scenario files and the readings above)",
 }
 

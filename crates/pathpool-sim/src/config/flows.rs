@@ -19,6 +19,7 @@ use super::{
     AckRoute, App, ConfigError, DelayedAck, FlowKind, FlowSpec, Joins, LinkSpec, PathSpec,
     RateSpec, Recovery, Scheduler, SendBuffer, Writer,
 };
+use toml::Spanned;
 
 /// Every flow, `count` expanded; for each the index of its `[[flows]]` entry; for each entry
 /// the optional fields it writes.
@@ -432,70 +433,72 @@ fn cc_error(ctx: &Ctx, i: usize, fl: &RawFlow, e: CcError) -> ConfigError {
     }
 }
 
+/// A string field with a fixed set of values: `default` when it is not written, the value
+/// named otherwise; anything else is refused with the allowed values.
+fn choice<T: Copy>(
+    ctx: &Ctx,
+    i: usize,
+    name: &str,
+    v: &Option<Spanned<String>>,
+    default: T,
+    values: &[(&str, T)],
+    allowed: &'static str,
+) -> Result<T, ConfigError> {
+    let Some(v) = v else { return Ok(default) };
+    let got = v.get_ref().as_str();
+    values
+        .iter()
+        .find(|(n, _)| *n == got)
+        .map(|&(_, t)| t)
+        .ok_or_else(|| {
+            ctx.err(
+                Some(v.span()),
+                field(i, name),
+                format!("unknown {name} {got:?}"),
+                Some(allowed),
+            )
+        })
+}
+
 /// `scheduler`.
 fn scheduler(ctx: &Ctx, i: usize, fl: &RawFlow, linux: bool) -> Result<Scheduler, ConfigError> {
-    let f = |k: &str| field(i, k);
-    Ok(
-        match fl
-            .scheduler
-            .as_ref()
-            .map(|s| (s.get_ref().as_str(), s.span()))
-        {
-            None if linux => Scheduler::Linux,
-            None | Some(("minrtt", _)) => Scheduler::MinRtt,
-            Some(("roundrobin", _)) => Scheduler::RoundRobin,
-            Some(("linux", _)) => Scheduler::Linux,
-            Some((other, sp)) => {
-                return Err(ctx.err(
-                    Some(sp),
-                    f("scheduler"),
-                    format!("unknown scheduler {other:?}"),
-                    Some(a::SCHEDULER),
-                ))
-            }
-        },
+    use Scheduler::*;
+    let default = if linux { Linux } else { MinRtt };
+    let values = [
+        ("minrtt", MinRtt),
+        ("roundrobin", RoundRobin),
+        ("linux", Linux),
+    ];
+    choice(
+        ctx,
+        i,
+        "scheduler",
+        &fl.scheduler,
+        default,
+        &values,
+        a::SCHEDULER,
     )
 }
 
 /// `reading`: is it `"linux"`? (It changes the defaults of the fields it names.)
 fn reading(ctx: &Ctx, i: usize, fl: &RawFlow) -> Result<bool, ConfigError> {
-    match fl
-        .reading
-        .as_ref()
-        .map(|s| (s.get_ref().as_str(), s.span()))
-    {
-        None | Some(("default", _)) => Ok(false),
-        Some(("linux", _)) => Ok(true),
-        Some((other, sp)) => Err(ctx.err(
-            Some(sp),
-            field(i, "reading"),
-            format!("unknown reading {other:?}"),
-            Some(a::READING),
-        )),
-    }
+    let values = [("default", false), ("linux", true)];
+    choice(ctx, i, "reading", &fl.reading, false, &values, a::READING)
 }
 
 /// `send_buffer`.
 fn send_buffer(ctx: &Ctx, i: usize, fl: &RawFlow, linux: bool) -> Result<SendBuffer, ConfigError> {
-    let f = |k: &str| field(i, k);
-    Ok(
-        match fl
-            .send_buffer
-            .as_ref()
-            .map(|s| (s.get_ref().as_str(), s.span()))
-        {
-            None if linux => SendBuffer::Linux,
-            None | Some(("unlimited", _)) => SendBuffer::Unlimited,
-            Some(("linux", _)) => SendBuffer::Linux,
-            Some((other, sp)) => {
-                return Err(ctx.err(
-                    Some(sp),
-                    f("send_buffer"),
-                    format!("unknown send_buffer {other:?}"),
-                    Some(a::SEND_BUFFER),
-                ))
-            }
-        },
+    use SendBuffer::*;
+    let default = if linux { Linux } else { Unlimited };
+    let values = [("unlimited", Unlimited), ("linux", Linux)];
+    choice(
+        ctx,
+        i,
+        "send_buffer",
+        &fl.send_buffer,
+        default,
+        &values,
+        a::SEND_BUFFER,
     )
 }
 
@@ -726,44 +729,25 @@ fn delayed_ack(ctx: &Ctx, i: usize, fl: &RawFlow, linux: bool) -> Result<Delayed
 
 /// `joins`.
 fn joins(ctx: &Ctx, i: usize, fl: &RawFlow, linux: bool) -> Result<Joins, ConfigError> {
-    Ok(
-        match fl.joins.as_ref().map(|s| (s.get_ref().as_str(), s.span())) {
-            None if linux => Joins::Linux,
-            None | Some(("together", _)) => Joins::Together,
-            Some(("linux", _)) => Joins::Linux,
-            Some((other, sp)) => {
-                return Err(ctx.err(
-                    Some(sp),
-                    field(i, "joins"),
-                    format!("unknown joins {other:?}"),
-                    Some(a::JOINS),
-                ))
-            }
-        },
-    )
+    use Joins::*;
+    let default = if linux { Linux } else { Together };
+    let values = [("together", Together), ("linux", Linux)];
+    choice(ctx, i, "joins", &fl.joins, default, &values, a::JOINS)
 }
 
 /// `recovery`.
 fn recovery(ctx: &Ctx, i: usize, fl: &RawFlow, linux: bool) -> Result<Recovery, ConfigError> {
-    let f = |k: &str| field(i, k);
-    Ok(
-        match fl
-            .recovery
-            .as_ref()
-            .map(|s| (s.get_ref().as_str(), s.span()))
-        {
-            None if linux => Recovery::Linux,
-            None | Some(("rfc6675", _)) => Recovery::Rfc6675,
-            Some(("linux", _)) => Recovery::Linux,
-            Some((other, sp)) => {
-                return Err(ctx.err(
-                    Some(sp),
-                    f("recovery"),
-                    format!("unknown recovery {other:?}"),
-                    Some(a::RECOVERY),
-                ))
-            }
-        },
+    use Recovery::*;
+    let default = if linux { Linux } else { Rfc6675 };
+    let values = [("rfc6675", Rfc6675), ("linux", Linux)];
+    choice(
+        ctx,
+        i,
+        "recovery",
+        &fl.recovery,
+        default,
+        &values,
+        a::RECOVERY,
     )
 }
 
