@@ -1253,7 +1253,8 @@ struct pp_lia_state {
 	pp_u32 recomputations;
 };
 
-/* Keep in step with pp_conn_template (kernel/bpf/pp_common.bpf.h), the BPF side's copy. */
+/* The BPF side starts every new life of a connection entry from this (pp_life_reset,
+ * kernel/bpf/pp_ops.bpf.h). */
 PP_INLINE void pp_lia_init(struct pp_lia_state *s)
 {
 	s->ratio_q32 = (pp_u64)PP_INC_ONE;   /* "infinite": the min gives Reno's 1/w */

@@ -14,7 +14,8 @@ ingress from it (`c0`), its first delay device (`df0`) and its link towards the 
 `analyse` prints, from those captures:
 
 - sender: for each ACK that advances a flow's cumulative point at the client, the time until
-  that flow's next data packet leaves (the host's reaction, what `send_jitter` models);
+  that flow's next data packet leaves (the host's reaction, what `send_jitter` models; only on a
+  flow that always has data ready: an application-limited one waits for data, not the host);
 - forwarder: how much longer than its setting `pp_delayfwd` held each packet (the TUN device
   shows every packet twice: out to the forwarder, back in);
 - drops: the data packets that reached `c0` but never left on `s0` (the first path's queue),
@@ -141,12 +142,13 @@ def analyse(d: Path) -> None:
 
 
 def _netns() -> list[str]:
-    out = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    out = subprocess.run(["ip", "netns", "list"], check=False, capture_output=True, text=True).stdout
     return [line.split()[0] for line in out.splitlines() if line.strip()]
 
 
 def _up(ns: str, dev: str) -> bool:
-    out = subprocess.run(["ip", "netns", "exec", ns, "ip", "link", "show", dev], capture_output=True, text=True)
+    out = subprocess.run(["ip", "netns", "exec", ns, "ip", "link", "show", dev], check=False, capture_output=True,
+                         text=True)
     # A veth is "state UP"; a TUN device (the delay forwarder's) "state UNKNOWN" once up.
     return out.returncode == 0 and ("state UP" in out.stdout or "state UNKNOWN" in out.stdout)
 

@@ -365,7 +365,7 @@ def reproduce(
         beside = None
         if use_sim and planned is not None and kernel.agreement == "linux":
             cells = [(kj.job.tags["experiment"], kj.job.tags["run_algorithm"], kj.job.tags["x"]) for kj in planned[0]]
-            n_beside = len({(k, a, repr(x)) for k, a, x in cells}) * len(seed_list)
+            n_beside = len(unique_cells(cells)) * len(seed_list)
             beside = simulate_as_testbed(experiments, cells, seed_list, out, options,
                                          start_jitter=kernel.start_jitter, force=force,
                                          workers=workers, dask=dask,
@@ -434,6 +434,12 @@ def _simulate(experiments: Sequence[Experiment], jobs: list[Job], seed_list: lis
     return tables, per_run, jobs + jobs2, more_seeds
 
 
+def unique_cells(cells: Sequence[tuple[str, str, float]]) -> list[tuple[str, str, float]]:
+    """Cells (experiment key, algorithm, x) without repeats, in order. NaN (an unswept
+    experiment's x) never equals NaN: one NaN object makes equal cells one key."""
+    return list(dict.fromkeys((k, a, math.nan if math.isnan(x) else float(x)) for k, a, x in cells))
+
+
 def simulate_as_testbed(experiments: Sequence[Experiment], cells: Sequence[tuple[str, str, float]],
                         seed_list: Sequence[int], out: Path, options: Options, *, start_jitter: str = "off",
                         force: bool = False,
@@ -449,8 +455,7 @@ def simulate_as_testbed(experiments: Sequence[Experiment], cells: Sequence[tuple
     from pathpool.kernel.mapping import as_testbed_runs
     from pathpool.sim.scenario import load_scenario
 
-    # NaN (an unswept experiment's x) never equals NaN: one NaN object makes equal cells one key.
-    cells = list(dict.fromkeys((k, a, math.nan if math.isnan(x) else float(x)) for k, a, x in cells))
+    cells = unique_cells(cells)
     by_key = {e.key: e for e in experiments}
     jobs: list[Job] = []
     for key, alg, x in cells:
