@@ -130,8 +130,6 @@ TESTBED_MSS = 1448
 #: value or leave the simulator's default 0 (the kernel then carries its own); another value is
 #: something the test bed cannot run.
 KERNEL_OPTION_BYTES = {"tcp": 0, "mptcp": 24}
-#: Bytes per send() of the test bed's sender: a bulk flow's, and one that stops early.
-BULK_WRITE_BYTES, STOP_WRITE_BYTES = BULK_CHUNK, STOP_CHUNK
 #: The senders' sampling period when the scenario writes no ``metrics.interval``.
 DEFAULT_SAMPLE_MS = 100.0
 
@@ -810,4 +808,4 @@ def testbed_write_size(fl: dict, duration_s: float) -> int:
     entry ``fl``: 64 KiB, or 8 KiB for a flow that stops before the run ends (which also sets
     ``TCP_NOTSENT_LOWAT``, not modelled by the simulator)."""
     stops = fl["stop_s"] is not None and fl["stop_s"] < duration_s
-    return STOP_WRITE_BYTES if stops else BULK_WRITE_BYTES
+    return STOP_CHUNK if stops else BULK_CHUNK

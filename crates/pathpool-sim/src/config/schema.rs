@@ -268,7 +268,7 @@ pub const FIELDS: &[Field] = &[
         "writer = \"poll\": bytes per send() call (the test bed's sender writes 64 KiB, 8 KiB for a flow with a stop time)",
         ["1", "\"64MiB\""], ["0", "67108865"]),
     field!("flows", "joins", "string", "no", "together", a::JOINS, WIN,
-        "when an MPTCP connection's further subflows start: together = all with the first; linux = as Linux 6.18's in-kernel path manager and MP_JOIN (measured on the test bed): once the first subflow gets its first ACK back, each further subflow carries data two round trips of its own path later (SYN and SYN/ACK, then ACK and the fourth ACK; propagation delays only)",
+        "when an MPTCP connection's further subflows start: together = all with the first; linux = as Linux 6.18's in-kernel path manager and MP_JOIN (measured on the test bed): once the first subflow gets its first ACK back, each further subflow carries data, and adds its send buffer to the connection's, two round trips of its own path later (SYN and SYN/ACK, then ACK and the fourth ACK; propagation delays only)",
         ["\"linux\""], ["\"later\""]),
     field!("flows", "app", "string", "no", "bulk", a::APP, ALL,
         "bulk: always has data from start to stop; file: size bytes, completion time recorded",

@@ -207,6 +207,9 @@ impl Conn {
                     if let Writer::Poll { chunk } = f.writer {
                         q.poll_chunk = Some(chunk);
                     }
+                    if joins_later {
+                        (1..k).for_each(|i| q.absent(i));
+                    }
                     Box::new(q)
                 },
             ),

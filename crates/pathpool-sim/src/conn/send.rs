@@ -31,6 +31,9 @@ impl Conn {
     pub(crate) fn on_join(&mut self, net: &mut Net, segs: &mut SegPool, c: usize, i: usize) {
         self.views[i].active = true;
         self.snd[i].cwnd_since = net.now;
+        if let Some(q) = self.sq.as_deref_mut() {
+            q.join(i);
+        }
         if self.started {
             self.try_send(net, segs, c);
         }

@@ -201,6 +201,20 @@ impl SendQ {
         !self.buffers || wmem_queued(s, self.subs[i].queue.len(), mss) < self.subs[i].sndbuf
     }
 
+    /// Subflow `i` is not yet there (`joins = "linux"`, before its handshake): no buffer of its
+    /// own in the connection's sum until [`SendQ::join`].
+    pub fn absent(&mut self, i: usize) {
+        self.subs[i].sndbuf = 0;
+        self.sync_sndbuf();
+    }
+
+    /// Subflow `i` has joined: its initial buffer (`tcp_init_buffer_space`) joins the
+    /// connection's (`__mptcp_sync_sndbuf`).
+    pub fn join(&mut self, i: usize) {
+        self.subs[i].sndbuf = sndbuf_for(INIT_CWND, self.tcp_mss);
+        self.sync_sndbuf();
+    }
+
     /// `tcp_new_space` after an ACK freed subflow memory: `tcp_should_expand_sndbuf` (not when
     /// the window is full) then `tcp_sndbuf_expand`, which never shrinks the buffer.
     pub fn expand(&mut self, i: usize, cwnd: u64, in_flight: u64) {
@@ -249,11 +263,10 @@ impl SendQ {
     fn write_polled(&mut self, data_una: u64, total_segs: u64, mss: u32, chunk: u64) {
         let seg = u64::from(mss);
         let cap = total_segs.saturating_mul(seg);
-        // Everything below the DATA_ACK was written (a whole segment's worth at least).
-        self.write_bytes = self.write_bytes.max(data_una * seg);
         while self.write_bytes < cap {
             let queued = self.write_bytes - data_una * seg;
             let free = self.sndbuf.saturating_sub(queued);
+            // (free == 0 also ends a loop that would copy nothing.)
             if free == 0 || free < queued / 2 {
                 break;
             }
@@ -446,7 +459,8 @@ mod tests {
     /// `joins = "linux"`, worked by hand: the first segment (1,500 B at 10 Mbit/s: 1.2 ms)
     /// reaches the receiver at 11.2 ms and its ACK (no link on the way back) returns at
     /// 21.2 ms; the second subflow's MP_JOIN handshake then takes two of its 40 ms round trips.
-    /// Until 101.2 ms it sends nothing and is outside the coupled sums; from then on it is a
+    /// Until 101.2 ms it sends nothing, is outside the coupled sums and has no send buffer in
+    /// the connection's (the kernel adds a subflow's when it exists); from then on it is a
     /// subflow like the first, and its initial window goes out with the next data written.
     /// With `joins = "together"` both send at 0.
     #[test]
@@ -457,12 +471,19 @@ mod tests {
         );
         let sc = Scenario::from_toml_str(&text, "<test>").unwrap();
         let mut sim = Simulation::new(&sc, 1).unwrap();
+        sim.run_until(1);
+        // Before its join the second subflow has no buffer in the connection's sum: 4,096 +
+        // 46,080 (the first's initial buffer), where both together make 96,256.
+        assert_eq!(conn(&mut sim).sq.as_deref().unwrap().sndbuf, 50_176);
         sim.run_until(101_199_999);
         let c = conn(&mut sim);
         assert!(!c.views[1].active && c.snd[1].snd_nxt == 0);
         assert!(c.snd[0].snd_nxt > 10, "the first subflow sends alone");
+        let before = c.sq.as_deref().unwrap().sndbuf;
         sim.run_until(101_200_000);
-        assert!(conn(&mut sim).views[1].active);
+        let c = conn(&mut sim);
+        assert!(c.views[1].active);
+        assert_eq!(c.sq.as_deref().unwrap().sndbuf, before + 46_080);
         // It takes its first burst once the writer has new data: here the blocked writer
         // wakes (a third of the buffer free) between 105 and 150 ms.
         sim.run_until(105_000_000);
