@@ -480,3 +480,24 @@ def test_testbed_refuses_inconsistent_sharing():
         Testbed(ps, shared_bottleneck=True, egress=[0, 0, 0])
     with pytest.raises(ValueError, match="each in one access link"):
         Testbed(ps, access=[AccessLink(10, 100, (0, 1)), AccessLink(10, 100, (1, 2))])
+
+
+def test_a_shared_access_is_a_queue_the_sender_cannot_see(root_env):
+    """A single Reno TCP through an access link (5 Mbit/s, 20-packet drop-tail queue, then a
+    20 Mbit/s path of 10 ms each way) fills its queue and overflows it, as it would any
+    bottleneck on another host: the path's BDP plus the queue is 28 packets, and slow start
+    overshoots that within a second. The access's tbf must queue packets the client's socket
+    no longer owns: Linux orphans a packet in ``ip_rcv_core`` (net/ipv4/ip_input.c, 6.18), and
+    a queue before that (the router's ingress) leaves each packet charged to the sender, whose
+    TCP small queues (``tcp_small_queue_check``, net/ipv4/tcp_output.c) then keep about two
+    packets of each socket in it: no drop ever, and a type-1 subflow of Khalili's scenario with
+    cwnd 84 and 17 packets in flight."""
+    from pathpool.kernel.testbed import AccessLink, FlowSpec, PathSpec, Testbed
+
+    with Testbed([PathSpec(20.0, 10.0, queue_pkts=100)], access=[AccessLink(5.0, 20, (0,))],
+                 prefix="ppa-") as tb:
+        tb.run_flows([FlowSpec("t", "tcp", "reno", 0)], duration_s=4.0)
+        acc = tb.access_stats()[0]
+    # 4 s at 5 Mbit/s is about 1,650 full packets.
+    assert acc["packets"] > 1200, acc
+    assert acc["drops"] > 0, acc

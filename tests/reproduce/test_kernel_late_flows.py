@@ -26,9 +26,12 @@ RELEASE = "6.18.44-fc-v782"
 PINNED = {
     ("rsf", "quickack", "rsf/table2_s2", "lia"): "7e16612521194def2de194f0",
     ("rsf", "linux", "rsf/table2_s2", "lia"): "8ae7ede172a8798c5c044506",
-    ("khalili", "quickack", "khalili/n1_5", "lia"): "23b7965cd763a00c4eb60b4b",
     ("rsf", "quickack", "rsf/table2_s0", "tcp"): "8b32fa44c57eee48f1c345a7",
 }
+
+#: The key of a plan with an access link when the test bed queued the access at the router's
+#: ingress (before TCP small queues stopped reaching it): such runs must never be reused.
+ACCESS_AT_INGRESS = {("khalili", "quickack", "khalili/n1_5", "lia"): "23b7965cd763a00c4eb60b4b"}
 
 
 def _kjobs(paper: str, reading: str, exp: str, alg: str, jitter: str = "off", seeds=(1,)):
@@ -46,6 +49,15 @@ def test_cache_keys_of_plans_without_late_flows_are_unchanged(monkeypatch, paper
     assert all(not f.timed for f in kj.plan.flows)
     assert "start_s" not in str(kj.plan.describe()) and "sample_ms" not in kj.plan.describe()
     assert kj.key() == PINNED[(paper, reading, exp, alg)]
+
+
+@pytest.mark.parametrize("paper, reading, exp, alg", list(ACCESS_AT_INGRESS))
+def test_plans_with_an_access_link_no_longer_reuse_runs_queued_at_the_ingress(monkeypatch, paper, reading,
+                                                                               exp, alg):
+    monkeypatch.setattr(platform, "release", lambda: RELEASE)
+    (kj,) = _kjobs(paper, reading, exp, alg)
+    assert [a["queued"] for a in kj.plan.describe()["access"]] == ["after-ip-receive"]
+    assert kj.key() != ACCESS_AT_INGRESS[(paper, reading, exp, alg)]
 
 
 def test_table5_maps_with_the_sp_flows_start_and_stop():
@@ -105,7 +117,7 @@ def test_khalili_jittered_plans_start_at_the_simulators_times_and_get_their_own_
     monkeypatch.setattr(platform, "release", lambda: RELEASE)
     (off,) = _kjobs("khalili", "quickack", "khalili/n1_5", "lia", "off")
     on = _kjobs("khalili", "quickack", "khalili/n1_5", "lia", "scenario", seeds=(1, 2))
-    assert off.key() == PINNED[("khalili", "quickack", "khalili/n1_5", "lia")]
+    assert "start_s" not in str(off.plan.describe())
     sc = on[0].job.scenario
     for kj in on:
         drawn = start_offsets(sc, kj.job.seed)

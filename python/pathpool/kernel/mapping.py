@@ -98,7 +98,14 @@ from typing import Any
 
 from pathpool.errors import ScenarioError
 from pathpool.kernel.loader import WEIGHT_RANGE
-from pathpool.kernel.testbed import MAX_TESTBED_PATHS, MTU_BYTES, AccessLink, FlowSpec, PathSpec
+from pathpool.kernel.testbed import (
+    ACCESS_QUEUED,
+    MAX_TESTBED_PATHS,
+    MTU_BYTES,
+    AccessLink,
+    FlowSpec,
+    PathSpec,
+)
 from pathpool.kernel.transfer import BULK_CHUNK, STOP_CHUNK
 
 __all__ = ["ALGORITHM_MAP", "MAX_FLOWS", "MAX_PATHS", "Difference", "TestbedPlan", "UnsupportedScenario",
@@ -257,7 +264,8 @@ class TestbedPlan:
             # Only when used, so that the description (and the kernel cache key made from it)
             # of every plan that has neither stays what it was.
             **({"egress": self.egress} if self.egress is not None else {}),
-            **({"access": [dict(vars(a), link=n) for n, a in self.access]} if self.access else {}),
+            **({"access": [dict(vars(a), link=n, queued=ACCESS_QUEUED) for n, a in self.access]}
+               if self.access else {}),
             **({"sample_ms": self.sample_ms} if self.sample_ms != DEFAULT_SAMPLE_MS else {}),
         }
 

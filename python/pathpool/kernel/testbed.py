@@ -8,8 +8,8 @@ Path k has its own client link; on the router side it has its own link to the se
 (``j = k``), or every path shares link 0 (``shared_bottleneck``), or path k leaves through
 router link ``egress[k]`` (paths with the same entry share that link's rate limit and queue).
 An :class:`AccessLink` is a rate limit and queue that some paths cross *before* they split
-(Khalili's shared access): the router's ingress of those paths' client links is redirected
-into one IFB device shaped by ``tbf``, then each packet goes on along its own path. Per path:
+(Khalili's shared access): once routed, those paths' data is redirected into one IFB device
+shaped by ``tbf``, then each packet goes on along its own path. Per path:
 
 - rate: ``tbf`` on the router's egress towards the server (the data direction), with a
   drop-tail limit of ``queue_pkts`` full-size packets; the ACK direction is not rate limited;
@@ -89,11 +89,18 @@ class PathSpec:
             raise ValueError(f"{where}.queue_pkts = {self.queue_pkts}: must be >= 1")
 
 
+#: Where the test bed queues an access link's packets, recorded in every plan that has one (and
+#: so in its kernel cache key): after the router's IP receive. Runs made when the queue sat at
+#: the router's ingress, where TCP small queues kept each socket's packets in it to about two
+#: (:meth:`Testbed._access`), have keys without it and are never reused.
+ACCESS_QUEUED = "after-ip-receive"
+
+
 @dataclasses.dataclass
 class AccessLink:
     """A shared first hop: the data of ``paths`` crosses one ``tbf`` of ``rate_mbps`` with a
-    drop-tail limit of ``queue_pkts`` packets before the paths split (IFB on the router's
-    ingress of their client links; no delay of its own)."""
+    drop-tail limit of ``queue_pkts`` packets before the paths split (IFB, after the router's
+    IP receive and before each path's delay; no delay of its own)."""
 
     rate_mbps: float
     queue_pkts: int
@@ -197,6 +204,7 @@ class Testbed:
                 raise ValueError(f"paths[{k}]: router link {j} is shared, its rate and queue must be "
                                  "those of the link's first path")
         self.access = list(access)
+        self._clsact: set[str] = set()
         seen: set[int] = set()
         for i, a in enumerate(self.access):
             if a.rate_mbps <= 0 or a.queue_pkts < 1 or not a.paths:
@@ -323,18 +331,29 @@ class Testbed:
 
     def _access(self, i: int, a: AccessLink) -> str:
         """Shared first hop ``i``: an IFB device ``ia{i}`` shaped by tbf, fed by a redirect of
-        every packet arriving from the client on the links of its paths. IFB hands each packet
-        back to its own link's receive path afterwards, so routing (path k's delay device and
-        router link) and the loss rule (``iifname c{k}``) see it as before."""
+        the data of its paths where the router sends it on: the egress of path k's delay
+        device (``df{k}``), or of its router link for a path without delay (data from path k's
+        client subnet only). IFB hands each packet back to that device's egress afterwards, so
+        the access's queue comes before the path's delay and link, as in the scenario.
+
+        The queue must come after the router's IP receive: ``ip_rcv_core`` (net/ipv4/ip_input.c,
+        6.18) orphans a packet from the socket that sent it. Queued before that (a redirect at
+        the client link's ingress), every queued packet stays charged to its sender's socket,
+        and TCP small queues (``tcp_small_queue_check``, net/ipv4/tcp_output.c) keep about two
+        packets of each socket in the queue: a drop-tail queue that never overflows and shares
+        its link socket by socket, which no queue on another host does."""
         R, dev = self.ns_r, f"ia{i}"
         self.ns(R, "ip", "link", "add", dev, "type", "ifb")
         burst = max(2 * MTU_BYTES, int(a.rate_mbps * 1e6 / 8 / 1000))  # ~1 ms, as the router links
         self.ns(R, "tc", "qdisc", "replace", "dev", dev, "root", "tbf", "rate", f"{a.rate_mbps}mbit",
                 "burst", str(burst), "limit", str(a.queue_pkts * MTU_BYTES))
         for k in a.paths:
-            self.ns(R, "tc", "qdisc", "add", "dev", f"c{k}", "handle", "ffff:", "ingress")
-            self.ns(R, "tc", "filter", "add", "dev", f"c{k}", "parent", "ffff:", "protocol", "ip",
-                    "u32", "match", "u32", "0", "0", "action", "mirred", "egress", "redirect", "dev", dev)
+            out = f"df{k}" if self.paths[k].delay_ms > 0 else f"s{self._link(k)}"
+            if out not in self._clsact:
+                self.ns(R, "tc", "qdisc", "add", "dev", out, "clsact")
+                self._clsact.add(out)
+            self.ns(R, "tc", "filter", "add", "dev", out, "egress", "protocol", "ip", "u32", "match", "ip",
+                    "src", f"10.77.{k}.0/24", "action", "mirred", "egress", "redirect", "dev", dev)
         return dev
 
     def access_stats(self) -> dict[int, dict]:
