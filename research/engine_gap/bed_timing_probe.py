@@ -18,6 +18,9 @@ ingress from it (`c0`), its first delay device (`df0`) and its link towards the 
   flow that always has data ready: an application-limited one waits for data, not the host);
 - forwarder: how much longer than its setting `pp_delayfwd` held each packet (the TUN device
   shows every packet twice: out to the forwarder, back in);
+- ACKs: data packets per ACK, per flow (the receiver's delayed-ACK rate, per subflow);
+- trains: per flow, runs of data packets closer together than `TRAIN_GAP_NS` at the router's
+  ingress (what leaves the sender back to back);
 - drops: the data packets that reached `c0` but never left on `s0` (the first path's queue),
   per flow, with the gap to the same flow's previous packet (a window increase sends two
   back to back; the second is the one a full queue drops).
@@ -38,8 +41,9 @@ from pathlib import Path
 import numpy as np
 
 NS_PREFIX = "pp-"
-ROUTER_DEVS = ("c0", "df0", "s0")
-CLIENT_DEVS = ("p0",)
+#: Gap (ns) that ends a train of one flow's packets at the router's ingress: under a tenth of
+#: a full segment's time on the fastest link the scenarios use (1500 B at 100 Mbit/s, 120 us).
+TRAIN_GAP_NS = 12_000
 # Columns of a parsed capture.
 T, SRC, SPORT, DST, DPORT, SEQ, ACK, PAYLOAD, IPID = range(9)
 
@@ -120,6 +124,42 @@ def drops(into: np.ndarray, out: np.ndarray, server_port: int = 5201) -> dict[in
     return res
 
 
+def acks_per_flow(cap: np.ndarray, server_port: int = 5201) -> dict[int, dict]:
+    """Per client port, on the client's link: data packets out, ACKs in (every packet from the
+    server without payload) and data packets per ACK (2 for a receiver that delays every ACK,
+    1 for one that ACKs every segment)."""
+    out = {}
+    for port in sorted(set(cap[:, SPORT].tolist()) - {server_port}):
+        data = int(((cap[:, SPORT] == port) & (cap[:, PAYLOAD] > 0)).sum())
+        acks = int(((cap[:, DPORT] == port) & (cap[:, SPORT] == server_port) & (cap[:, PAYLOAD] == 0)).sum())
+        out[port] = {"data": data, "acks": acks, "per_ack": data / acks if acks else float("nan")}
+    return out
+
+
+def trains(cap: np.ndarray, gap_ns: int, server_port: int = 5201) -> dict[int, dict]:
+    """Per client port: the flow's data packets cut into trains wherever the gap to the flow's
+    previous data packet is at least ``gap_ns``; mean train length (packets) and the share of
+    packets that are the third or later of their train (what a drop-tail queue drops first)."""
+    out = {}
+    for port in sorted(set(cap[:, SPORT].tolist()) - {server_port}):
+        t = cap[(cap[:, SPORT] == port) & (cap[:, PAYLOAD] > 0), T]
+        if not len(t):
+            continue
+        starts = np.flatnonzero(np.diff(t, prepend=t[0] - gap_ns) >= gap_ns)
+        lengths = np.diff(np.append(starts, len(t)))
+        out[port] = {"packets": len(t), "mean": float(lengths.mean()),
+                     "third_on": float((lengths - 2).clip(min=0).sum() / len(t))}
+    return out
+
+
+def _read_all(d: Path, kind: str) -> np.ndarray:
+    """Every capture of one kind of device (``p``: the client's links, ``c``: the router's
+    ingress from them, ``s``: its links towards the server), merged in time order."""
+    caps = [read_pcap(f) for f in sorted(d.glob(f"{kind}[0-9]*.pcap"))]
+    cap = np.concatenate(caps) if caps else np.zeros((0, 9), dtype=np.int64)
+    return cap[np.argsort(cap[:, T], kind="stable")]
+
+
 def _pct(x: np.ndarray, qs=(50, 90, 99, 99.9)) -> str:
     if not len(x):
         return "none"
@@ -128,13 +168,19 @@ def _pct(x: np.ndarray, qs=(50, 90, 99, 99.9)) -> str:
 
 def analyse(d: Path) -> None:
     meta = json.loads((d / "probe.json").read_text())
-    client = read_pcap(d / "p0.pcap")
+    client = _read_all(d, "p")
     for port, v in reaction_times(client).items():
         print(f"sender, port {port}: {len(v)} ACK -> data: {_pct(v)}; over 0.5 ms: {(v > 500_000).mean():.4f}")
+    for port, r in acks_per_flow(client).items():
+        print(f"acks, port {port}: {r['data']} data packets, {r['acks']} ACKs, {r['per_ack']:.2f} per ACK")
+    into = _read_all(d, "c")
+    for port, r in trains(into, TRAIN_GAP_NS).items():
+        print(f"trains (gap < {TRAIN_GAP_NS / 1e3:g} us), port {port}: mean {r['mean']:.2f} packets; "
+              f"third or later of a train {r['third_on']:.1%}")
     h = hold_excess(read_pcap(d / "df0.pcap"), int(meta["delay_ms"] * 1e6))
     print(f"forwarder df0, {len(h)} packets held beyond {meta['delay_ms']:g} ms: {_pct(h)}; max {h.max() / 1e3:.0f} us"
           if len(h) else "forwarder df0: no packets")
-    for port, r in drops(read_pcap(d / "c0.pcap"), read_pcap(d / "s0.pcap")).items():
+    for port, r in drops(into, _read_all(d, "s")).items():
         g = r["gaps_ns"]
         close = float((g < 1_000_000).mean()) if len(g) else float("nan")
         print(f"drops, port {port}: {r['dropped']} of {r['packets']}; {close:.0%} within 1 ms of the flow's "
@@ -144,6 +190,12 @@ def analyse(d: Path) -> None:
 def _netns() -> list[str]:
     out = subprocess.run(["ip", "netns", "list"], check=False, capture_output=True, text=True).stdout
     return [line.split()[0] for line in out.splitlines() if line.strip()]
+
+
+def _devices(ns: str) -> list[str]:
+    out = subprocess.run(["ip", "netns", "exec", ns, "ip", "-br", "link"], check=False, capture_output=True,
+                         text=True).stdout
+    return [line.split()[0].split("@")[0] for line in out.splitlines() if line.strip()]
 
 
 def _up(ns: str, dev: str) -> bool:
@@ -173,7 +225,8 @@ def run(a: argparse.Namespace) -> None:
             if bed.poll() is not None or time.monotonic() > deadline:
                 raise SystemExit("the test bed did not come up")
             time.sleep(0.01)
-        for ns, devs in ((r, ROUTER_DEVS), (c, CLIENT_DEVS)):
+        router = [dev for dev in _devices(r) if dev[0] in "cs" and dev[1:].isdigit()] + ["df0"]
+        for ns, devs in ((r, router), (c, [f"p{k}" for k in range(len(plan.paths))])):
             for dev in devs:
                 dumps.append(subprocess.Popen(
                     ["ip", "netns", "exec", ns, "tcpdump", "-i", dev, "-s", "96", "-U", "-n",

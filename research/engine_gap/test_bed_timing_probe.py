@@ -62,3 +62,20 @@ def test_drops_are_what_entered_and_never_left(probe):
     got = probe.drops(np.array(into, dtype=np.int64), np.array(out, dtype=np.int64))
     assert (got[4000]["packets"], got[4000]["dropped"], got[4000]["gaps_ns"].tolist()) == (3, 1, [10])
     assert got[4001]["dropped"] == 0
+
+
+def test_acks_per_flow_counts_pure_acks_from_the_server(probe):
+    P, S = 4000, 5201
+    rows = [(0, 1, P, 1, S, 0, 0, 1448, 1), (1, 1, P, 1, S, 1448, 0, 1448, 2),
+            (2, 1, P, 1, S, 2896, 0, 1448, 3), (5, 1, S, 1, P, 0, 2896, 0, 4),
+            (6, 1, S, 1, P, 0, 4344, 0, 5), (7, 1, S, 1, P, 0, 4344, 100, 6)]  # the last carries data
+    assert probe.acks_per_flow(np.array(rows, dtype=np.int64)) == {P: {"data": 3, "acks": 2, "per_ack": 1.5}}
+
+
+def test_trains_split_at_the_gap(probe):
+    P, S = 4000, 5201
+    # Trains of 3, 1 and 2 packets at a 10-ns gap: 6 packets, mean 2, one third-or-later packet.
+    t = [0, 5, 9, 100, 200, 205]
+    rows = [(x, 1, P, 1, S, 1448 * i, 0, 1448, i) for i, x in enumerate(t)] + [(300, 1, S, 1, P, 0, 1, 0, 99)]
+    got = probe.trains(np.array(rows, dtype=np.int64), 10)
+    assert got == {P: {"packets": 6, "mean": 2.0, "third_on": 1 / 6}}
