@@ -30,7 +30,9 @@ Beside the identity, per connection-second, with one definition for both engines
 reductions (a 100 ms cwnd sample below 0.7 x the peak since the last one, the reduction
 detector of ``kernel_idle_restart_probe.py``), RTOs (each engine's own counter), stalls (runs of
 samples in which the connection got no new byte for at least one RTO, taken as srtt + 200 ms,
-Linux's ``tcp_rto_min``), the slow-start exit (each subflow's peak cwnd before its first
+Linux's ``tcp_rto_min``; from the flow's goodput series, which for kernel runs made before
+28 Nov 2026 counts bytes acknowledged on any subflow and so misses a connection stalled
+behind one subflow), the slow-start exit (each subflow's peak cwnd before its first
 reduction, and when), and the summed window in three phases of the download.
 
 The simulator's runs are re-run in memory with ``metrics.interval = 100ms`` (s2's file has no

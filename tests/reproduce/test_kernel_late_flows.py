@@ -144,6 +144,10 @@ def _mp_cwnd(k: int) -> int:
     return 20 if k < 400 else 8 if k < 800 else min(30, 8 + (k - 800) // 10)
 
 
+#: CLOCK_MONOTONIC of the run's t = 0 in the hand-made runs.
+EPOCH = 5000.0
+
+
 def _table5_run(sp_at_stop: int) -> dict:
     mp = [{"t": k / 10, "subflows": [_info("10.77.0.1", k * 1000, 25), _info("10.77.1.1", k * 500, _mp_cwnd(k))]}
           for k in range(1600)]
@@ -151,14 +155,19 @@ def _table5_run(sp_at_stop: int) -> dict:
     return {"seed": 1, "wall_s": 162.0, "links_before": {}, "links_after": {},
             "raw": {"duration_s": 160.0, "epoch": True,
                     "senders": {"mp": {"cc": "pp_balia", "local_port": 1000, "final": mp[-1]["subflows"],
-                                       "samples": mp},
+                                       "samples": mp, "t0_mono": EPOCH},
                                 "sp": {"cc": "reno", "local_port": 2000, "final": sp[-1]["subflows"],
-                                       "samples": sp}},
+                                       "samples": sp, "t0_mono": EPOCH}},
                     "receiver": {"connections": [
                         {"peer": "10.77.0.1", "port": 1000, "bytes": 3_000_000, "bytes_in_window": 1,
-                         "duration_s": 160.0, "at_marks": [[80.0, 1_000_000], [160.0, 2_400_000]]},
+                         "duration_s": 160.0, "at_marks": [[80.0, 1_000_000], [160.0, 2_400_000]],
+                         # Read 100 kB by 10 s, then nothing until 20 s (stalled behind one
+                         # subflow while the other's data is acknowledged), 2.4 MB by 160 s.
+                         "progress": [[EPOCH, 0], [EPOCH + 10, 100_000], [EPOCH + 20, 100_000],
+                                      [EPOCH + 160, 2_400_000]]},
                         {"peer": "10.77.1.1", "port": 2000, "bytes": sp_at_stop + 9000, "bytes_in_window": 1,
-                         "duration_s": 40.3, "at_marks": [[80.0, sp_at_stop], [160.0, sp_at_stop + 9000]]}]}}}
+                         "duration_s": 40.3, "at_marks": [[80.0, sp_at_stop], [160.0, sp_at_stop + 9000]],
+                         "progress": [[EPOCH + 40 + k / 10, k * 700] for k in range(401)]}]}}}
 
 
 def test_table5_metric_from_a_kernel_run_by_hand():
@@ -180,6 +189,11 @@ def test_table5_metric_from_a_kernel_run_by_hand():
     sp_rate = series[(series["id"] == "sp") & (series["metric"] == "goodput_bps")]
     # The SP flow's first rate sample is over 40.0-40.1 s (from its start, not from 0).
     assert sp_rate["time_s"].min() == pytest.approx(40.1) and sp_rate["value"].iloc[0] == pytest.approx(700 * 8 / 0.1)
+    # A flow's goodput series is what its receiver read, as the simulator's: nothing while the
+    # connection is stalled (10-20 s), although its subflows' acknowledged bytes grew all along.
+    mp_rate = series[(series["id"] == "mp") & (series["metric"] == "goodput_bps")].set_index("time_s")["value"]
+    assert (mp_rate[(mp_rate.index > 10.05) & (mp_rate.index < 19.95)] == 0).all()
+    assert list(mp_rate[(mp_rate.index > 0.05) & (mp_rate.index < 9.95)]) == pytest.approx([100_000 * 8 / 10.0] * 99)
     tables = kb._tagged(res, {"experiment": e.key, "run_algorithm": "balia", "x": float("nan")})
     rows = metrics.responsiveness(tables, e, Options())
     got = {r["metric"]: r["value"] for r in rows}

@@ -48,6 +48,20 @@ def _mean(xs: Sequence[float]) -> float:
     return sum(xs) / len(xs) if xs else math.nan
 
 
+def _bytes_read(conn: dict, sender: dict):
+    """Bytes the receiver's application had read by time ``t`` of ``sender``'s samples (linear
+    between the receiver's progress notes, which are on the same monotonic clock), or None for a
+    run recorded without them."""
+    import numpy as np
+
+    prog, t0 = conn.get("progress"), sender.get("t0_mono")
+    if not prog or t0 is None:
+        return None
+    at = np.array([p[0] - t0 for p in prog], dtype=float)
+    got = np.array([p[1] for p in prog], dtype=float)
+    return lambda t: float(np.interp(t, at, got, left=0.0))
+
+
 def results_from_raw(plan: TestbedPlan, runs: list[dict], scenario: Any) -> Any:
     """Turn test-bed runs into a :class:`pathpool.Results` (the simulator's tables).
 
@@ -160,14 +174,17 @@ def results_from_raw(plan: TestbedPlan, runs: list[dict], scenario: Any) -> Any:
                     "min_rtt_s": x["min_rtt_us"] / 1e6 if x.get("min_rtt_us") else math.nan,
                     "mean_cwnd": _mean([sf["snd_cwnd"] for sf in mine if "snd_cwnd" in sf]),
                 })
-            # Time series from the sender's samples (every 100 ms): cwnd and srtt per subflow,
-            # the flow's rate of newly acknowledged bytes as its goodput.
-            prev_t, prev_acked = span.start_s, 0
+            # Time series at the sender's samples (every 100 ms): cwnd and srtt per subflow, and
+            # the flow's goodput as the simulator defines it: bytes the receiver's application
+            # read (in order, at the connection level) in the interval, from the receiver's
+            # progress notes on the same clock. A subflow's acknowledged bytes are not that: an
+            # MPTCP connection stalled behind one subflow still has its others' data acknowledged.
+            read_at = _bytes_read(c, s)
+            prev_t = span.start_s
+            prev_read = read_at(prev_t) if read_at else 0.0
             for smp in s["samples"]:
                 t = smp["t"]
-                acked = 0
                 for x in smp["subflows"]:
-                    acked += x.get("bytes_acked", 0)
                     k = path_index(x.get("local", ""))
                     pname = plan.path_names[k] if 0 <= k < len(plan.path_names) else ""
                     idx = names.index(pname) if pname in names else -1
@@ -177,11 +194,12 @@ def results_from_raw(plan: TestbedPlan, runs: list[dict], scenario: Any) -> Any:
                             add("series", {"seed": seed, "time_s": t, "entity": "subflow",
                                            "id": f"{f.name}/{idx}", "metric": metric,
                                            "value": float(v)})
-                if t > prev_t:
+                if t > prev_t and read_at:
+                    now_read = read_at(t)
                     add("series", {"seed": seed, "time_s": t, "entity": "flow", "id": f.name,
-                                   "metric": "goodput_bps",
-                                   "value": (acked - prev_acked) * 8 / (t - prev_t)})
-                prev_t, prev_acked = t, acked
+                                   "metric": "goodput_bps", "value": (now_read - prev_read) * 8 / (t - prev_t)})
+                    prev_read = now_read
+                prev_t = t
         # Router links, then shared first hops (IFB; no delay of their own on the bed).
         counters = [(plan.bottleneck_links[j] if j < len(plan.bottleneck_links) else f"router{j}",
                      plan.paths[plan.link_path(j)].rate_mbps, plan.paths[plan.link_path(j)].delay_ms,

@@ -44,6 +44,10 @@ STOP_CHUNK = 8192
 # Bytes per send() of a flow that writes until the run ends (the simulator's writer = "poll"
 # with this write_size stands for this sender: pathpool.kernel.mapping.as_testbed_runs).
 BULK_CHUNK = 65536
+#: The receiver notes its byte count at most this often (s): the bytes the application had read
+#: by each time, from which a flow's goodput series is taken (the simulator's definition: bytes
+#: delivered in order per interval), to within one note.
+PROGRESS_S = 0.01
 
 # Offsets in struct tcp_info (include/uapi/linux/tcp.h).
 _TI = {
@@ -211,6 +215,9 @@ def cmd_send(a: argparse.Namespace) -> dict:
 
     ru = resource.getrusage(resource.RUSAGE_SELF)
     return {"cc": cc, "mptcp": a.mptcp, "local_port": local_port, "written_bytes": written, "duration_s": elapsed,
+            # CLOCK_MONOTONIC (shared by the namespaces) of the samples' t = 0: the receiver's
+            # progress marks are on the same clock.
+            "t0_mono": t0,
             "size_bytes": size, "done_s": done_at, "connect_s": connect_s, "connected_s": connected_s,
             "notsent_lowat": lowat,
             "final": final, "samples": samples,
@@ -240,6 +247,7 @@ def cmd_recv(a: argparse.Namespace) -> dict:
             st["reported"] = True
             got = st["got"]
             row = {"peer": st["peer"][0], "port": st["peer"][1], "bytes": got,
+                   "progress": st["progress"] + [[st["t_last"], got]],
                    "duration_s": st["t_last"] - st["t0"],
                    # No chunk read after the window's end: every byte so far came within it.
                    "bytes_in_window": got if st["in_window"] is None else st["in_window"],
@@ -272,6 +280,8 @@ def cmd_recv(a: argparse.Namespace) -> dict:
                         st["t_first"] = now
                     st["got"] += len(b)
                     st["t_last"] = now
+                    if now - st["progress"][-1][0] >= PROGRESS_S:
+                        st["progress"].append([now, st["got"]])
         except OSError:
             pass
         conn.close()
@@ -286,6 +296,7 @@ def cmd_recv(a: argparse.Namespace) -> dict:
             break
         t0 = time.monotonic()
         st = {"peer": peer, "t0": t0, "t_last": t0, "t_first": None, "got": 0, "in_window": None,
+              "progress": [[t0, 0]],
               "pending": list(marks), "at_marks": [], "reported": False}
         th = threading.Thread(target=serve, args=(c, st), daemon=True)
         th.start()
