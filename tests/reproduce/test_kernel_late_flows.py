@@ -161,13 +161,13 @@ def _table5_run(sp_at_stop: int) -> dict:
                     "receiver": {"connections": [
                         {"peer": "10.77.0.1", "port": 1000, "bytes": 3_000_000, "bytes_in_window": 1,
                          "duration_s": 160.0, "at_marks": [[80.0, 1_000_000], [160.0, 2_400_000]],
-                         # Read 100 kB by 10 s, then nothing until 20 s (stalled behind one
-                         # subflow while the other's data is acknowledged), 2.4 MB by 160 s.
-                         "progress": [[EPOCH, 0], [EPOCH + 10, 100_000], [EPOCH + 20, 100_000],
-                                      [EPOCH + 160, 2_400_000]]},
+                         # Reads 1,000 B every 0.1 s to 10 s, then nothing until 20.05 s (stalled
+                         # behind one subflow while the other's data is acknowledged).
+                         "progress": [[EPOCH, 0]] + [[EPOCH + k / 10 - 0.001, k * 1000] for k in range(1, 101)]
+                         + [[EPOCH + 20.05, 101_000], [EPOCH + 160, 2_400_000]]},
                         {"peer": "10.77.1.1", "port": 2000, "bytes": sp_at_stop + 9000, "bytes_in_window": 1,
                          "duration_s": 40.3, "at_marks": [[80.0, sp_at_stop], [160.0, sp_at_stop + 9000]],
-                         "progress": [[EPOCH + 40 + k / 10, k * 700] for k in range(401)]}]}}}
+                         "progress": [[EPOCH + 40 + k / 10 - 0.001, k * 700] for k in range(401)]}]}}}
 
 
 def test_table5_metric_from_a_kernel_run_by_hand():
@@ -193,7 +193,7 @@ def test_table5_metric_from_a_kernel_run_by_hand():
     # connection is stalled (10-20 s), although its subflows' acknowledged bytes grew all along.
     mp_rate = series[(series["id"] == "mp") & (series["metric"] == "goodput_bps")].set_index("time_s")["value"]
     assert (mp_rate[(mp_rate.index > 10.05) & (mp_rate.index < 19.95)] == 0).all()
-    assert list(mp_rate[(mp_rate.index > 0.05) & (mp_rate.index < 9.95)]) == pytest.approx([100_000 * 8 / 10.0] * 99)
+    assert list(mp_rate[(mp_rate.index > 0.05) & (mp_rate.index < 10.05)]) == pytest.approx([1000 * 8 / 0.1] * 100)
     tables = kb._tagged(res, {"experiment": e.key, "run_algorithm": "balia", "x": float("nan")})
     rows = metrics.responsiveness(tables, e, Options())
     got = {r["metric"]: r["value"] for r in rows}

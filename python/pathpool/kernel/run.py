@@ -49,9 +49,10 @@ def _mean(xs: Sequence[float]) -> float:
 
 
 def _bytes_read(conn: dict, sender: dict):
-    """Bytes the receiver's application had read by time ``t`` of ``sender``'s samples (linear
-    between the receiver's progress notes, which are on the same monotonic clock), or None for a
-    run recorded without them."""
+    """Bytes the receiver's application had read by time ``t`` of ``sender``'s samples: the
+    receiver's last progress note at or before ``t`` (notes are on the same monotonic clock;
+    never interpolated, which would spread a stalled connection's burst over its stall), or None
+    for a run recorded without them."""
     import numpy as np
 
     prog, t0 = conn.get("progress"), sender.get("t0_mono")
@@ -59,7 +60,12 @@ def _bytes_read(conn: dict, sender: dict):
         return None
     at = np.array([p[0] - t0 for p in prog], dtype=float)
     got = np.array([p[1] for p in prog], dtype=float)
-    return lambda t: float(np.interp(t, at, got, left=0.0))
+
+    def read_by(t: float) -> float:
+        k = int(np.searchsorted(at, t, side="right")) - 1
+        return float(got[k]) if k >= 0 else 0.0
+
+    return read_by
 
 
 def results_from_raw(plan: TestbedPlan, runs: list[dict], scenario: Any) -> Any:

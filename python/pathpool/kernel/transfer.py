@@ -278,6 +278,12 @@ def cmd_recv(a: argparse.Namespace) -> dict:
                         break
                     if st["t_first"] is None:
                         st["t_first"] = now
+                    # Progress notes: the count after a read at most every PROGRESS_S, and
+                    # before a read that ends a silence the count of the last read before it,
+                    # so that "read by t" (the last note at or before t) is never more than
+                    # PROGRESS_S behind and a stall shows as one.
+                    if now - st["t_last"] >= PROGRESS_S and st["progress"][-1][0] < st["t_last"]:
+                        st["progress"].append([st["t_last"], st["got"]])
                     st["got"] += len(b)
                     st["t_last"] = now
                     if now - st["progress"][-1][0] >= PROGRESS_S:
