@@ -501,3 +501,18 @@ def test_a_shared_access_is_a_queue_the_sender_cannot_see(root_env):
     # 4 s at 5 Mbit/s is about 1,650 full packets.
     assert acc["packets"] > 1200, acc
     assert acc["drops"] > 0, acc
+
+
+def test_the_bed_keeps_asking_for_mptcp_after_syn_timeouts(root_env):
+    """Linux 6.12+ drops MP_CAPABLE from a connection's SYN after
+    net.mptcp.syn_retrans_before_tcp_fallback (default 2) timeouts, and the connection is plain
+    TCP: in Khalili's N1 = 15 on the bed, once the access queue overflowed as a queue should, a
+    type-1 sender's SYNs met it twice and its MPTCP_TCPINFO failed (EOPNOTSUPP). The bed's
+    client namespace sets the most retransmissions the setting takes."""
+    from pathpool.kernel.testbed import SYN_RETRANS_BEFORE_FALLBACK, PathSpec, Testbed
+
+    if not Path("/proc/sys/net/mptcp/syn_retrans_before_tcp_fallback").exists():
+        pytest.skip("this kernel has no net.mptcp.syn_retrans_before_tcp_fallback (and no such fallback)")
+    with Testbed([PathSpec(10.0, 5.0)], prefix="ppy-") as tb:
+        got = tb.ns(tb.ns_c, "sysctl", "-n", "net.mptcp.syn_retrans_before_tcp_fallback").stdout
+    assert int(got) == SYN_RETRANS_BEFORE_FALLBACK == 255

@@ -16,6 +16,7 @@ writing and closes at ``--stop`` and stamps its samples on that clock; the recei
 from __future__ import annotations
 
 import argparse
+import errno
 import json
 import math
 import socket
@@ -82,7 +83,17 @@ def subflow_infos(sock: socket.socket, mptcp: bool) -> list[dict]:
     hdr = struct.pack("<IIII", 16, 0, 0, TCP_INFO_LEN)
     n_max = 16
     buf = bytearray(hdr + bytes(n_max * TCP_INFO_LEN))
-    raw = _getsockopt_inout(sock, SOL_MPTCP, MPTCP_TCPINFO, buf)
+    try:
+        raw = _getsockopt_inout(sock, SOL_MPTCP, MPTCP_TCPINFO, buf)
+    except OSError as e:
+        if e.errno != errno.EOPNOTSUPP:
+            raise
+        # mptcp_getsockopt_sol_mptcp() refuses a connection that fell back to plain TCP (its
+        # SYN+MP_CAPABLE retransmitted net.mptcp.syn_retrans_before_tcp_fallback times, or the
+        # peer without MPTCP): the run is not the scenario's, so it fails saying so.
+        raise SystemExit("the MPTCP connection fell back to plain TCP (Linux drops MP_CAPABLE after "
+                         "net.mptcp.syn_retrans_before_tcp_fallback SYN retransmissions); the run is "
+                         "not an MPTCP run") from e
     _, num, _, size_user = struct.unpack_from("<IIII", raw, 0)
     infos = [parse_tcp_info(raw[16 + i * size_user: 16 + (i + 1) * size_user])
              for i in range(min(num, n_max))]
