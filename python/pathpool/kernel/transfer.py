@@ -10,7 +10,9 @@ are written and acknowledged: a file download) and samples each subflow's ``tcp_
 through ``MPTCP_TCPINFO`` (plain TCP: ``TCP_INFO``) every ``--sample-ms``. With ``--epoch`` (the
 run's t = 0 on ``CLOCK_MONOTONIC``, which the namespaces share) it connects at ``--start``, stops
 writing and closes at ``--stop`` and stamps its samples on that clock; the receiver with
-``--epoch --marks`` reports each connection's bytes at those times.
+``--epoch --marks`` reports each connection's bytes at those times. The receiver sends one byte
+on every connection it accepts, and the sender writes nothing before it arrives (``cmd_send``
+says why).
 """
 
 from __future__ import annotations
@@ -49,6 +51,11 @@ BULK_CHUNK = 65536
 #: by each time, from which a flow's goodput series is taken (the simulator's definition: bytes
 #: delivered in order per interval), to within one note.
 PROGRESS_S = 0.01
+#: The receiver's first and only byte to a sender, right after ``accept()``: the sender writes
+#: nothing before it arrives (``cmd_send``). The longest a sender waits for it, seconds (a
+#: handshake whose third ACK is lost waits for the server's SYN/ACK retransmissions, 1 s, 2 s...).
+READY = b"\x01"
+READY_TIMEOUT_S = 30.0
 
 # Offsets in struct tcp_info (include/uapi/linux/tcp.h).
 _TI = {
@@ -88,12 +95,13 @@ def subflow_infos(sock: socket.socket, mptcp: bool) -> list[dict]:
     except OSError as e:
         if e.errno != errno.EOPNOTSUPP:
             raise
-        # mptcp_getsockopt_sol_mptcp() refuses a connection that fell back to plain TCP (its
-        # SYN+MP_CAPABLE retransmitted net.mptcp.syn_retrans_before_tcp_fallback times, or the
-        # peer without MPTCP): the run is not the scenario's, so it fails saying so.
-        raise SystemExit("the MPTCP connection fell back to plain TCP (Linux drops MP_CAPABLE after "
-                         "net.mptcp.syn_retrans_before_tcp_fallback SYN retransmissions); the run is "
-                         "not an MPTCP run") from e
+        # mptcp_getsockopt_sol_mptcp() refuses a connection that fell back to plain TCP (the
+        # peer without MPTCP, or what the bed guards against: its SYN retransmitted
+        # net.mptcp.syn_retrans_before_tcp_fallback times, its MP_CAPABLE segments lost before a
+        # later one arrived): the run is not the scenario's, so it fails saying so.
+        raise SystemExit("the MPTCP connection fell back to plain TCP (MPTCP_TCPINFO refused; "
+                         "`nstat -az 'MPTcp*Fallback*'` in the namespaces says why); the run is not "
+                         "an MPTCP run") from e
     _, num, _, size_user = struct.unpack_from("<IIII", raw, 0)
     infos = [parse_tcp_info(raw[16 + i * size_user: 16 + (i + 1) * size_user])
              for i in range(min(num, n_max))]
@@ -167,6 +175,25 @@ def cmd_send(a: argparse.Namespace) -> dict:
     s.settimeout(5.0)
     connect_at = time.monotonic()
     s.connect((a.dst, a.port))
+    # Write nothing until the receiver says it has accepted the connection. Linux 6.18 makes
+    # the server's subflow plain TCP when the first segment it gets after its SYN/ACK carries
+    # neither MP_CAPABLE nor data that follows it in order (subflow_syn_recv_sock(),
+    # net/mptcp/subflow.c: "OoO DSS packets coming legitly after dropped or reordered MPC will
+    # cause fallback"), and only the third ACK and the first data segment carry MP_CAPABLE
+    # (mptcp_established_options_mp(), net/mptcp/options.c). With both lost at a full queue, as
+    # when Khalili's 15 connections start together behind one access, the connection would be
+    # TCP. Before the receiver's byte, every segment the client sends is the third ACK again, so
+    # the server can only accept the connection as MPTCP; the simulator has no fallback.
+    s.settimeout(READY_TIMEOUT_S)
+    connected_at = time.monotonic()
+    try:
+        ready = s.recv(1)
+    except TimeoutError:
+        raise SystemExit(f"the receiver did not accept the connection within {READY_TIMEOUT_S:g} s "
+                         "of connect()") from None
+    if ready != READY:
+        raise SystemExit(f"the receiver sent {ready!r} where it accepts a connection with {READY!r}")
+    ready_wait_s = time.monotonic() - connected_at
     s.setblocking(False)
     local_port = s.getsockname()[1]
     cc = s.getsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, 16).rstrip(b"\0").decode()
@@ -185,7 +212,8 @@ def cmd_send(a: argparse.Namespace) -> dict:
         t0 = a.epoch
         next_sample = t0 + math.ceil((now - t0) / iv - 1e-9) * iv
         end_at = t0 + (a.duration if a.stop is None else min(a.stop, a.duration))
-    # When the connect began and ended: a SYN dropped by a full drop-tail queue waits for the
+    # When the connect began and when the sender could write (the receiver's byte in, one
+    # round trip after connect() returned when nothing is lost): a SYN dropped by a full drop-tail queue waits for the
     # 1 s initial RTO (measured: Table V's SP flow connected 1.4 s after its start), as any
     # Linux client's would; only the first says whether the sender was on time.
     connect_s, connected_s = connect_at - t0, now - t0
@@ -230,6 +258,8 @@ def cmd_send(a: argparse.Namespace) -> dict:
             # progress marks are on the same clock.
             "t0_mono": t0,
             "size_bytes": size, "done_s": done_at, "connect_s": connect_s, "connected_s": connected_s,
+            # From connect()'s return to the receiver's byte (cmd_recv): about one round trip.
+            "ready_wait_s": ready_wait_s,
             "notsent_lowat": lowat,
             "final": final, "samples": samples,
             # CPU seconds of this sender (a CPU-bound sender would not keep its window full).
@@ -311,6 +341,11 @@ def cmd_recv(a: argparse.Namespace) -> dict:
             c, peer = ls.accept()
         except OSError:
             break
+        try:
+            c.sendall(READY)   # the sender writes after this (cmd_send)
+        except OSError:
+            c.close()
+            continue
         t0 = time.monotonic()
         st = {"peer": peer, "t0": t0, "t_last": t0, "t_first": None, "got": 0, "in_window": None,
               "progress": [[t0, 0]],
