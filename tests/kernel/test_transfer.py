@@ -122,3 +122,35 @@ def test_conn_info_reads_the_connection_send_queue():
                 time.sleep(0.01)
             done = conn_info(c, written)
             assert (done["outq"], done["unassigned"]) == (0, 0)
+
+
+def test_receiver_times_a_connection_from_its_first_data():
+    """The receiver sends READY on accept and the sender writes only after it, one round trip
+    later: a connection's duration and its window start at its first data, as the simulator's
+    flows send from their start. Here the client waits 0.5 s after READY, then sends 1,000
+    bytes twice 0.2 s apart, within a 0.4 s window. Timed from accept() (before the fix) its
+    duration was 0.7 s and its window held nothing."""
+    from pathpool.kernel.transfer import READY
+
+    port = _free_port()
+    recv = subprocess.Popen([sys.executable, "-m", "pathpool.kernel.transfer", "recv", "--addr", "127.0.0.1",
+                             "--port", str(port), "--conns", "1", "--timeout", "5", "--window", "0.4"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        if recv.stderr.readline().strip() != "listening":
+            pytest.skip("no MPTCP listening socket here")
+        with socket.create_connection(("127.0.0.1", port)) as c:
+            c.settimeout(5)
+            assert c.recv(1) == READY
+            time.sleep(0.5)
+            c.sendall(b"x" * 1000)
+            time.sleep(0.2)
+            c.sendall(b"y" * 1000)
+        out, _ = recv.communicate(timeout=20)
+    finally:
+        if recv.poll() is None:
+            recv.kill()
+            recv.wait()
+    (row,) = json.loads(out)["connections"]
+    assert row["bytes"] == row["bytes_in_window"] == 2000, row
+    assert 0.15 < row["duration_s"] < 0.4, row

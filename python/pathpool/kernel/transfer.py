@@ -295,14 +295,17 @@ def cmd_recv(a: argparse.Namespace) -> dict:
                    "window_s": a.window, "open": still_open}
             if a.epoch is not None:
                 t_first = st["t_first"]
-                row.update(accept_s=st["t0"] - a.epoch, at_marks=st["at_marks"] + [[m, got] for m in st["pending"]],
+                row.update(accept_s=st["t_accept"] - a.epoch, at_marks=st["at_marks"] + [[m, got] for m in st["pending"]],
                            first_byte_s=None if t_first is None else t_first - a.epoch,
                            last_byte_s=None if t_first is None else st["t_last"] - a.epoch)
             results.append(row)
 
     def serve(conn: socket.socket, st: dict) -> None:
         conn.settimeout(a.timeout)
-        # in_window: bytes received in the first --window seconds after accept (every flow is
+        # t0, where the connection's duration and window start: its first data read. The sender
+        # writes only after READY, one round trip after accept(); counted from accept(), every
+        # connection would lose that round trip (the simulator's flows send from their start).
+        # in_window: bytes received in the first --window seconds from t0 (every flow is
         # measured over the same span, so a flow that drains its send buffer alone afterwards
         # does not count that tail). With --epoch, at_marks: the bytes received by each mark
         # (the flows' ends on the run's clock); a chunk read after a mark arrived after it.
@@ -311,6 +314,8 @@ def cmd_recv(a: argparse.Namespace) -> dict:
                 b = conn.recv(1 << 20)
                 now = time.monotonic()
                 with lock:
+                    if b and st["t_first"] is None:
+                        st["t0"] = now
                     if a.window and st["in_window"] is None and now - st["t0"] >= a.window:
                         st["in_window"] = st["got"]
                     while st["pending"] and now >= a.epoch + st["pending"][0]:
@@ -347,7 +352,7 @@ def cmd_recv(a: argparse.Namespace) -> dict:
             c.close()
             continue
         t0 = time.monotonic()
-        st = {"peer": peer, "t0": t0, "t_last": t0, "t_first": None, "got": 0, "in_window": None,
+        st = {"peer": peer, "t_accept": t0, "t0": t0, "t_last": t0, "t_first": None, "got": 0, "in_window": None,
               "progress": [[t0, 0]],
               "pending": list(marks), "at_marks": [], "reported": False}
         th = threading.Thread(target=serve, args=(c, st), daemon=True)
