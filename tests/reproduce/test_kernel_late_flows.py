@@ -205,6 +205,22 @@ def test_table5_metric_from_a_kernel_run_by_hand():
         pytest.approx(12.0), False)
 
 
+def test_a_flow_is_timed_from_its_start_plus_the_beds_ready_wait():
+    """The bed's sender writes one round trip after connect() (the receiver's READY, which
+    keeps a connection MPTCP when its MP_CAPABLE segments are lost): that wait is the bed's, not
+    the scenario's, so the flow's interval starts after it. The SP flow of the run by hand
+    waited 0.25 s: it is timed over 40.25-80 s (before: 40-80 s)."""
+    e = next(x for x in load_experiments(["balia"]) if x.key == "balia/table5")
+    sc = e.scenario("balia", float("nan"), Options())
+    plan = map_scenario(sc, max_duration_s=300, kernel_tcp=True)
+    run = _table5_run(9_000_000)
+    run["raw"]["senders"]["sp"]["ready_wait_s"] = 0.25
+    f = results_from_raw(plan, [run], sc).flows.set_index("flow")
+    assert (f.loc["sp", "start_s"], f.loc["sp", "end_s"]) == (40.25, 80.0)
+    assert f.loc["sp", "goodput_bps"] == pytest.approx(9_000_000 * 8 / 39.75)
+    assert f.loc["mp", "goodput_bps"] == 2_400_000 * 8 / 160.0
+
+
 def test_the_reports_method_names_each_start_jitter_reading():
     from pathpool.reproduce.report import KERNEL_JITTER
 

@@ -119,8 +119,10 @@ def results_from_raw(plan: TestbedPlan, runs: list[dict], scenario: Any) -> Any:
             start, stop = 0.0, None
             if raw.get("epoch"):
                 # On the run's clock: a flow that starts late or stops early counts the bytes
-                # received by its end (the receiver's mark there).
-                start = f.start_s
+                # received by its end (the receiver's mark there), from its start plus the round
+                # trip the bed's sender waited for the receiver's READY before writing (a cost of
+                # the bed, not of the scenario; the connect before it is any client's, and counts).
+                start = f.start_s + float(s.get("ready_wait_s", 0.0))
                 stop = f.stop_s if f.stop_s is not None and f.stop_s < dur else None
                 end = stop if stop is not None else dur
                 delivered = next((b for t, b in c["at_marks"] if t == end), c["bytes"])
