@@ -35,9 +35,10 @@ STOP_BOUND_S = 10.0
 
 @pytest.fixture
 def long_dict(tiny_dict):
-    """The tiny scenario run for a simulated day without time series: about 90 s of wall time
-    on a 2-core VM, long enough that only a working stop can end it in time."""
-    doc = {**tiny_dict, "name": "long", "duration": "86400s"}
+    """The tiny scenario run for ten simulated days without time series: about 100 s of wall
+    time on a 2-core VM (one day took 9.9 s for two seeds with -j 2, Intel Xeon KVM), long
+    enough that only a working stop can end it in time."""
+    doc = {**tiny_dict, "name": "long", "duration": "864000s"}
     del doc["metrics"]
     return doc
 
@@ -232,9 +233,11 @@ def test_two_concurrent_cli_runs_into_one_directory(tmp_path, long_dict):
 
 def test_sigkill_at_random_points_leaves_old_or_new_complete_set(tmp_path, tiny_dict):
     old_seed, new_seed = 1, 2
-    # Dense time series make the write phase long (~0.7 s of ~3.5 s), so that some kills land
-    # inside it (seen as a `.r.new-*` temporary left behind).
-    doc = {**tiny_dict, "duration": "30s", "metrics": {"interval": "5ms"}}
+    # Dense time series make the write phase long (0.8 s of 1.2 s on a 2-core Intel Xeon KVM),
+    # longer than the odd trials' wait after the temporary appears (at most 0.6 s), so that
+    # those kills land inside it (seen as a `.r.new-*` temporary left behind). With 30 s at
+    # 5 ms it was 0.27 s, and five misses in a row came about once in twenty runs.
+    doc = {**tiny_dict, "duration": "60s", "metrics": {"interval": "2ms"}}
     sc = _write_toml(tmp_path / "s.toml", doc)
     out = tmp_path / "r"
     pathpool.run(doc, seeds=[old_seed]).write(out)
