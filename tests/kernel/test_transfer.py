@@ -3,6 +3,7 @@ namespaces, no root), and the run's completeness check."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import socket
 import subprocess
@@ -20,27 +21,33 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+@contextlib.contextmanager
+def _receiver(port: int, *args: str):
+    """The test bed's receiver on the loopback at ``port`` (skips without MPTCP sockets)."""
+    recv = subprocess.Popen([sys.executable, "-m", "pathpool.kernel.transfer", "recv", "--addr", "127.0.0.1",
+                             "--port", str(port), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        if recv.stderr.readline().strip() != "listening":
+            pytest.skip("no MPTCP listening socket here")
+        yield recv
+    finally:
+        if recv.poll() is None:
+            recv.kill()
+            recv.wait()
+
+
 def test_receiver_reports_a_connection_still_open_at_its_deadline():
     """A sender still draining when the receiver's deadline passes (Khalili N1 = 15 under load):
     the connection is reported with the bytes it got, marked open. Before the fix it was left
     out, and the run recorded that flow as 0 bytes delivered."""
     port = _free_port()
-    recv = subprocess.Popen([sys.executable, "-m", "pathpool.kernel.transfer", "recv", "--addr", "127.0.0.1",
-                             "--port", str(port), "--conns", "2", "--timeout", "2", "--window", "1"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        if recv.stderr.readline().strip() != "listening":
-            pytest.skip("no MPTCP listening socket here")
+    with _receiver(port, "--conns", "2", "--timeout", "2", "--window", "1") as recv:
         closed, kept = socket.create_connection(("127.0.0.1", port)), socket.create_connection(("127.0.0.1", port))
         closed.sendall(b"x" * 1000)
         closed.close()
         kept.sendall(b"y" * 5000)   # and stays open past the receiver's 2 s
         out, _ = recv.communicate(timeout=20)
         kept.close()
-    finally:
-        if recv.poll() is None:
-            recv.kill()
-            recv.wait()
     conns = {c["port"]: c for c in json.loads(out)["connections"]}
     assert sorted((c["bytes"], c["open"]) for c in conns.values()) == [(1000, False), (5000, True)]
     # Every byte of the open one arrived within its 1 s window.
@@ -133,12 +140,7 @@ def test_receiver_times_a_connection_from_its_first_data():
     from pathpool.kernel.transfer import READY
 
     port = _free_port()
-    recv = subprocess.Popen([sys.executable, "-m", "pathpool.kernel.transfer", "recv", "--addr", "127.0.0.1",
-                             "--port", str(port), "--conns", "1", "--timeout", "5", "--window", "0.4"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        if recv.stderr.readline().strip() != "listening":
-            pytest.skip("no MPTCP listening socket here")
+    with _receiver(port, "--conns", "1", "--timeout", "5", "--window", "0.4") as recv:
         with socket.create_connection(("127.0.0.1", port)) as c:
             c.settimeout(5)
             assert c.recv(1) == READY
@@ -147,10 +149,6 @@ def test_receiver_times_a_connection_from_its_first_data():
             time.sleep(0.2)
             c.sendall(b"y" * 1000)
         out, _ = recv.communicate(timeout=20)
-    finally:
-        if recv.poll() is None:
-            recv.kill()
-            recv.wait()
     (row,) = json.loads(out)["connections"]
     assert row["bytes"] == row["bytes_in_window"] == 2000, row
     assert 0.15 < row["duration_s"] < 0.4, row
