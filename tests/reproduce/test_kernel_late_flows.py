@@ -215,9 +215,13 @@ def test_a_flow_is_timed_from_its_start_plus_the_beds_ready_wait():
     plan = map_scenario(sc, max_duration_s=300, kernel_tcp=True)
     run = _table5_run(9_000_000)
     run["raw"]["senders"]["sp"]["ready_wait_s"] = 0.25
-    f = results_from_raw(plan, [run], sc).flows.set_index("flow")
+    res = results_from_raw(plan, [run], sc)
+    f = res.flows.set_index("flow")
     assert (f.loc["sp", "start_s"], f.loc["sp", "end_s"]) == (40.25, 80.0)
     assert f.loc["sp", "goodput_bps"] == pytest.approx(9_000_000 * 8 / 39.75)
+    # Its subflow over the same interval (they add up to the flow).
+    s = res.subflows.set_index(["flow", "subflow"])
+    assert s.loc[("sp", 0), "goodput_bps"] == pytest.approx(399 * 700 * 8 / 39.75)
     assert f.loc["mp", "goodput_bps"] == 2_400_000 * 8 / 160.0
 
 

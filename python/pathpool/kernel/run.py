@@ -122,6 +122,7 @@ def results_from_raw(plan: TestbedPlan, runs: list[dict], scenario: Any) -> Any:
                 # received by its end (the receiver's mark there), from its start plus the round
                 # trip the bed's sender waited for the receiver's READY before writing (a cost of
                 # the bed, not of the scenario; the connect before it is any client's, and counts).
+                # The flow's start_s is that interval's start (goodput = delivered / (end - start)).
                 start = f.start_s + float(s.get("ready_wait_s", 0.0))
                 stop = f.stop_s if f.stop_s is not None and f.stop_s < dur else None
                 end = stop if stop is not None else dur
