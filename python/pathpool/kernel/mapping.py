@@ -75,7 +75,7 @@ Every field the mapping reads (Markdown, for the manual):
 | `flows.reading` | none | `linux` sets scheduler, send_buffer, recovery, slow_start_after_idle and delayed_ack to Linux's | (read through the fields it sets) | linux yes |
 | `flows.app` | bulk | bulk, or a file download | the same; a download ends when every byte is acknowledged | yes |
 | `flows.size` | (file: required) | the download's bytes | the same | yes |
-| `flows.start` | 0 | when the application starts | when the sender connects, on the run's clock; it writes after the handshake and the receiver's one-byte reply (so that lost MP_CAPABLE segments cannot make the connection TCP), and its rates are timed from the reply's arrival (bulk) or its first data (downloads) | yes, to within the handshake's round trip |
+| `flows.start` | 0 | when the application starts | when the sender connects, on the run's clock; it writes after the handshake and the receiver's one-byte reply (so that lost MP_CAPABLE segments cannot make the connection TCP), and its rates leave that reply's round trip out | yes, to within the handshake's round trip |
 | `flows.stop` | end of run | stop offering new data | stop writing and close; about 16 KiB unsent left (`TCP_NOTSENT_LOWAT`) | yes, to within that |
 | `flows.start_jitter` | 0 | the start drawn per seed | the simulator's draw when the offsets are given (`start_offsets`), else none | yes with the offsets, else warned |
 | `flows.send_jitter` | 0.5 ms | each data packet leaves after a random delay up to it | the host's own timing | no (when > 0): warned |

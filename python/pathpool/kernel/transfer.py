@@ -176,14 +176,15 @@ def cmd_send(a: argparse.Namespace) -> dict:
     connect_at = time.monotonic()
     s.connect((a.dst, a.port))
     # Write nothing until the receiver says it has accepted the connection. Linux 6.18 makes
-    # the server's subflow plain TCP when the first segment it gets after its SYN/ACK carries
-    # neither MP_CAPABLE nor data that follows it in order (subflow_syn_recv_sock(),
-    # net/mptcp/subflow.c: "OoO DSS packets coming legitly after dropped or reordered MPC will
-    # cause fallback"), and only the third ACK and the first data segment carry MP_CAPABLE
-    # (mptcp_established_options_mp(), net/mptcp/options.c). With both lost at a full queue, as
-    # when Khalili's 15 connections start together behind one access, the connection would be
-    # TCP. Before the receiver's byte, every segment the client sends is the third ACK again, so
-    # the server can only accept the connection as MPTCP; the simulator has no fallback.
+    # the server's subflow plain TCP when the first segment it gets after its SYN/ACK carries no
+    # MP_CAPABLE, such as a later data segment when the earlier ones were lost
+    # (subflow_syn_recv_sock(), net/mptcp/subflow.c: "OoO DSS packets coming legitly after
+    # dropped or reordered MPC will cause fallback"), and only the third ACK and the first data
+    # skb carry MP_CAPABLE (mptcp_established_options_mp(), net/mptcp/options.c). With those
+    # lost at a full queue, as when Khalili's 15 connections start together behind one access,
+    # the connection would be TCP. Before the receiver's byte, every segment the client sends is
+    # the third ACK again, so the server can only accept the connection as MPTCP; the simulator
+    # has no fallback.
     s.settimeout(READY_TIMEOUT_S)
     connected_at = time.monotonic()
     try:
@@ -213,9 +214,10 @@ def cmd_send(a: argparse.Namespace) -> dict:
         next_sample = t0 + math.ceil((now - t0) / iv - 1e-9) * iv
         end_at = t0 + (a.duration if a.stop is None else min(a.stop, a.duration))
     # When the connect began and when the sender could write (the receiver's byte in, one
-    # round trip after connect() returned when nothing is lost): a SYN dropped by a full drop-tail queue waits for the
-    # 1 s initial RTO (measured: Table V's SP flow connected 1.4 s after its start), as any
-    # Linux client's would; only the first says whether the sender was on time.
+    # round trip after connect() returned when nothing is lost): a SYN dropped by a full
+    # drop-tail queue waits for the 1 s initial RTO (measured: Table V's SP flow connected 1.4 s
+    # after its start), as any Linux client's would; only the first says whether the sender was
+    # on time.
     connect_s, connected_s = connect_at - t0, now - t0
     import select
 
