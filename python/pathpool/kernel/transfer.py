@@ -291,7 +291,7 @@ def cmd_recv(a: argparse.Namespace) -> dict:
             got = st["got"]
             row = {"peer": st["peer"][0], "port": st["peer"][1], "bytes": got,
                    "progress": st["progress"] + [[st["t_last"], got]],
-                   "duration_s": st["t_last"] - st["t0"],
+                   "duration_s": st["t_last"] - (st["t_accept"] if st["t_first"] is None else st["t_first"]),
                    # No chunk read after the window's end: every byte so far came within it.
                    "bytes_in_window": got if st["in_window"] is None else st["in_window"],
                    "window_s": a.window, "open": still_open}
@@ -304,12 +304,12 @@ def cmd_recv(a: argparse.Namespace) -> dict:
 
     def serve(conn: socket.socket, st: dict) -> None:
         conn.settimeout(a.timeout)
-        # t0, where the connection's duration and window start: its first data read. The sender
-        # writes only after READY, one round trip after accept(); counted from accept(), every
-        # connection would lose that round trip (the simulator's flows send from their start).
-        # in_window: bytes received in the first --window seconds from t0 (every flow is
-        # measured over the same span, so a flow that drains its send buffer alone afterwards
-        # does not count that tail). With --epoch, at_marks: the bytes received by each mark
+        # t_first, where the connection's duration and window start: its first data read. The
+        # sender writes only after READY, one round trip after accept(); counted from accept(),
+        # every connection would lose that round trip (the simulator's flows send from their
+        # start). in_window: bytes received in the first --window seconds from t_first (every
+        # flow is measured over the same span, so a flow that drains its send buffer alone
+        # afterwards does not count that tail). With --epoch, at_marks: the bytes received by each mark
         # (the flows' ends on the run's clock); a chunk read after a mark arrived after it.
         try:
             while True:
@@ -317,15 +317,14 @@ def cmd_recv(a: argparse.Namespace) -> dict:
                 now = time.monotonic()
                 with lock:
                     if b and st["t_first"] is None:
-                        st["t0"] = now
-                    if a.window and st["in_window"] is None and now - st["t0"] >= a.window:
+                        st["t_first"] = now
+                    if (a.window and st["in_window"] is None and st["t_first"] is not None
+                            and now - st["t_first"] >= a.window):
                         st["in_window"] = st["got"]
                     while st["pending"] and now >= a.epoch + st["pending"][0]:
                         st["at_marks"].append([st["pending"].pop(0), st["got"]])
                     if not b:
                         break
-                    if st["t_first"] is None:
-                        st["t_first"] = now
                     # Progress notes: the count after a read at most every PROGRESS_S, and
                     # before a read that ends a silence the count of the last read before it,
                     # so that "read by t" (the last note at or before t) is never more than
@@ -354,7 +353,7 @@ def cmd_recv(a: argparse.Namespace) -> dict:
             c.close()
             continue
         t0 = time.monotonic()
-        st = {"peer": peer, "t_accept": t0, "t0": t0, "t_last": t0, "t_first": None, "got": 0, "in_window": None,
+        st = {"peer": peer, "t_accept": t0, "t_last": t0, "t_first": None, "got": 0, "in_window": None,
               "progress": [[t0, 0]],
               "pending": list(marks), "at_marks": [], "reported": False}
         th = threading.Thread(target=serve, args=(c, st), daemon=True)
