@@ -507,9 +507,10 @@ def test_a_shared_access_is_a_queue_the_sender_cannot_see(root_env):
 def test_the_bed_keeps_asking_for_mptcp_after_syn_timeouts(root_env):
     """Linux 6.12+ drops MP_CAPABLE from a connection's SYN after
     net.mptcp.syn_retrans_before_tcp_fallback (default 2) timeouts, and the connection is plain
-    TCP: in Khalili's N1 = 15 on the bed, once the access queue overflowed as a queue should, a
-    type-1 sender's SYNs met it twice and its MPTCP_TCPINFO failed (EOPNOTSUPP). The bed's
-    client namespace sets the most retransmissions the setting takes."""
+    TCP: in Khalili's N1 = 15 on the bed, where the access queue overflows as a queue should, a
+    type-1 sender's SYNs can meet it twice (the fallback seen there was the MP_CAPABLE segments'
+    loss, the next test). The bed's client namespace sets the most retransmissions the setting
+    takes."""
     from pathpool.kernel.testbed import SYN_RETRANS_BEFORE_FALLBACK, PathSpec, Testbed
 
     if not Path("/proc/sys/net/mptcp/syn_retrans_before_tcp_fallback").exists():
@@ -526,9 +527,9 @@ def test_a_connection_whose_mp_capable_segments_are_lost_stays_mptcp(root_env):
     with 15 connections starting together behind one access queue, 1 run in 4 lost both for one
     connection (MPCapableFallbackACK on the server, MPCapableDataFallback on the client). Here
     the router drops the third ACK and every data segment with MP_CAPABLE: a sender that writes
-    at once loses its first two segments (both carry it) and falls back when the third arrives; the bed's
-    sender writes only after the receiver's byte, so every segment before it is the third ACK
-    again, and the connection is MPTCP on both paths."""
+    at once loses its first two segments (both carry it) and falls back when the third
+    arrives; the bed's sender writes only after the receiver's byte, so every segment before it
+    is the third ACK again, and the connection is MPTCP on both paths."""
     from pathpool.kernel.testbed import SERVER_ADDR, FlowSpec, PathSpec, Testbed
 
     with Testbed([PathSpec(20.0, 5.0), PathSpec(20.0, 5.0)], prefix="ppf-") as tb:
