@@ -48,6 +48,16 @@ def _mean(xs: Sequence[float]) -> float:
     return sum(xs) / len(xs) if xs else math.nan
 
 
+def _send_queue_bytes(x: dict) -> float | None:
+    """Payload bytes a subflow holds, from one tcp_info sample: its segments out and not yet
+    acknowledged (``unacked`` x ``snd_mss``) plus the bytes queued and not yet sent
+    (``notsent_bytes``), what the simulator's ``send_queue_bytes`` counts (None: a sample from
+    before the sender read ``snd_mss``)."""
+    if "snd_mss" not in x or "unacked" not in x:
+        return None
+    return float(x["unacked"] * x["snd_mss"] + x.get("notsent_bytes", 0))
+
+
 def _bytes_read(conn: dict, sender: dict):
     """Bytes the receiver's application had read by time ``t`` of ``sender``'s samples: the
     receiver's last progress note at or before ``t`` (notes are on the same monotonic clock;
@@ -198,7 +208,8 @@ def results_from_raw(plan: TestbedPlan, runs: list[dict], scenario: Any) -> Any:
                     pname = plan.path_names[k] if 0 <= k < len(plan.path_names) else ""
                     idx = names.index(pname) if pname in names else -1
                     for metric, v in (("cwnd", x.get("snd_cwnd")),
-                                      ("srtt_s", x["rtt_us"] / 1e6 if x.get("rtt_us") else None)):
+                                      ("srtt_s", x["rtt_us"] / 1e6 if x.get("rtt_us") else None),
+                                      ("send_queue_bytes", _send_queue_bytes(x))):
                         if v is not None:
                             add("series", {"seed": seed, "time_s": t, "entity": "subflow",
                                            "id": f"{f.name}/{idx}", "metric": metric,

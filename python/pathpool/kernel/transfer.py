@@ -65,7 +65,7 @@ _TI = {
     "bytes_retrans": (208, "Q"), "total_rto": (240, "H"),
     # Diagnostics: congestion state, packets in flight, and how long the subflow was limited by
     # the receive window or its send buffer rather than by cwnd (tcp_info's *_limited, us).
-    "ca_state": (1, "B"), "unacked": (24, "I"), "notsent_bytes": (144, "I"),
+    "ca_state": (1, "B"), "unacked": (24, "I"), "notsent_bytes": (144, "I"), "snd_mss": (16, "I"),
     "busy_time_us": (168, "Q"), "rwnd_limited_us": (176, "Q"), "sndbuf_limited_us": (184, "Q"),
     "snd_wnd": (228, "I"),
     # ACKs received (segs_in) against segments delivered: the receiver's ACK ratio, which sets

@@ -187,7 +187,7 @@ class Results:
         2 mptcp mptcp           2
         2   tcp   tcp           1
     >>> sorted(res.series["metric"].unique())
-    ['cwnd', 'goodput_bps', 'in_flight', 'queue_bytes', 'srtt_s']
+    ['cwnd', 'goodput_bps', 'in_flight', 'queue_bytes', 'send_queue_bytes', 'srtt_s']
     """
 
     scenario: Scenario

@@ -87,7 +87,7 @@ TABLES: dict[str, tuple[Column, ...]] = {
         Column("time_s", "float64", "s", "sample time"),
         Column("entity", "string", "", '"flow", "subflow" or "link"'),
         Column("id", "string", "", 'flow name, "flow/subflow-index" or link name'),
-        Column("metric", "string", "", 'flow: "goodput_bps" (bit/s); subflow: "cwnd" (segments), "srtt_s" (s), "in_flight" (packets), "goodput_bps" (bit/s); link: "queue_bytes" (bytes)'),
+        Column("metric", "string", "", 'flow: "goodput_bps" (bit/s); subflow: "cwnd" (segments), "srtt_s" (s), "in_flight" (packets), "send_queue_bytes" (bytes), "goodput_bps" (bit/s); link: "queue_bytes" (bytes)'),
         Column("value", "float64", "(per metric)", "sample value"),
     ),
     "stats": (
@@ -113,6 +113,9 @@ SERIES_METRICS: dict[str, dict[str, str]] = {
         "cwnd": "segments",
         "srtt_s": "s (smoothed RTT)",
         "in_flight": "packets",
+        "send_queue_bytes": "bytes (payload the subflow holds: sent and not yet acknowledged, plus data "
+        "assigned to it and not yet sent, as Linux MPTCP's scheduler queues it; simulator: segments x "
+        "MSS; test bed: tcp_info unacked x snd_mss + notsent_bytes)",
         "goodput_bps": "bit/s (tcp/mptcp: bytes the receiver delivered in order since the previous sample, "
         "by the subflow that carried them; the subflows' rows sum to the flow's)",
         "rate_pps": "packets/s (rate flows: the pacing rate in force on the path)",

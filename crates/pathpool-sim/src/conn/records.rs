@@ -5,6 +5,7 @@ use pathpool_cc::Subflow;
 
 use super::receiver::Receiver;
 use super::recovery::LinuxState;
+use super::scheduler::wmem_queued;
 use super::sender::Sender;
 use super::Conn;
 use crate::config::App;
@@ -13,8 +14,8 @@ use crate::time::{secs, Nanos};
 
 impl Conn {
     /// One time-series sample of the connection if started (`t` = now, `dt` = the sampling
-    /// interval, s): its goodput, and each subflow's window, smoothed RTT, packets in flight
-    /// and goodput.
+    /// interval, s): its goodput, and each subflow's window, smoothed RTT, packets in flight,
+    /// payload bytes held and goodput.
     pub(crate) fn sample(&mut self, t: f64, dt: f64, series: &mut Series, seed: u64) {
         let conn = self;
         if !conn.started {
@@ -35,6 +36,12 @@ impl Conn {
             series.push(seed, t, "subflow", &id, "cwnd", v.cwnd);
             series.push(seed, t, "subflow", &id, "srtt_s", secs(v.srtt));
             series.push(seed, t, "subflow", &id, "in_flight", f64::from(v.in_flight));
+            // Payload bytes the subflow holds: sent and not acknowledged, plus (Linux's
+            // scheduler) those handed to it and not yet sent. The test bed reports the same
+            // from tcp_info (unacked x snd_mss + notsent_bytes).
+            let queued = conn.sq.as_ref().map_or(0, |q| q.subs[i].queue.len());
+            let held = wmem_queued(&conn.snd[i], queued, conn.mss);
+            series.push(seed, t, "subflow", &id, "send_queue_bytes", held as f64);
             // Goodput by the subflow that carried the data, as the receiver delivered it in
             // order: the subflows' rows of an interval sum to the flow's row.
             let got = conn.data.delivered_by_subflow[i];
