@@ -31,11 +31,12 @@ backend, the sender's ``tcp_info`` of each subflow at the flow's end unless said
 | ``acked_bytes`` | acknowledged on the subflow | ``tcpi_bytes_acked`` |
 | ``sent_packets`` | data packets, retransmissions too | ``tcpi_data_segs_out`` |
 | ``retransmitted_packets`` | data packets sent again | ``tcpi_total_retrans`` |
-| ``completion_time_s`` | start to last byte delivered | the receiver's accept to last byte |
+| ``completion_time_s`` | start (the first segment leaves) to last byte delivered | the sender's first write to the receiver's last byte, on the namespaces' shared monotonic clock (:func:`pathpool.kernel.run.download_time`) |
 | ``min_rtt_s`` | smallest RTT sample | ``tcpi_min_rtt`` |
 | ``mean_cwnd`` | time average | mean of the samples (every ``metrics.interval``, 100 ms by default): a time average |
 | ``mean_rtt_s`` | mean of every RTT sample | mean of the sampled smoothed RTT (``tcpi_rtt``): not the same mean (the kernel exposes no samples) |
-| ``series`` flow ``goodput_bps`` | bytes delivered in the interval | bytes newly acknowledged on its subflows in the interval |
+| ``series`` flow ``goodput_bps`` | bytes delivered in the interval | bytes the receiver's application read in the interval (its progress notes) |
+| ``series`` subflow ``send_queue_bytes`` | segments sent and not acknowledged plus those queued on the subflow, times the MSS | ``tcpi_unacked`` x ``tcpi_snd_mss`` + ``tcpi_notsent_bytes`` |
 
 What the kernel does not report (loss marks, ACK counts, packets in flight at the end,
 reinjections) is left empty on the Linux backend, never estimated.

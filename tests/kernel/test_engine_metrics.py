@@ -57,6 +57,22 @@ def test_a_completed_download_measures_flow_and_subflows_over_its_download_time(
     assert f["throughput_bps"] == pytest.approx(s["throughput_bps"].sum())
 
 
+def test_a_download_is_timed_from_the_senders_first_write_to_the_receivers_last_byte():
+    """On the namespaces' shared monotonic clock: the sender's first write at t0_mono 500.0 (it
+    writes at once after READY: connected_s 0), the receiver's first read 25 ms later (the first
+    packet's one-way delay) and its last byte at 502.0. The simulator's download time runs from
+    its first segment's departure, so the bed's is 2.0 s, not the receiver's own 1.975 s."""
+    sc = pathpool.load_scenario(_two_paths({"app": "file", "size": "2MB"}))
+    plan = map_scenario(sc, max_duration_s=10.0)
+    final = [_info("10.77.0.1", 1_200_000, 1_210_000, 850), _info("10.77.1.1", 800_000, 800_000, 562)]
+    run = _raw(final, {"bytes": 2_000_000, "bytes_in_window": 2_000_000, "duration_s": 1.975,
+                       "progress": [[499.99, 0], [500.5, 600_000], [502.0, 2_000_000]]}, 10.0)
+    run["raw"]["senders"]["m"].update(t0_mono=500.0, connected_s=0.0)
+    f = results_from_raw(plan, [run], sc).flows.iloc[0]
+    assert f["completion_time_s"] == pytest.approx(2.0)
+    assert f["goodput_bps"] == pytest.approx(8e6)
+
+
 def test_a_late_flow_that_stops_measures_its_subflows_over_its_own_interval():
     """A bulk flow from 1 s to 4 s of a 10 s run (the run's clock, ``epoch``): 3 MB delivered by
     its stop is 8 Mbit/s over its 3 s, and so are its subflows together (2 MB + 1 MB acked)."""

@@ -73,7 +73,7 @@ Every field the mapping reads (Markdown, for the manual):
 | `flows.joins` | together | `together`: all subflows start with the connection; `linux`: each further subflow two round trips of its path after the first subflow's first ACK | the kernel's path manager and MP_JOIN handshakes | linux yes; together: warned |
 | `flows.slow_start_after_idle` | false | `true`: `tcp_cwnd_restart` after an idle RTO | the kernel's default (`tcp_slow_start_after_idle = 1`) | true yes; false: warned |
 | `flows.reading` | none | `linux` sets scheduler, send_buffer, recovery, slow_start_after_idle and delayed_ack to Linux's | (read through the fields it sets) | linux yes |
-| `flows.app` | bulk | bulk, or a file download | the same; a download ends when every byte is acknowledged | yes |
+| `flows.app` | bulk | bulk, or a file download | the same; a download ends when every byte is acknowledged, its time taken from the sender's first write to the receiver's last byte (the simulator's from its first segment's departure) | yes |
 | `flows.size` | (file: required) | the download's bytes | the same | yes |
 | `flows.start` | 0 | when the application starts | when the sender connects, on the run's clock; it writes after the handshake and the receiver's one-byte reply (so that lost MP_CAPABLE segments cannot make the connection TCP), and its rates leave that reply's round trip out | yes, to within the handshake's round trip |
 | `flows.stop` | end of run | stop offering new data | stop writing and close; about 16 KiB unsent left (`TCP_NOTSENT_LOWAT`) | yes, to within that |

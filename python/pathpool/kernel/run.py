@@ -30,7 +30,7 @@ from pathpool.kernel.loader import KernelError
 from pathpool.kernel.mapping import KERNEL_OPTION_BYTES, TestbedPlan, map_scenario, start_offsets
 from pathpool.sim.results import Results
 
-__all__ = ["BACKEND_KEY", "START_OFFSETS_KEY", "LinuxResults", "jittered", "results_from_raw", "run_linux",
+__all__ = ["BACKEND_KEY", "START_OFFSETS_KEY", "LinuxResults", "download_time", "jittered", "results_from_raw", "run_linux",
            "seed_plan"]
 
 #: Key of summary.json naming the backend ("linux"; simulator results have none).
@@ -46,6 +46,28 @@ LATE_CONNECT_S = 0.5
 
 def _mean(xs: Sequence[float]) -> float:
     return sum(xs) / len(xs) if xs else math.nan
+
+
+def download_time(sender: dict, conn: dict) -> float:
+    """Seconds from the sender's first write to the receiver's last byte of one connection.
+
+    Both ends stamp ``CLOCK_MONOTONIC``, which the test bed's namespaces share: the sender's
+    first write is at ``t0_mono + connected_s`` (after the receiver's READY byte), the last byte
+    is the receiver's last progress note. The receiver's own ``duration_s`` starts at its first
+    data read, one one-way delay later, which the simulator's download time includes (its data
+    leaves at the flow's start). Raw runs from before the sender reported ``t0_mono`` fall back
+    to ``duration_s``.
+
+    Examples
+    --------
+    >>> download_time({"t0_mono": 100.0, "connected_s": 0.0},
+    ...               {"duration_s": 1.9, "progress": [[100.05, 0], [102.0, 4_000_000]]})
+    2.0
+    """
+    t0, prog = sender.get("t0_mono"), conn.get("progress")
+    if t0 is None or not prog:
+        return float(conn["duration_s"])
+    return float(prog[-1][0] - (t0 + float(sender.get("connected_s", 0.0))))
 
 
 def _send_queue_bytes(x: dict) -> float | None:
@@ -140,12 +162,13 @@ def results_from_raw(plan: TestbedPlan, runs: list[dict], scenario: Any) -> Any:
             completion = math.nan
             done_at = None
             # A download (the simulator's app = "file") is complete when the receiver got every
-            # byte; it is then measured to its completion (download time: the receiver's accept
-            # to its last byte), else, like any flow, by what arrived within its interval (a
-            # lower bound, as the simulator's).
+            # byte; it is then measured to its completion (download time: from the sender's
+            # first write to the receiver's last byte, as the simulator's runs from the first
+            # segment's departure to the last delivery), else, like any flow, by what arrived
+            # within its interval (a lower bound, as the simulator's).
             if f.size_bytes and c["bytes"] >= f.size_bytes and c["duration_s"] > 0:
                 delivered = c["bytes"]
-                completion = float(c["duration_s"])
+                completion = download_time(s, c)
                 done_at = start + completion
             # One interval for the flow and its subflows (pathpool.metrics).
             span = metrics.active_interval(start, dur, stop, done_at)

@@ -286,7 +286,7 @@ KERNEL_METHOD = (
     "received the packet (so the senders' TCP small queues do not reach it); one-way delays by "
     "user-space forwarders, Bernoulli loss on data packets by nftables), one MPTCP connection or TCP socket per flow, and the pp_* BPF congestion "
     "controls (single-path Reno flows: the kernel's own `reno`). File downloads write the file and end when every "
-    "byte is acknowledged; throughput = file size / time from the receiver's accept to its last byte. ACK reading "
+    "byte is acknowledged; throughput = file size / time from the sender's first write to the receiver's last byte. ACK reading "
     "`{reading}`: {ack}. {jobs} kernel runs ({n} repetitions each; the seed only labels a repetition: the kernel is "
     "not seeded), {time}. What the kernel does that the simulator does not model even "
     "under its Linux reading: receive-window autotuning, the handshakes' packets (the joins' time is modelled), "
