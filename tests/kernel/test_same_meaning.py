@@ -45,8 +45,8 @@ def test_defaults_that_differ_are_listed_per_field_with_the_way_to_agree():
     assert "flows[0].scheduler" in d and "flows[0].rcv_buffer" in d
     # The TCP flow wrote what the test bed does: no recovery, option or send-jitter line for it.
     assert not {"flows[1].recovery", "flows[1].option_bytes", "flows[1].send_jitter", "flows[1].scheduler"} & set(d)
-    # Links: the rate limiter's frames (1514 bytes for 1500) and a buffer in bytes (60 KB -> 40 packets).
-    assert "0.9% less payload rate" in d["links[0].rate"].testbed
+    # Links: a buffer in bytes (60 KB -> 40 packets); the rates mean the same (IP packets).
+    assert not any(f.endswith(".rate") for f in d)
     assert "40 full-size packets" in d["links[1].buffer"].testbed and "links[0].buffer" not in d
     # Written as the test bed runs them, those differences go.
     agreed = map_scenario(_scenario(option_bytes=24, recovery="linux", send_jitter=0))
@@ -140,8 +140,7 @@ def test_linux_delayed_acks_are_the_kernels_own_with_no_warning():
 
 def test_as_testbed_runs_writes_every_difference_that_has_a_way_to_agree():
     """``as_testbed_runs``: after its overrides the mapping lists only what the simulator has no
-    setting for (the receive buffer's autotuning, the rate limiter's frames, a buffer in
-    bytes) and the jitter it keeps; each field it writes has the value the test bed runs."""
+    setting for (the receive buffer's autotuning, a buffer in bytes) and the jitter it keeps; each field it writes has the value the test bed runs."""
     from pathpool import load_scenario
 
     sc = _scenario(scheduler="minrtt", start_jitter="100ms")
@@ -149,8 +148,8 @@ def test_as_testbed_runs_writes_every_difference_that_has_a_way_to_agree():
     assert "~flows.0.scheduler" in ov and 'flows.0.reading="linux"' in ov
     got = load_scenario(sc, ov)
     left = {d.field for d in map_scenario(got).differences}
-    assert left == {"flows[0].rcv_buffer", "flows[1].rcv_buffer", "links[0].rate", "links[1].rate",
-                    "links[1].buffer", "flows[0].start_jitter", "flows[0].send_jitter"}, left
+    assert left == {"flows[0].rcv_buffer", "flows[1].rcv_buffer", "links[1].buffer", "flows[0].start_jitter",
+                    "flows[0].send_jitter"}, left
     m, t = got.spec["flows"]
     assert (m["scheduler"], m["send_buffer"], m["slow_start_after_idle"], m["recovery"]) == (
         "linux", "linux", True, "linux")

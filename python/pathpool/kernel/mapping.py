@@ -52,9 +52,9 @@ Every field the mapping reads (Markdown, for the manual):
 | `duration` | (required) | simulated time | real time, at most `--max-duration` (`pathpool compare` runs the simulator for the same capped time) | yes |
 | `papers` | `[1]` | one run per seed, its random streams | one run per seed; the seed only labels it (the kernel is not seeded) | no (nothing to seed) |
 | `metrics.interval` | 0 (no series) | sampling interval of the time series | the senders' `tcp_info` sampling period (100 ms when 0): series, mean RTT and mean cwnd | series yes; the mean RTT is the mean of sampled `srtt` on the bed, of every RTT sample in the simulator |
-| `links.rate` | (required) | rate of IP packets (a full segment is 1500 bytes) | `tbf` rate of Ethernet frames (1514 bytes): 0.9 % less payload rate | no: warned |
+| `links.rate` | (required) | rate of IP packets (a full segment is 1500 bytes) | `tbf` rate of IP packets (a size table leaves out the Ethernet header) | yes |
 | `links.delay` | 0 | propagation delay | summed per path, emulated per direction by `pp_delayfwd` | yes (a shared first hop's delay comes after its queue: warned) |
-| `links.buffer` | 100 packets | drop-tail, the packet in transmission included, in packets or bytes | `tbf` limit of that many 1514-byte frames; a size in bytes becomes 1500-byte packets | packets yes; bytes: warned |
+| `links.buffer` | 100 packets | drop-tail, the packet in transmission included, in packets or bytes | `tbf` limit of that many 1500-byte IP packets; a size in bytes becomes 1500-byte packets | packets yes; bytes: warned |
 | `links.loss` | 0 | Bernoulli on arrival at the link | nftables `numgen` per path where it enters the router (resolution 1e-4), the path's links combined, `1 - prod(1 - p)` | yes on a path's own links; on paths that share links, before every queue: warned |
 | `links.gilbert` | none | Gilbert-Elliott loss | refused | - |
 | `links.reorder` | none | reordering | refused | - |
@@ -100,8 +100,8 @@ from pathpool.errors import ScenarioError
 from pathpool.kernel.loader import WEIGHT_RANGE
 from pathpool.kernel.testbed import (
     ACCESS_QUEUED,
+    LINK_RATE,
     MAX_TESTBED_PATHS,
-    MTU_BYTES,
     AccessLink,
     FlowSpec,
     PathSpec,
@@ -261,6 +261,9 @@ class TestbedPlan:
             "tunables": self.tunables,
             "notes": self.notes,
             "quickack": self.quickack,
+            # What the links' rates count (IP packets): runs from when they counted Ethernet
+            # frames have keys without it.
+            "link_rate": LINK_RATE,
             # Only when used, so that the description (and the kernel cache key made from it)
             # of every plan that has neither stays what it was.
             **({"egress": self.egress} if self.egress is not None else {}),
@@ -645,14 +648,10 @@ def _path_specs(m: _Mapping, order: list[str], shared: bool,
 
 
 def _link_differences(m: _Mapping, order: list[str]) -> None:
-    """The link fields every test bed reads otherwise: the rate limiter's packet size, and a
-    buffer in bytes."""
+    """The link field every test bed reads otherwise: a buffer in bytes."""
     used = dict.fromkeys(ln for p in order for ln in m.path_links(p))
     for ln in used:
         li, ld = m.links[ln]
-        m.differ(f"links[{li}].rate", f"{ld['rate_bps'] / 1e6:g} Mbit/s of IP packets (1500 bytes per full "
-                 "segment)", f"{ld['rate_bps'] / 1e6:g} Mbit/s of Ethernet frames (tbf counts the 14-byte "
-                 f"header: {1 - WIRE_PACKET / MTU_BYTES:.1%} less payload rate)")
         if ld["buffer_packets"] is None:
             m.differ(f"links[{li}].buffer", f"{ld['buffer_bytes']} bytes (short packets take less room)",
                      f"{_buffer_pkts(ld)} full-size packets", "a buffer in packets (\"50pkt\")")
@@ -767,7 +766,7 @@ def as_testbed_runs(scenario: Any, *, start_jitter: bool = True) -> list[str]:
     scenario 0 (five downloads sharing one queue, LIA, 30 seeds): 2.28 Mbit/s with the 100 ms
     start jitter, 2.11 (1.95 to 2.28 per seed) with none, the kernel's five runs started
     together 2.04 to 2.26. What stays different has no setting in the
-    simulator: the rate limiter's 1514-byte frames, the kernel's receive-buffer autotuning,
+    simulator: the kernel's receive-buffer autotuning,
     ``ack_links``' queues, loss on shared links (see the module's table).
 
     Parameters

@@ -281,7 +281,7 @@ KERNEL_FINDINGS = "report/FINDINGS.md"
 KERNEL_METHOD = (
     "Every experiment the namespace test bed can express ran on the real kernel from the same scenario file as "
     "the simulator: `pathpool.kernel.mapping` turns each scenario into test-bed paths (rate = the path's slowest "
-    "link as a `tbf` drop-tail queue of the link's buffer; paths through one link share its queue; a link "
+    "link as a `tbf` drop-tail queue of the link's buffer, both counting IP packets as the simulator's links do; paths through one link share its queue; a link "
     "crossed before the paths split, as Khalili's access, is an IFB device shaped by `tbf`, fed once the router has "
     "received the packet (so the senders' TCP small queues do not reach it); one-way delays by "
     "user-space forwarders, Bernoulli loss on data packets by nftables), one MPTCP connection or TCP socket per flow, and the pp_* BPF congestion "
