@@ -19,7 +19,7 @@ defined once for both backends (:mod:`pathpool.metrics`).
 
 A scenario field that the two backends cannot read the same way (the table in
 :mod:`pathpool.kernel.mapping`; e.g. an MPTCP flow's ``option_bytes = 0``: no DSS option in the
-simulator, 24 bytes of it on every kernel segment) is printed as one warning line per field,
+simulator, 28 bytes of it on every kernel segment) is printed as one warning line per field,
 with what to write for both to agree when there is a way, and listed in ``comparison.md``.
 """
 

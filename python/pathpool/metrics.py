@@ -131,7 +131,7 @@ def wire_bytes(payload_bytes: int, segments: int, option_bytes: int = 0) -> int:
     --------
     >>> wire_bytes(2 * 1448, 2)            # two full TCP segments: 1500 bytes each
     3000
-    >>> wire_bytes(1424, 1, option_bytes=24)   # a full MPTCP segment with its DSS option
+    >>> wire_bytes(1420, 1, option_bytes=28)   # a full MPTCP segment with its DSS option
     1500
     """
     return int(payload_bytes) + int(segments) * (HEADER_BYTES + int(option_bytes))

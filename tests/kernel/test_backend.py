@@ -143,7 +143,7 @@ def test_khalili_shared_access_then_split_by_hand():
     ({"name": "f", "kind": "mptcp", "paths": ["p", "q"], "scheduler": "roundrobin"}, "flows[0].scheduler", "minrtt"),
     ({"name": "f", "kind": "tcp", "path": "q", "mss": 1000}, "flows[0].mss", "1448"),
     ({"name": "f", "kind": "tcp", "path": "q", "option_bytes": 24}, "flows[0].option_bytes", "0"),
-    ({"name": "f", "kind": "mptcp", "paths": ["p", "q"], "option_bytes": 20}, "flows[0].option_bytes", "0 or 24"),
+    ({"name": "f", "kind": "mptcp", "paths": ["p", "q"], "option_bytes": 20}, "flows[0].option_bytes", "0 or 28"),
     ({"name": "f", "kind": "tcp", "path": "q", "count": 25}, "flows", "at most 24"),
     ({"name": "f", "kind": "mptcp", "paths": ["p", "q"], "algorithm": "lia",
       "params": {"alpha_every_ack": True}}, "flows[0].params.alpha_every_ack", "false"),
@@ -169,8 +169,8 @@ def test_the_four_earlier_designs_map_to_their_bpf_controls(algo, params, cc, tu
 
 
 def test_option_bytes_the_kernel_carries_itself_map():
-    # The default 0, or what the kernel puts in each data segment (MPTCP's 24-byte DSS).
-    for kind, extra, o in [("mptcp", {"paths": ["p", "q"]}, 24), ("mptcp", {"paths": ["p", "q"]}, 0),
+    # The default 0, or what the kernel puts in each data segment (MPTCP's DSS, 28 bytes).
+    for kind, extra, o in [("mptcp", {"paths": ["p", "q"]}, 28), ("mptcp", {"paths": ["p", "q"]}, 0),
                            ("tcp", {"path": "q"}, 0)]:
         plan = map_scenario(_scenario(flows=[{"name": "f", "kind": kind, "option_bytes": o, **extra}]))
         assert [f.kind for f in plan.flows] == [kind]
@@ -343,7 +343,7 @@ def test_compare_warns_once_per_field_the_backends_read_differently(result_dirs,
     # Per-segment ACKs and link rates (IP packets on both) mean the same on both engines.
     assert not [f for f in fields if "delayed_ack" in f or f.endswith(".rate")]
     opt = next(ln for ln in warnings if "flows[0].option_bytes" in ln)
-    assert opt.endswith("for the same on both: option_bytes = 24")
+    assert opt.endswith("for the same on both: option_bytes = 28")
     md = (tmp_path / "comparison.md").read_text()
     assert "## Where the two backends do not run the same scenario" in md
     assert f"- {opt.removeprefix('warning: the backends differ on ')}" in md.splitlines()

@@ -38,8 +38,8 @@ def test_defaults_that_differ_are_listed_per_field_with_the_way_to_agree():
     plan = map_scenario(_scenario())
     d = {x.field: x for x in plan.differences}
     # The MPTCP flow's defaults: no DSS bytes, RFC 6675 recovery, the simulator's send jitter.
-    assert d["flows[0].option_bytes"].same_by == "option_bytes = 24"
-    assert "1424 payload bytes" in d["flows[0].option_bytes"].testbed
+    assert d["flows[0].option_bytes"].same_by == "option_bytes = 28"
+    assert "1420 payload bytes" in d["flows[0].option_bytes"].testbed
     assert d["flows[0].recovery"].same_by == 'recovery = "linux"'
     assert "0.5 ms" in d["flows[0].send_jitter"].simulator
     assert "flows[0].scheduler" in d and "flows[0].rcv_buffer" in d
@@ -49,7 +49,7 @@ def test_defaults_that_differ_are_listed_per_field_with_the_way_to_agree():
     assert not any(f.endswith(".rate") for f in d)
     assert "40 full-size packets" in d["links[1].buffer"].testbed and "links[0].buffer" not in d
     # Written as the test bed runs them, those differences go.
-    agreed = map_scenario(_scenario(option_bytes=24, recovery="linux", send_jitter=0))
+    agreed = map_scenario(_scenario(option_bytes=28, recovery="linux", send_jitter=0))
     assert not {"flows[0].option_bytes", "flows[0].recovery", "flows[0].send_jitter"} & \
         {x.field for x in agreed.differences}
     # One line per field, naming it and both meanings.
@@ -153,7 +153,7 @@ def test_as_testbed_runs_writes_every_difference_that_has_a_way_to_agree():
     m, t = got.spec["flows"]
     assert (m["scheduler"], m["send_buffer"], m["slow_start_after_idle"], m["recovery"]) == (
         "linux", "linux", True, "linux")
-    assert (m["option_bytes"], t["option_bytes"]) == (24, 0)   # DSS on the MPTCP subflows only
+    assert (m["option_bytes"], t["option_bytes"]) == (28, 0)   # DSS on the MPTCP subflows only
     assert m["delayed_ack"] is False and t["delayed_ack"] is False   # quickack on the bed: per segment
     # The start and send jitter stay as written (the flow's default 0.5 ms, the TCP's 0): the
     # simulator's stand-in for the hosts' own timing noise.

@@ -62,7 +62,7 @@ def test_subflows_add_up_to_their_flow(res):
 
 
 def test_wire_bytes_are_payload_plus_header_and_options_per_segment(res):
-    """An MPTCP segment with the 24-byte DSS option carries 1424 payload bytes and is 1500 bytes
+    """An MPTCP segment with 24 option bytes carries 1424 payload bytes and is 1500 bytes
     on the wire: the download's throughput over its goodput is at least 1500/1424 (its
     retransmissions only add)."""
     f = res.flows[res.flows["flow"] == "dl"]

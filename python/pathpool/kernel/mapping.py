@@ -131,12 +131,17 @@ WIRE_PACKET = 1500
 #: to be the simulator's default, ``pathpool.sim.scenario.DEFAULTS["mss"]``).
 TESTBED_MSS = 1448
 #: TCP option bytes beyond the timestamps in each of the kernel's data segments, by flow kind:
-#: an MPTCP data segment carries a 24-byte DSS option (Linux 6.18
-#: ``mptcp_established_options_dss()``, net/mptcp/options.c; measured, reproduce README, "Why a
-#: kernel MPTCP packet carries fewer bytes"). A scenario's ``option_bytes`` may state the kernel's
+#: an MPTCP data segment carries a 26-byte DSS option, padded to 28 (Linux 6.18
+#: ``mptcp_established_options_dss()``, net/mptcp/options.c: the mapping's 64-bit data sequence
+#: number, subflow sequence number and length, and a 64-bit data ACK, which a connection uses
+#: once it has received data mapped with a 64-bit sequence number, ``get_mapping_status()``,
+#: net/mptcp/subflow.c: here the receiver's READY byte). Measured with tcpdump on the test
+#: bed's paths: "mptcp 26 dss ack ... seq ... subseq ... len ..., nop, nop" on every data
+#: segment, 1,420 payload bytes in a full one (24 bytes, with a 32-bit data ACK, before the
+#: sender received anything). A scenario's ``option_bytes`` may state the kernel's
 #: value or leave the simulator's default 0 (the kernel then carries its own); another value is
 #: something the test bed cannot run.
-KERNEL_OPTION_BYTES = {"tcp": 0, "mptcp": 24}
+KERNEL_OPTION_BYTES = {"tcp": 0, "mptcp": 28}
 #: The senders' sampling period when the scenario writes no ``metrics.interval``.
 DEFAULT_SAMPLE_MS = 100.0
 
@@ -750,7 +755,7 @@ def as_testbed_runs(scenario: Any, *, start_jitter: bool = True) -> list[str]:
     buffer, restart after idle and loss recovery (values the scenario writes for them are
     removed); ``delayed_ack`` stays what the test bed makes of it (``false``: an ACK per segment
     on both; ``true`` or ``"linux"``: the kernel's own delayed ACKs, so ``"linux"``); MPTCP
-    flows carry the kernel's 24-byte DSS option (``option_bytes = 24``); every window-based flow
+    flows carry the kernel's 28 bytes of DSS option (``option_bytes = 28``); every window-based flow
     writes as the bed's sender does (``writer = "poll"``, :func:`testbed_write_size` bytes per
     ``send()``).
 

@@ -8,7 +8,7 @@ pub const MAX_SACK_BLOCKS: usize = 3;
 
 /// Header bytes on the wire on top of the payload: IPv4 20 + TCP 20 + the timestamp option 12
 /// (10 bytes and two NOPs) = 52, so that a 1448-byte payload makes a 1500-byte packet, as plain
-/// TCP on Ethernet with Linux defaults. Options beyond the timestamps (Linux MPTCP's 24-byte DSS)
+/// TCP on Ethernet with Linux defaults. Options beyond the timestamps (Linux MPTCP's DSS, 28 bytes)
 /// are the flow's `option_bytes`, which the connection adds to each data segment.
 pub const HEADER_BYTES: u32 = 52;
 
