@@ -36,7 +36,7 @@ backend, the sender's ``tcp_info`` of each subflow at the flow's end unless said
 | ``mean_cwnd`` | time average | mean of the samples (every ``metrics.interval``, 100 ms by default): a time average |
 | ``mean_rtt_s`` | mean of every RTT sample | mean of the sampled smoothed RTT (``tcpi_rtt``): not the same mean (the kernel exposes no samples) |
 | ``series`` flow ``goodput_bps`` | bytes delivered in the interval | bytes the receiver's application read in the interval (its progress notes) |
-| ``series`` subflow ``send_queue_bytes`` | segments sent and not acknowledged plus those queued on the subflow, times the MSS | ``tcpi_unacked`` x ``tcpi_snd_mss`` + ``tcpi_notsent_bytes`` |
+| ``series`` subflow ``send_queue_bytes`` | segments sent and not acknowledged plus those queued on the subflow, times the MSS | ``tcpi_unacked`` x (``tcpi_snd_mss`` less the DSS option's bytes) + ``tcpi_notsent_bytes`` |
 
 What the kernel does not report (loss marks, ACK counts, packets in flight at the end,
 reinjections) is left empty on the Linux backend, never estimated.

@@ -277,8 +277,10 @@ def test_linux_results_have_the_simulator_schema(result_dirs):
     s = lin.subflows[lin.subflows["seed"] == 1]
     assert list(zip(s["flow"], s["subflow"], s["path"])) == [("mptcp", 0, "mp1"), ("mptcp", 1, "mp2"), ("tcp", 0, "sp")]
     q = lin.series[(lin.series["seed"] == 1) & (lin.series["metric"] == "send_queue_bytes")]
-    # tcp_info: unacked x snd_mss + notsent_bytes, per subflow and sample
-    assert sorted(q["value"]) == sorted([(c - 2) * 1436 + 5000.0 for c in (30, 20, 50)] * 2)
+    # tcp_info: unacked x (snd_mss less the DSS's 28 bytes on MPTCP subflows) + notsent_bytes,
+    # per subflow and sample
+    want = [(c - 2) * (1436 - 28) + 5000.0 for c in (30, 20)] + [(50 - 2) * 1436 + 5000.0]
+    assert sorted(q["value"]) == sorted(want * 2)
     links = lin.links[lin.links["seed"] == 1].iloc[0]
     assert links["link"] == "bottleneck" and links["queue_drops"] == 70
     assert links["utilisation"] == pytest.approx(9e6 * 8 / (20e6 * 4.0))

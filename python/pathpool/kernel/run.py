@@ -70,14 +70,19 @@ def download_time(sender: dict, conn: dict) -> float:
     return float(prog[-1][0] - (t0 + float(sender.get("connected_s", 0.0))))
 
 
-def _send_queue_bytes(x: dict) -> float | None:
+def _send_queue_bytes(x: dict, option_bytes: int) -> float | None:
     """Payload bytes a subflow holds, from one tcp_info sample: its segments out and not yet
-    acknowledged (``unacked`` x ``snd_mss``) plus the bytes queued and not yet sent
+    acknowledged, each a full one (``unacked`` x (``snd_mss`` less ``option_bytes``, which
+    ``tcpi_snd_mss`` does not count: MPTCP's DSS)), plus the bytes queued and not yet sent
     (``notsent_bytes``), what the simulator's ``send_queue_bytes`` counts (None: a sample from
-    before the sender read ``snd_mss``)."""
+    before the sender read ``snd_mss``).
+
+    >>> _send_queue_bytes({"unacked": 10, "snd_mss": 1448, "notsent_bytes": 500}, 28)
+    14700.0
+    """
     if "snd_mss" not in x or "unacked" not in x:
         return None
-    return float(x["unacked"] * x["snd_mss"] + x.get("notsent_bytes", 0))
+    return float(x["unacked"] * (x["snd_mss"] - option_bytes) + x.get("notsent_bytes", 0))
 
 
 def _bytes_read(conn: dict, sender: dict):
@@ -232,7 +237,7 @@ def results_from_raw(plan: TestbedPlan, runs: list[dict], scenario: Any) -> Any:
                     idx = names.index(pname) if pname in names else -1
                     for metric, v in (("cwnd", x.get("snd_cwnd")),
                                       ("srtt_s", x["rtt_us"] / 1e6 if x.get("rtt_us") else None),
-                                      ("send_queue_bytes", _send_queue_bytes(x))):
+                                      ("send_queue_bytes", _send_queue_bytes(x, option_bytes))):
                         if v is not None:
                             add("series", {"seed": seed, "time_s": t, "entity": "subflow",
                                            "id": f"{f.name}/{idx}", "metric": metric,

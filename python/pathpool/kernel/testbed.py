@@ -51,7 +51,6 @@ from pathpool.kernel.loader import FROM_SOURCE, RUNTIME_DIR, KernelError, Leftov
 
 DELAYFWD = RUNTIME_DIR / "pp_delayfwd"
 SERVER_ADDR = "10.79.0.1"
-MTU_BYTES = 1514
 #: Paths of one test bed (Linux MPTCP's subflow limit; pp_* couple up to 8).
 MAX_TESTBED_PATHS = 8
 

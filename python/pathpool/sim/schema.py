@@ -115,7 +115,7 @@ SERIES_METRICS: dict[str, dict[str, str]] = {
         "in_flight": "packets",
         "send_queue_bytes": "bytes (payload the subflow holds: sent and not yet acknowledged, plus data "
         "assigned to it and not yet sent, as Linux MPTCP's scheduler queues it; simulator: segments x "
-        "MSS; test bed: tcp_info unacked x snd_mss + notsent_bytes)",
+        "MSS; test bed: tcp_info unacked x (snd_mss less the DSS option's bytes) + notsent_bytes)",
         "goodput_bps": "bit/s (tcp/mptcp: bytes the receiver delivered in order since the previous sample, "
         "by the subflow that carried them; the subflows' rows sum to the flow's)",
         "rate_pps": "packets/s (rate flows: the pacing rate in force on the path)",

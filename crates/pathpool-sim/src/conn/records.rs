@@ -38,7 +38,7 @@ impl Conn {
             series.push(seed, t, "subflow", &id, "in_flight", f64::from(v.in_flight));
             // Payload bytes the subflow holds: sent and not acknowledged, plus (Linux's
             // scheduler) those handed to it and not yet sent. The test bed reports the same
-            // from tcp_info (unacked x snd_mss + notsent_bytes).
+            // from tcp_info (unacked full segments + notsent_bytes).
             let queued = conn.sq.as_ref().map_or(0, |q| q.subs[i].queue.len());
             let held = wmem_queued(&conn.snd[i], queued, conn.mss);
             series.push(seed, t, "subflow", &id, "send_queue_bytes", held as f64);
