@@ -100,6 +100,7 @@ from pathpool.errors import ScenarioError
 from pathpool.kernel.loader import WEIGHT_RANGE
 from pathpool.kernel.testbed import (
     ACCESS_QUEUED,
+    IP_MTU_BYTES,
     LINK_RATE,
     MAX_TESTBED_PATHS,
     AccessLink,
@@ -125,8 +126,6 @@ MAX_PATHS = MAX_TESTBED_PATHS
 #: CPU seconds in a 20 s run (0.19-0.24 s each, about 1% of a core), the machine 48% busy with
 #: other work included.
 MAX_FLOWS = 24
-#: Bytes per packet on the wire in the simulator (1448 payload + 52 header).
-WIRE_PACKET = 1500
 #: The veths' 1500-byte MTU less 52 header bytes: the only MSS the test bed can run (it happens
 #: to be the simulator's default, ``pathpool.sim.scenario.DEFAULTS["mss"]``).
 TESTBED_MSS = 1448
@@ -282,7 +281,7 @@ def _buffer_pkts(link: dict[str, Any]) -> int:
     """A link's buffer in packets (a size becomes 1500-byte packets, at least one)."""
     if link["buffer_packets"] is not None:
         return int(link["buffer_packets"])
-    return max(1, round(link["buffer_bytes"] / WIRE_PACKET))
+    return max(1, round(link["buffer_bytes"] / IP_MTU_BYTES))
 
 
 # -- the mapping ----------------------------------------------------------------------------------

@@ -157,6 +157,16 @@ class FlowSpec:
 _IP_LENGTHS = ("stab", "overhead", str(-ETH_HEADER_BYTES), "linklayer", "ethernet")
 
 
+def _tbf(rate_mbps: float, queue_pkts: int, ip_lengths: bool) -> list[str]:
+    """``tc qdisc`` arguments after ``root`` for a drop-tail ``tbf`` of ``rate_mbps`` holding
+    ``queue_pkts`` full IP packets, with a bucket of about 1 ms of data (two packets at least);
+    ``ip_lengths``: the device's packets carry an Ethernet header, which the size table leaves
+    out."""
+    burst = max(2 * IP_MTU_BYTES, int(rate_mbps * 1e6 / 8 / 1000))
+    return [*(_IP_LENGTHS if ip_lengths else ()), "tbf", "rate", f"{rate_mbps}mbit", "burst", str(burst),
+            "limit", str(queue_pkts * IP_MTU_BYTES)]
+
+
 def _run(cmd: list[str], check: bool = True) -> subprocess.CompletedProcess:
     proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
     if check and proc.returncode != 0:
@@ -335,10 +345,8 @@ class Testbed:
         for j in links:
             p = self.link_spec(j)
             if p.rate_mbps > 0:
-                burst = max(2 * IP_MTU_BYTES, int(p.rate_mbps * 1e6 / 8 / 1000))  # ~1 ms of data
                 self.ns(R, "tc", "qdisc", "replace", "dev", f"s{j}", "root",
-                        *_IP_LENGTHS, "tbf", "rate", f"{p.rate_mbps}mbit", "burst", str(burst),
-                        "limit", str(p.queue_pkts * IP_MTU_BYTES))
+                        *_tbf(p.rate_mbps, p.queue_pkts, ip_lengths=True))
         self._loss()
         devs_r = [f"c{k}" for k in range(K)] + [f"s{j}" for j in links]
         for i, a in enumerate(self.access):
@@ -372,13 +380,12 @@ class Testbed:
         its link socket by socket, which no queue on another host does."""
         R, dev = self.ns_r, f"ia{i}"
         self.ns(R, "ip", "link", "add", dev, "type", "ifb")
-        burst = max(2 * IP_MTU_BYTES, int(a.rate_mbps * 1e6 / 8 / 1000))  # ~1 ms, as the router links
         # Redirected from a delay device (TUN: no link-layer header) a packet is counted as its IP
         # length; from a router link (veth) with its Ethernet header, which the size table takes
         # off. The test bed refuses an access whose paths mix the two (__init__).
-        lengths = () if self.paths[a.paths[0]].delay_ms > 0 else _IP_LENGTHS
-        self.ns(R, "tc", "qdisc", "replace", "dev", dev, "root", *lengths, "tbf", "rate",
-                f"{a.rate_mbps}mbit", "burst", str(burst), "limit", str(a.queue_pkts * IP_MTU_BYTES))
+        undelayed = self.paths[a.paths[0]].delay_ms <= 0
+        self.ns(R, "tc", "qdisc", "replace", "dev", dev, "root",
+                *_tbf(a.rate_mbps, a.queue_pkts, ip_lengths=undelayed))
         for k in a.paths:
             out = f"df{k}" if self.paths[k].delay_ms > 0 else f"s{self._link(k)}"
             if out not in self._clsact:
