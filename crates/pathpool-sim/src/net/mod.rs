@@ -186,7 +186,9 @@ mod tests {
         Net {
             now,
             end: Nanos::MAX,
-            q: EventQueue::new(1, 16, horizon),
+            // The queue has popped nothing yet (its clock is at 0, not `now`): its horizon
+            // must reach from 0 to `now + horizon`, or a debug build's `push_near` check fails.
+            q: EventQueue::new(1, 16, now + horizon),
             pool: Pool::with_capacity(16),
             links: Vec::new(),
             routes: vec![Route {
