@@ -14,25 +14,34 @@ pub const RETX: u8 = 4;
 pub const REINJECTED: u8 = 8;
 pub const EVER_RETX: u8 = 16;
 
-/// One outstanding segment in the scoreboard: 16 bytes. The DSN and the flags share a word (a
-/// DSN needs far fewer than 56 bits: 2^56 segments are 10^20 bytes), and the payload length is
-/// not stored: it follows from the DSN ([`super::sender::Sender::seg_len`]), as every segment but a file's last
-/// is one MSS. (24 bytes before; with 999 flows the scoreboards were the largest buffers.)
+/// One outstanding segment in the scoreboard: 16 bytes. Its DSN, payload length and flags
+/// share a word (a DSN needs far fewer than 40 bits: 2^40 segments are 10^15 bytes; a payload
+/// at most the largest MSS, 9,000 bytes, fits 16), beside the send time. The length is kept
+/// because with `segmentation = "linux"` it no longer follows from the DSN: Linux sends a
+/// write's tail short. (24 bytes per entry before; with 999 flows the scoreboards were the
+/// largest buffers.)
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Seg {
-    /// DSN in the low [`DSN_BITS`] bits, flags in the top byte.
+    /// DSN in the low [`DSN_BITS`] bits, the payload length in the next 16, flags in the top
+    /// byte.
     word: u64,
     pub sent_at: Nanos,
 }
 
-const DSN_BITS: u32 = 56;
+const DSN_BITS: u32 = 40;
 const DSN_MASK: u64 = (1 << DSN_BITS) - 1;
+const FLAG_SHIFT: u32 = 56;
+const KEEP_MASK: u64 = (1 << FLAG_SHIFT) - 1;
 
 impl Seg {
     #[inline]
-    pub fn new(dsn: u64, sent_at: Nanos) -> Seg {
-        assert!(dsn <= DSN_MASK, "DSN {dsn} beyond the scoreboard's 56 bits");
-        Seg { word: dsn, sent_at }
+    pub fn new(dsn: u64, len: u32, sent_at: Nanos) -> Seg {
+        assert!(dsn <= DSN_MASK, "DSN {dsn} beyond the scoreboard's 40 bits");
+        debug_assert!(len <= u32::from(u16::MAX));
+        Seg {
+            word: dsn | (u64::from(len) << DSN_BITS),
+            sent_at,
+        }
     }
 
     /// Data sequence number this segment carries.
@@ -41,15 +50,21 @@ impl Seg {
         self.word & DSN_MASK
     }
 
+    /// Payload bytes this segment carries.
+    #[inline]
+    pub fn len(&self) -> u32 {
+        ((self.word & KEEP_MASK) >> DSN_BITS) as u32
+    }
+
     #[inline]
     pub fn flags(&self) -> u8 {
-        (self.word >> DSN_BITS) as u8
+        (self.word >> FLAG_SHIFT) as u8
     }
 
     #[inline]
     pub(super) fn with_flags(self, flags: u8) -> Seg {
         Seg {
-            word: (self.word & DSN_MASK) | (u64::from(flags) << DSN_BITS),
+            word: (self.word & KEEP_MASK) | (u64::from(flags) << FLAG_SHIFT),
             sent_at: self.sent_at,
         }
     }

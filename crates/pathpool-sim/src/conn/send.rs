@@ -255,7 +255,7 @@ impl Conn {
             };
             conn.snd[i].sent_in_pass = true;
             let len = conn.seg_len(dsn);
-            let seq = conn.snd[i].push_new(segs, dsn, net.now);
+            let seq = conn.snd[i].push_seg(segs, dsn, len, net.now);
             self.send_segment(net, c, i, seq, Some((dsn, len)));
         }
     }
@@ -349,7 +349,7 @@ impl Conn {
             conn.next_dsn += 1;
         }
         let len = conn.seg_len(dsn);
-        let seq = conn.snd[i].push_new(segs, dsn, net.now);
+        let seq = conn.snd[i].push_seg(segs, dsn, len, net.now);
         self.send_segment(net, c, i, seq, Some((dsn, len)));
     }
 
@@ -372,8 +372,8 @@ impl Conn {
             None => {
                 s.mark_retransmitted(seq, now);
                 s.retransmitted += 1;
-                let dsn = s.seg(seq).dsn();
-                (dsn, s.seg_len(dsn))
+                let seg = s.seg(seq);
+                (seg.dsn(), seg.len())
             }
         };
         let wire = len + s.header;

@@ -235,10 +235,19 @@ impl Sender {
             self.awaiting_retx + u32::from(new.awaits_retx()) - u32::from(old.awaits_retx());
     }
 
-    /// Record a new segment `snd_nxt` carrying `dsn` (a chunk from `pool` if it needs one).
+    /// Record a new segment `snd_nxt` carrying `dsn` with the payload the application's
+    /// whole segments put there ([`Sender::seg_len`]).
     pub fn push_new(&mut self, pool: &mut SegPool, dsn: u64, now: Nanos) -> u64 {
+        let len = self.seg_len(dsn);
+        self.push_seg(pool, dsn, len, now)
+    }
+
+    /// Record a new segment `snd_nxt` carrying `len` payload bytes at `dsn` (a chunk from
+    /// `pool` if it needs one).
+    #[inline]
+    pub fn push_seg(&mut self, pool: &mut SegPool, dsn: u64, len: u32, now: Nanos) -> u64 {
         let seq = self.snd_nxt;
-        self.sb.push_back(pool, Seg::new(dsn, now));
+        self.sb.push_back(pool, Seg::new(dsn, len, now));
         self.snd_nxt += 1;
         self.pipe += 1;
         seq
@@ -287,7 +296,7 @@ impl Sender {
             let f = s.flags();
             if f & SACKED == 0 {
                 eff.segs += 1;
-                eff.bytes += u64::from(self.seg_len(s.dsn()));
+                eff.bytes += u64::from(s.len());
             }
             if f & EVER_RETX != 0 {
                 eff.retrans_acked = true;
@@ -316,7 +325,7 @@ impl Sender {
                 if f & SACKED == 0 {
                     self.set_flags(s, f | SACKED);
                     eff.segs += 1;
-                    eff.bytes += u64::from(self.seg_len(seg.dsn()));
+                    eff.bytes += u64::from(seg.len());
                     eff.new_sack = true;
                     if f & EVER_RETX == 0 && s < first_sacked {
                         first_sacked = s;

@@ -131,7 +131,7 @@ impl Conn {
             if let Some(q) = queued {
                 if let Some(dsn) = q {
                     let len = self.seg_len(dsn);
-                    let seq = self.snd[i].push_new(segs, dsn, now);
+                    let seq = self.snd[i].push_seg(segs, dsn, len, now);
                     self.send_segment(net, c, i, seq, Some((dsn, len)));
                 } else {
                     self.probe_retransmit(net, c, i);
