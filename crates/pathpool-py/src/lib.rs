@@ -341,7 +341,7 @@ fn secs(ns: u64) -> f64 {
 /// filled, names instead of indices, `count` expanded. `pathpool.sim.scenario` documents it.
 fn spec_dict<'py>(py: Python<'py>, sc: &Scenario) -> PyResult<Bound<'py, PyDict>> {
     use pathpool_sim::config::{
-        AckRoute, App, DelayedAck, Joins, Recovery, Scheduler, SendBuffer, Writer,
+        AckRoute, App, DelayedAck, Joins, Recovery, Scheduler, Segmentation, SendBuffer, Writer,
     };
     use pathpool_sim::link::Buffer;
     let d = PyDict::new(py);
@@ -460,6 +460,13 @@ fn spec_dict<'py>(py: Python<'py>, sc: &Scenario) -> PyResult<Bound<'py, PyDict>
             match f.joins {
                 Joins::Together => "together",
                 Joins::Linux => "linux",
+            },
+        )?;
+        x.set_item(
+            "segmentation",
+            match f.segmentation {
+                Segmentation::Whole => "whole",
+                Segmentation::Linux => "linux",
             },
         )?;
         x.set_item("write_size_bytes", write_size)?;

@@ -70,9 +70,10 @@ Every field the mapping reads (Markdown, for the manual):
 | `flows.send_buffer` | unlimited | `unlimited`: the application never waits; `linux`: `tcp_sndbuf_expand` buffers freed on DATA_ACK | the kernel's send buffers | linux yes; unlimited: warned |
 | `flows.writer` | blocking | with `send_buffer = "linux"`: `blocking` fills the buffer; `poll` writes `write_size` bytes each time the socket polls writable | the bed's sender: non-blocking, `select()`, 64 KiB per `send()` (8 KiB with a stop) | poll yes; blocking (with linux buffers): warned |
 | `flows.write_size` | 64 KiB | bytes per `send()` of a `poll` writer | 64 KiB, or 8 KiB for a flow that stops | yes |
+| `flows.segmentation` | whole | `whole`: every segment full but a file's last; `linux` (with `scheduler = "linux"`): a subflow's data ends where the writer's data fragment it stops at ends, so fragment and write ends go out short unless the same subflow's next data continues them (Nagle with Minshall's check) | the kernel's segments (`mptcp_sendmsg_frag`) | linux yes; whole (MPTCP): warned |
 | `flows.joins` | together | `together`: all subflows start with the connection; `linux`: each further subflow two round trips of its path after the first subflow's first ACK | the kernel's path manager and MP_JOIN handshakes | linux yes; together: warned |
 | `flows.slow_start_after_idle` | false | `true`: `tcp_cwnd_restart` after an idle RTO | the kernel's default (`tcp_slow_start_after_idle = 1`) | true yes; false: warned |
-| `flows.reading` | none | `linux` sets scheduler, send_buffer, recovery, slow_start_after_idle and delayed_ack to Linux's | (read through the fields it sets) | linux yes |
+| `flows.reading` | none | `linux` sets scheduler, send_buffer, recovery, slow_start_after_idle, delayed_ack, joins and segmentation to Linux's | (read through the fields it sets) | linux yes |
 | `flows.app` | bulk | bulk, or a file download | the same; a download ends when every byte is acknowledged, its time taken from the sender's first write to the receiver's last byte (the simulator's from its first segment's departure) | yes |
 | `flows.size` | (file: required) | the download's bytes | the same | yes |
 | `flows.start` | 0 | when the application starts | when the sender connects, on the run's clock; it writes after the handshake and the receiver's one-byte reply (so that lost MP_CAPABLE segments cannot make the connection TCP), and its rates leave that reply's round trip out | yes, to within the handshake's round trip |
@@ -80,7 +81,7 @@ Every field the mapping reads (Markdown, for the manual):
 | `flows.start_jitter` | 0 | the start drawn per seed | the simulator's draw when the offsets are given (`start_offsets`), else none | yes with the offsets, else warned |
 | `flows.send_jitter` | 0.5 ms | each data packet leaves after a random delay up to it | the host's own timing | no (when > 0): warned |
 | `flows.mss` | 1448 | payload per segment (timestamps only) | 1448, the veths' 1500-byte MTU; other values refused | yes |
-| `flows.option_bytes` | 0 | further option bytes per data segment | the kernel's own: 24 (DSS) on an MPTCP subflow, 0 on TCP | TCP yes; MPTCP with 0: warned (write 24) |
+| `flows.option_bytes` | 0 | further option bytes per data segment | the kernel's own: 28 (DSS with a 64-bit data ACK) on an MPTCP subflow, 0 on TCP | TCP yes; MPTCP with 0: warned (write 28) |
 | `flows.rcv_buffer` | 4 MiB | a fixed connection-level receive window | the kernel's buffer, autotuned from `net.ipv4.tcp_rmem` | no: warned |
 | `flows.delayed_ack` | false | false: an ACK per segment; true: every second in-order segment or 40 ms; linux: Linux's receiver (quick ACKs at the start, an ACK per more than one full segment, the adaptive timeout `ato`) | false: `quickack 1`, an ACK per segment; true and linux: the kernel's delayed ACKs | false and linux yes; true: warned |
 | `flows.recovery` | rfc6675 | rfc6675: SACK recovery, DupThresh 3; linux: RACK-TLP and PRR | Linux's RACK-TLP and PRR | linux yes; rfc6675: warned |
@@ -452,6 +453,11 @@ def _flow_differences(m: _Mapping, f: str, fl: dict) -> None:
                  "the in-kernel path manager opens the further subflows once the first has its first "
                  "ACK back; each carries data after its MP_JOIN handshake (two round trips)",
                  'joins = "linux"')
+    if fl["kind"] == "mptcp" and fl["segmentation"] != "linux":
+        m.differ(f"{f}.segmentation", "whole: every segment full but a file's last",
+                 "the kernel cuts a subflow's data where the writer's data fragment it stops at "
+                 "ends, so fragment and write ends go out as short segments (mptcp_sendmsg_frag)",
+                 'segmentation = "linux"')
     if fl["send_buffer"] == "linux" and fl["writer"] != "poll":
         m.differ(f"{f}.writer", f"{fl['writer']}: blocking writes fill the send buffer",
                  "the test bed's sender writes 64 KiB whenever select() says the socket is writable "
@@ -742,7 +748,8 @@ def start_offsets(scenario: Any, seed: int) -> dict[str, int]:
 
 
 #: The flow fields ``reading = "linux"`` decides (its written values are removed so it does).
-_LINUX_READING_FIELDS = ("scheduler", "send_buffer", "slow_start_after_idle", "recovery", "joins")
+_LINUX_READING_FIELDS = ("scheduler", "send_buffer", "slow_start_after_idle", "recovery", "joins",
+                         "segmentation")
 
 
 def as_testbed_runs(scenario: Any, *, start_jitter: bool = True) -> list[str]:
@@ -751,8 +758,8 @@ def as_testbed_runs(scenario: Any, *, start_jitter: bool = True) -> list[str]:
     written that way.
 
     For each window-based flow entry: ``reading = "linux"`` decides the scheduler, the send
-    buffer, restart after idle and loss recovery (values the scenario writes for them are
-    removed); ``delayed_ack`` stays what the test bed makes of it (``false``: an ACK per segment
+    buffer, restart after idle, loss recovery, the joins and the segmentation (values the
+    scenario writes for them are removed); ``delayed_ack`` stays what the test bed makes of it (``false``: an ACK per segment
     on both; ``true`` or ``"linux"``: the kernel's own delayed ACKs, so ``"linux"``); MPTCP
     flows carry the kernel's 28 bytes of DSS option (``option_bytes = 28``); every window-based flow
     writes as the bed's sender does (``writer = "poll"``, :func:`testbed_write_size` bytes per
@@ -792,7 +799,7 @@ def as_testbed_runs(scenario: Any, *, start_jitter: bool = True) -> list[str]:
     >>> ov = as_testbed_runs(scenarios_dir() / "examples" / "two_paths.toml")
     >>> [o for o in ov if o.startswith(("flows.0.", "~flows.0."))]   # doctest: +NORMALIZE_WHITESPACE
     ['~flows.0.scheduler', 'flows.0.reading="linux"', 'flows.0.delayed_ack=false',
-     'flows.0.option_bytes=24', 'flows.0.writer="poll"', 'flows.0.write_size=65536']
+     'flows.0.option_bytes=28', 'flows.0.writer="poll"', 'flows.0.write_size=65536']
     """
     from pathpool.sim.scenario import flow_entries, load_scenario, override
 

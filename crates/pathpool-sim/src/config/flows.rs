@@ -17,7 +17,7 @@ use super::raw::{Quantity, RawFlow};
 use super::schema::allowed as a;
 use super::{
     AckRoute, App, ConfigError, DelayedAck, FlowKind, FlowSpec, Joins, LinkSpec, PathSpec,
-    RateSpec, Recovery, Scheduler, SendBuffer, Writer,
+    RateSpec, Recovery, Scheduler, Segmentation, SendBuffer, Writer,
 };
 use toml::Spanned;
 
@@ -100,7 +100,7 @@ type Flows = (Vec<FlowSpec>, Vec<usize>, Vec<Vec<&'static str>>);
 /// The optional fields a `[[flows]]` entry writes, in file-format order: for callers to whom
 /// "written" differs from "left at its default" (the Linux test bed's ACK policy).
 fn written(fl: &RawFlow) -> Vec<&'static str> {
-    let present: [(&'static str, bool); 30] = [
+    let present: [(&'static str, bool); 31] = [
         ("path", fl.path.is_some()),
         ("paths", fl.paths.is_some()),
         ("algorithm", fl.algorithm.is_some()),
@@ -111,6 +111,7 @@ fn written(fl: &RawFlow) -> Vec<&'static str> {
         ("writer", fl.writer.is_some()),
         ("write_size", fl.write_size.is_some()),
         ("joins", fl.joins.is_some()),
+        ("segmentation", fl.segmentation.is_some()),
         ("reading", fl.reading.is_some()),
         ("app", fl.app.is_some()),
         ("size", fl.size.is_some()),
@@ -175,6 +176,7 @@ fn flow(
     let send_buffer = send_buffer(ctx, i, fl, linux)?;
     let writer = writer(ctx, i, fl, send_buffer)?;
     let joins = joins(ctx, i, fl, linux)?;
+    let segmentation = segmentation(ctx, i, fl, linux, scheduler)?;
     let app = app(ctx, i, fl)?;
     let (start, stop, start_jitter, send_jitter) = times(ctx, i, fl)?;
     let count = count(ctx, i, fl)?;
@@ -193,6 +195,7 @@ fn flow(
             send_buffer,
             writer,
             joins,
+            segmentation,
             app,
             start,
             stop,
@@ -735,6 +738,42 @@ fn joins(ctx: &Ctx, i: usize, fl: &RawFlow, linux: bool) -> Result<Joins, Config
     choice(ctx, i, "joins", &fl.joins, default, &values, a::JOINS)
 }
 
+/// `segmentation`: `"linux"` needs Linux's scheduler (a subflow's own queue of unsent data is
+/// where a short tail waits and grows).
+fn segmentation(
+    ctx: &Ctx,
+    i: usize,
+    fl: &RawFlow,
+    linux: bool,
+    scheduler: Scheduler,
+) -> Result<Segmentation, ConfigError> {
+    use Segmentation::*;
+    let default = if linux && scheduler == Scheduler::Linux {
+        Linux
+    } else {
+        Whole
+    };
+    let values = [("whole", Whole), ("linux", Linux)];
+    let s = choice(
+        ctx,
+        i,
+        "segmentation",
+        &fl.segmentation,
+        default,
+        &values,
+        a::SEGMENTATION,
+    )?;
+    if s == Linux && scheduler != Scheduler::Linux {
+        return Err(ctx.err(
+            fl.segmentation.as_ref().map(|v| v.span()),
+            field(i, "segmentation"),
+            "segmentation = \"linux\" needs scheduler = \"linux\" (or reading = \"linux\"): a short tail waits and grows in a subflow's own queue",
+            Some(a::SEGMENTATION),
+        ));
+    }
+    Ok(s)
+}
+
 /// `recovery`.
 fn recovery(ctx: &Ctx, i: usize, fl: &RawFlow, linux: bool) -> Result<Recovery, ConfigError> {
     use Recovery::*;
@@ -766,7 +805,7 @@ fn check_kind_fields(ctx: &Ctx, fl: &RawFlow, kind: FlowKind, i: usize) -> Resul
         ),
         ("controller", fl.controller.as_ref().map(|v| v.span())),
     ];
-    let window_only: [(&str, Option<Range<usize>>); 15] = [
+    let window_only: [(&str, Option<Range<usize>>); 16] = [
         ("algorithm", fl.algorithm.as_ref().map(|v| v.span())),
         ("params", fl.params.as_ref().map(|v| v.span())),
         ("counting", fl.counting.as_ref().map(|v| v.span())),
@@ -775,6 +814,7 @@ fn check_kind_fields(ctx: &Ctx, fl: &RawFlow, kind: FlowKind, i: usize) -> Resul
         ("writer", fl.writer.as_ref().map(|v| v.span())),
         ("write_size", fl.write_size.as_ref().map(|v| v.span())),
         ("joins", fl.joins.as_ref().map(|v| v.span())),
+        ("segmentation", fl.segmentation.as_ref().map(|v| v.span())),
         ("reading", fl.reading.as_ref().map(|v| v.span())),
         ("size", fl.size.as_ref().map(|v| v.span())),
         ("option_bytes", fl.option_bytes.as_ref().map(|v| v.span())),

@@ -161,6 +161,22 @@ pub enum Joins {
     Linux,
 }
 
+/// How a connection's byte stream is cut into segments (the `segmentation` field).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Segmentation {
+    /// Every segment full but a file's last: a write's unfinished segment waits for the next
+    /// write.
+    #[default]
+    Whole,
+    /// Linux 6.18 with `scheduler = "linux"`: the data a subflow takes ends where the written
+    /// data ends, so a write's tail goes out short (`mptcp_sendmsg_frag`, net/mptcp/protocol.c),
+    /// unless more data for the same subflow reaches that tail while it is still unsent (it
+    /// then grows to a full segment: `mptcp_skb_can_collapse_to`); a short tail waits while an
+    /// earlier short segment of its subflow is unacknowledged (Nagle with Minshall's check:
+    /// `tcp_nagle_check`, net/ipv4/tcp_output.c).
+    Linux,
+}
+
 /// When a TCP/MPTCP receiver ACKs (the `delayed_ack` field).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum DelayedAck {
@@ -242,6 +258,7 @@ pub struct FlowSpec {
     pub send_buffer: SendBuffer,
     pub writer: Writer,
     pub joins: Joins,
+    pub segmentation: Segmentation,
     pub app: App,
     pub start: Nanos,
     pub stop: Option<Nanos>,

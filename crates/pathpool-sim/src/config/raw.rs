@@ -113,6 +113,7 @@ pub(super) struct RawFlow {
     pub(super) write_size: Option<Spanned<Quantity>>,
     #[serde(default)]
     pub(super) joins: Option<Spanned<String>>,
+    pub(super) segmentation: Option<Spanned<String>>,
     #[serde(default)]
     pub(super) reading: Option<Spanned<String>>,
     #[serde(default)]

@@ -31,6 +31,7 @@ pub mod allowed {
     pub const SEND_BUFFER: &str = "unlimited, linux";
     pub const WRITER: &str = "blocking, poll";
     pub const JOINS: &str = "together, linux";
+    pub const SEGMENTATION: &str = "whole, linux";
     pub const WRITE_SIZE: &str = "a size from 1 byte to 64 MiB, e.g. \"64KiB\"";
     pub const READING: &str = "default, linux";
     pub const RECOVERY: &str = "rfc6675, linux";
@@ -256,7 +257,7 @@ pub const FIELDS: &[Field] = &[
         "MPTCP scheduler: minrtt = lowest smoothed RTT with room in cwnd, one segment at a time (the out-of-tree Linux MPTCP v0.9x default, what the papers' kernels ran); roundrobin; linux = upstream Linux's default (6.18 mptcp_subflow_get_send): lowest linger time (queued bytes over pacing rate), bursts of up to 65,428 bytes queued on that subflow until its window lets them out, only a connection-level timeout re-sends elsewhere",
         [], ["\"random\""]),
     field!("flows", "reading", "string", "no", "default", a::READING, WIN,
-        "linux: what upstream Linux (6.18) does, as the defaults of scheduler (linux), send_buffer (linux), recovery (linux), slow_start_after_idle (true), delayed_ack (linux) and joins (linux); a field written beside it still wins. default: the fields' own defaults",
+        "linux: what upstream Linux (6.18) does, as the defaults of scheduler (linux), send_buffer (linux), recovery (linux), slow_start_after_idle (true), delayed_ack (linux), joins (linux) and segmentation (linux); a field written beside it still wins. default: the fields' own defaults",
         ["\"linux\""], ["\"kernel\""]),
     field!("flows", "send_buffer", "string", "no", "unlimited", a::SEND_BUFFER, WIN,
         "unlimited = the application always has data and nothing bounds what is queued; linux = Linux's send buffers: each subflow's grows as tcp_sndbuf_expand says (2 x max(10, cwnd) segments of 2,304 bytes at a 1,448-byte MSS, as the test bed's kernel charges them, at most 4 MiB), never shrinks; an MPTCP connection's is 4,096 plus its subflows'; freed on (DATA_)ACK; the writer blocks when full and wakes with a third free; with scheduler = linux a subflow with a full buffer takes no more",
@@ -270,6 +271,9 @@ pub const FIELDS: &[Field] = &[
     field!("flows", "joins", "string", "no", "together", a::JOINS, WIN,
         "when an MPTCP connection's further subflows start: together = all with the first; linux = as Linux 6.18's in-kernel path manager and MP_JOIN (measured on the test bed): once the first subflow gets its first ACK back, each further subflow carries data, and adds its send buffer to the connection's, two round trips of its own path later (SYN and SYN/ACK, then ACK and the fourth ACK; propagation delays only)",
         ["\"linux\""], ["\"later\""]),
+    field!("flows", "segmentation", "string", "no", "whole", a::SEGMENTATION, WIN,
+        "how the byte stream is cut into segments: whole = every segment full but a file's last (a write's unfinished segment waits for the next write); linux = as Linux 6.18 (needs scheduler = \"linux\"): what a subflow takes ends where the written data ends, so each write's tail goes out short unless the next write reaches the same subflow while that tail is unsent, and a short tail waits while an earlier short segment of its subflow is unacknowledged (Nagle, Minshall's check)",
+        ["\"linux\""], ["\"bytes\""]),
     field!("flows", "app", "string", "no", "bulk", a::APP, ALL,
         "bulk: always has data from start to stop; file: size bytes, completion time recorded",
         [], ["\"video\""]),
@@ -404,6 +408,9 @@ rates = [100]
                 }
                 if f.name == "write_size" {
                     pre.push("flows.0.writer=\"poll\"".into());
+                }
+                if f.name == "segmentation" {
+                    pre.push("flows.0.scheduler=\"linux\"".into());
                 }
                 (
                     pre,

@@ -4,6 +4,8 @@
 //!
 //! Data sequence numbers (DSNs) count segments of the flow's MSS, like subflow sequence numbers.
 
+use std::collections::VecDeque;
+
 use crate::config::{App, MAX_SUBFLOWS};
 use crate::time::Nanos;
 
@@ -87,12 +89,14 @@ impl DataReceiver {
         now: Nanos,
         expect: impl Fn(u64) -> (u32, u64),
     ) -> u64 {
-        if (len, tag) != expect(dsn) {
-            self.integrity_errors += 1;
-            return 0;
-        }
+        // A copy of data already delivered is a duplicate before anything else: with
+        // `segmentation = "linux"` the length of a DSN that far back may be forgotten.
         if dsn < self.rcv_nxt {
             self.duplicates += 1;
+            return 0;
+        }
+        if (len, tag) != expect(dsn) {
+            self.integrity_errors += 1;
             return 0;
         }
         if dsn >= self.rcv_nxt + self.cap {
@@ -157,6 +161,83 @@ impl DataReceiver {
     }
 }
 
+/// Where a connection's byte stream was cut short of a full segment (`segmentation =
+/// "linux"`): the DSN and payload of every segment shorter than the full one, in DSN order,
+/// from the oldest DSN still asked about. Every other DSN carries a full segment. Linux's short
+/// segments are a few in a hundred (a write's tail, a file's end), so a list of them is small
+/// where a length per DSN would not be, and looking a DSN up past the last one is one compare.
+#[derive(Debug, Default)]
+pub struct Cuts {
+    short: VecDeque<(u64, u32)>,
+    /// Bytes by which the segments forgotten ([`Cuts::forget_below`]) fell short of full ones.
+    shortfall: u64,
+    /// Segments below this DSN were handed to more than one subflow (a connection-level
+    /// retransmission): their length is settled even if one copy is still unsent.
+    pub settled_below: u64,
+}
+
+impl Cuts {
+    /// Payload bytes at `dsn` when a full segment carries `full`.
+    #[inline]
+    pub fn len(&self, dsn: u64, full: u32) -> u32 {
+        match self.short.back() {
+            Some(&(d, _)) if d >= dsn => match self.short.binary_search_by_key(&dsn, |e| e.0) {
+                Ok(k) => self.short[k].1,
+                Err(_) => full,
+            },
+            _ => full,
+        }
+    }
+
+    /// The byte offset of DSN `dsn` in the stream (at or above the last [`Cuts::forget_below`]).
+    pub fn offset(&self, dsn: u64, full: u32) -> u64 {
+        let f = u64::from(full);
+        let short: u64 = self
+            .short
+            .iter()
+            .take_while(|e| e.0 < dsn)
+            .map(|e| f - u64::from(e.1))
+            .sum();
+        dsn * f - self.shortfall - short
+    }
+
+    /// DSN `dsn`, the newest so far, carries `len` bytes.
+    #[inline]
+    pub fn cut(&mut self, dsn: u64, len: u32, full: u32) {
+        debug_assert!(self.short.back().is_none_or(|e| e.0 < dsn));
+        if len < full {
+            self.short.push_back((dsn, len));
+        }
+    }
+
+    /// The newest DSN, `dsn`, still unsent, takes `add` more bytes (up to a full segment).
+    #[inline]
+    pub fn grow(&mut self, dsn: u64, add: u32, full: u32) {
+        let last = self.short.back_mut().expect("only a short segment grows");
+        debug_assert!(last.0 == dsn && last.1 + add <= full);
+        last.1 += add;
+        if last.1 == full {
+            self.short.pop_back();
+        }
+    }
+
+    /// Nobody will ask about DSNs below `dsn` again.
+    pub fn forget_below(&mut self, dsn: u64, full: u32) {
+        while let Some(&(d, l)) = self.short.front() {
+            if d >= dsn {
+                break;
+            }
+            self.shortfall += u64::from(full - l);
+            self.short.pop_front();
+        }
+    }
+
+    /// Short segments remembered (for the memory figure).
+    pub fn remembered(&self) -> usize {
+        self.short.capacity()
+    }
+}
+
 /// Payload bytes at `dsn` for an application: full segments, except a file's last one.
 #[inline]
 pub fn seg_len(app: App, mss: u32, dsn: u64) -> u32 {
@@ -199,6 +280,58 @@ mod tests {
         assert_eq!(r.window_edge(), 6);
         assert_eq!(seg_len(app, 1000, 10), 500);
         assert_eq!(file_segs(10_500, 1000), 11);
+    }
+
+    /// The short segments' list: lengths, byte offsets, growth, forgetting.
+    #[test]
+    fn cuts_give_each_dsn_its_length_and_offset() {
+        let mut c = Cuts::default();
+        // DSNs 0-2 full (1000), 3 of 300, 4 full, 5 of 200 growing to 700, then full.
+        for (d, l) in [
+            (0, 1000),
+            (1, 1000),
+            (2, 1000),
+            (3, 300),
+            (4, 1000),
+            (5, 200),
+        ] {
+            c.cut(d, l, 1000);
+        }
+        c.grow(5, 500, 1000);
+        assert_eq!(
+            (0..7).map(|d| c.len(d, 1000)).collect::<Vec<_>>(),
+            [1000, 1000, 1000, 300, 1000, 700, 1000]
+        );
+        assert_eq!(
+            (c.offset(3, 1000), c.offset(4, 1000), c.offset(6, 1000)),
+            (3000, 3300, 5000)
+        );
+        // Growing to a full segment drops it from the list.
+        c.cut(6, 10, 1000);
+        c.grow(6, 990, 1000);
+        assert_eq!((c.len(6, 1000), c.offset(7, 1000)), (1000, 6000));
+        // Forgotten DSNs still count in the offsets above them.
+        c.forget_below(5, 1000);
+        assert_eq!(
+            (c.offset(5, 1000), c.offset(7, 1000), c.len(5, 1000)),
+            (4300, 6000, 700)
+        );
+        assert!(c.remembered() >= 1);
+    }
+
+    /// A late copy of data the application already has is a duplicate, whatever its length:
+    /// with `segmentation = "linux"` the length expected there may be forgotten (a short
+    /// segment's copy, arriving after its DSN was forgotten, counted as an integrity error).
+    #[test]
+    fn a_late_copy_below_the_delivery_point_is_a_duplicate() {
+        let exp = |d: u64| (1000, content_tag(9, d));
+        let mut r = DataReceiver::new(4, 1);
+        assert_eq!(r.on_segment(0, 1000, content_tag(9, 0), 0, 1, exp), 1000);
+        assert_eq!(r.on_segment(0, 300, content_tag(9, 0), 0, 2, exp), 0);
+        assert_eq!((r.duplicates, r.integrity_errors), (1, 0));
+        // At or above it the length is still checked.
+        assert_eq!(r.on_segment(1, 300, content_tag(9, 1), 0, 2, exp), 0);
+        assert_eq!(r.integrity_errors, 1);
     }
 
     /// Many windows' worth of segments out of order, repeated and beyond the window: the

@@ -38,8 +38,13 @@ impl Conn {
         let fills = seq == conn.rcv[j].rcv_nxt;
         let arrival = conn.rcv[j].on_segment(seq);
         let (app, mss, key) = (conn.app, conn.mss, conn.tag_key);
+        let cuts = conn.cuts.as_deref();
         conn.data.on_segment(dsn, len, tag, j as u16, now, |d| {
-            (seg_len(app, mss, d), content_tag(key, d))
+            let len = match cuts {
+                Some(c) => c.len(d, mss),
+                None => seg_len(app, mss, d),
+            };
+            (len, content_tag(key, d))
         });
         if conn.completion.is_none() && conn.data.rcv_nxt >= conn.total_segs {
             conn.completion = Some(now);

@@ -38,7 +38,7 @@ use pathpool_cc::{Ack, Controller, Subflow};
 
 use crate::config::{
     AckRoute, App, DelayedAck, FlowKind, FlowSpec, Joins, Recovery, Scenario,
-    Scheduler as SchedulerKind, SendBuffer, Writer,
+    Scheduler as SchedulerKind, Segmentation, SendBuffer, Writer,
 };
 use crate::error::SimError;
 use crate::net::event::{Ev, EventQueue};
@@ -46,7 +46,7 @@ use crate::net::packet::HEADER_BYTES;
 use crate::net::{Path, SendJitter};
 use crate::rng::Stream;
 use crate::time::Nanos;
-use data::{file_segs, seg_len, DataReceiver};
+use data::{file_segs, seg_len, Cuts, DataReceiver};
 use receiver::{LinuxDelack, Receiver};
 use recovery::LinuxState;
 use scheduler::Scheduler;
@@ -78,9 +78,14 @@ pub struct Conn {
     pub data_una: u64,
     /// Right edge of the receive window as last advertised to the sender.
     pub rwnd_edge: u64,
-    /// Segments the application will ever offer (`u64::MAX` for bulk).
+    /// Segments the application will ever offer (`u64::MAX` for bulk; with `segmentation =
+    /// "linux"` also for a file until its last byte is in a segment).
     pub total_segs: u64,
     pub app: App,
+    /// `segmentation = "linux"`: where the stream was cut short, and the stream's bytes in
+    /// segments so far (else None: DSN `d` starts at byte `d * mss`).
+    pub cuts: Option<Box<Cuts>>,
+    pub next_byte: u64,
     pub tag_key: u64,
     /// The host's send delay (`send_jitter`), drawn from the connection's own random stream.
     pub jitter: SendJitter,
@@ -147,9 +152,10 @@ impl Conn {
         // the receive buffer and the file are payload bytes.
         let seg = f.seg_payload();
         let cap = (f.rcv_buffer / u64::from(seg)).max(2);
+        let carve = f.segmentation == Segmentation::Linux;
         let total_segs = match f.app {
-            App::Bulk => u64::MAX,
-            App::File(size) => file_segs(size, seg),
+            App::File(size) if !carve => file_segs(size, seg),
+            _ => u64::MAX,
         };
         let tag_key = rng.next_u64();
         // With Linux's joins the further subflows take part (in the scheduler and in the
@@ -193,6 +199,8 @@ impl Conn {
             mss: seg,
             app: f.app,
             total_segs,
+            cuts: carve.then(Box::default),
+            next_byte: 0,
             sched: Scheduler::new(f.scheduler),
             sq: (f.scheduler == SchedulerKind::Linux || f.send_buffer == SendBuffer::Linux).then(
                 || {
@@ -250,7 +258,18 @@ impl Conn {
     /// Payload bytes of the segment at `dsn`.
     #[inline]
     pub fn seg_len(&self, dsn: u64) -> u32 {
-        seg_len(self.app, self.mss, dsn)
+        match &self.cuts {
+            Some(c) => c.len(dsn, self.mss),
+            None => seg_len(self.app, self.mss, dsn),
+        }
+    }
+
+    /// The bytes the application offers in all (`u64::MAX` for bulk).
+    pub fn total_bytes(&self) -> u64 {
+        match self.app {
+            App::File(size) => size,
+            App::Bulk => u64::MAX,
+        }
     }
 
     /// Room in subflow `i`'s window for one more segment.

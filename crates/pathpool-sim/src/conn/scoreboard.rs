@@ -52,7 +52,7 @@ impl Seg {
 
     /// Payload bytes this segment carries.
     #[inline]
-    pub fn len(&self) -> u32 {
+    pub fn payload(&self) -> u32 {
         ((self.word & KEEP_MASK) >> DSN_BITS) as u32
     }
 

@@ -48,6 +48,7 @@ impl Conn {
         if let Some(q) = conn.sq.as_deref_mut() {
             if !q.buffers {
                 q.write_end = q.write_end.min(conn.next_dsn);
+                q.write_bytes = q.write_bytes.min(conn.next_byte);
             }
         }
         let subs = conn
@@ -173,16 +174,33 @@ impl Conn {
         let q = conn.sq.as_deref_mut().expect("linux send side");
         if conn.data_una > q.seen_una {
             q.seen_una = conn.data_una;
-            if conn.data_una >= conn.next_dsn && conn.next_dsn >= q.write_end {
+            if let Some(cuts) = conn.cuts.as_deref_mut() {
+                // Below both the DATA_ACK point and every DSN still queued on a subflow, no
+                // length is asked for again (the receiver is past the DATA_ACK point).
+                let oldest = q.subs.iter().filter_map(|s| s.queue.front().copied());
+                cuts.forget_below(oldest.fold(conn.data_una, u64::min), conn.mss);
+            }
+            let all_taken = match conn.cuts {
+                Some(_) => conn.next_byte >= q.write_bytes,
+                None => conn.next_dsn >= q.write_end,
+            };
+            if conn.data_una >= conn.next_dsn && all_taken {
                 q.rtx_deadline = 0;
             } else {
                 self.reset_data_rtx(net, c);
             }
         }
         let conn = &mut *self;
+        let total = conn.total_bytes();
         let q = conn.sq.as_deref_mut().expect("linux send side");
         if conn.open {
-            q.write(conn.data_una, conn.total_segs, conn.mss);
+            match conn.cuts.as_deref() {
+                Some(cuts) => {
+                    let una = cuts.offset(conn.data_una, conn.mss);
+                    q.write_carved(una, conn.next_byte, total, conn.mss);
+                }
+                None => q.write(conn.data_una, conn.total_segs, conn.mss),
+            }
         }
         for i in 0..k {
             self.xmit_queue(net, segs, c, i);
@@ -192,7 +210,11 @@ impl Conn {
             let conn = &mut *self;
             let (app, mss) = (conn.app, conn.mss);
             let q = conn.sq.as_deref_mut().expect("linux send side");
-            if conn.next_dsn >= q.write_end {
+            let written = match conn.cuts {
+                Some(_) => conn.next_byte < q.write_bytes,
+                None => conn.next_dsn < q.write_end,
+            };
+            if !written {
                 break;
             }
             let window = conn.rwnd_edge.saturating_sub(conn.next_dsn) * u64::from(mss);
@@ -207,6 +229,11 @@ impl Conn {
                 self.idle_check(i, net.now);
             }
             let conn = &mut *self;
+            if conn.cuts.is_some() {
+                pushed |= conn.take_carved(i, left);
+                self.xmit_queue(net, segs, c, i);
+                continue;
+            }
             let q = conn.sq.as_deref_mut().expect("linux send side");
             while conn.next_dsn < q.write_end && conn.next_dsn < conn.rwnd_edge {
                 let dsn = conn.next_dsn;
@@ -240,8 +267,60 @@ impl Conn {
         self.expand_sndbuf();
     }
 
-    /// Subflow `i` sends from its own queue while its window has room (`tcp_write_xmit`).
-    fn xmit_queue(&mut self, net: &mut Net, segs: &mut SegPool, c: usize, i: usize) {
+    /// Subflow `i` takes a burst of `left` bytes of written data into its queue with
+    /// `segmentation = "linux"` (`__subflow_push_pending` -> `mptcp_sendmsg_frag`, Linux 6.18):
+    /// whole data fragments, cut into full segments and, where a fragment ends, a short one; a
+    /// short segment at the tail of its queue that is the stream's newest (its mapping
+    /// continues) grows first, so the fragments of one burst join. After each fragment it
+    /// stops if the burst is spent or the subflow's buffer is full; it also stops where the
+    /// written data or the receive window ends. Returns whether it took anything.
+    pub(super) fn take_carved(&mut self, i: usize, mut left: i64) -> bool {
+        let (mss, total) = (self.mss, self.total_bytes());
+        let q = self.sq.as_deref_mut().expect("linux send side");
+        let cuts = self.cuts.as_deref_mut().expect("segmentation = linux");
+        let mut took = false;
+        while self.next_byte < q.write_bytes && self.next_dsn < self.rwnd_edge {
+            let end = q.dfrag_end(self.next_byte).min(q.write_bytes);
+            let avail = (end - self.next_byte).min(u64::from(mss)) as u32;
+            let tail = q.subs[i].queue.back().copied();
+            let add = match tail {
+                Some(d) if d + 1 == self.next_dsn && d >= cuts.settled_below => {
+                    let have = cuts.len(d, mss);
+                    let add = (mss - have).min(avail);
+                    if add > 0 {
+                        cuts.grow(d, add, mss);
+                    }
+                    add
+                }
+                _ => 0,
+            };
+            let add = if add > 0 {
+                add
+            } else {
+                cuts.cut(self.next_dsn, avail, mss);
+                q.subs[i].queue.push_back(self.next_dsn);
+                self.next_dsn += 1;
+                avail
+            };
+            self.next_byte += u64::from(add);
+            took = true;
+            if self.next_byte >= total {
+                self.total_segs = self.next_dsn;
+            }
+            left -= i64::from(add);
+            if self.next_byte == end && (left <= 0 || !q.memory_free(&self.snd[i], i, mss)) {
+                break;
+            }
+        }
+        took
+    }
+
+    /// Subflow `i` sends from its own queue while its window has room (`tcp_write_xmit`). With
+    /// `segmentation = "linux"`, a short segment at the tail of the queue waits while one sent
+    /// before it is unacknowledged (`tcp_nagle_check` with `tcp_minshall_check`: the socket has
+    /// no TCP_NODELAY, as the test bed's sender's has not), unless it ends the file (its FIN
+    /// passes `tcp_nagle_test`).
+    pub(super) fn xmit_queue(&mut self, net: &mut Net, segs: &mut SegPool, c: usize, i: usize) {
         loop {
             let conn = &mut *self;
             if !conn.has_room(i) {
@@ -250,6 +329,17 @@ impl Conn {
             let Some(q) = conn.sq.as_deref_mut() else {
                 break;
             };
+            if let Some(cuts) = conn.cuts.as_deref() {
+                let sub = &q.subs[i];
+                if let (1, Some(&dsn)) = (sub.queue.len(), sub.queue.front()) {
+                    if sub.snd_sml > conn.snd[i].snd_una
+                        && cuts.len(dsn, conn.mss) < conn.mss
+                        && dsn + 1 != conn.total_segs
+                    {
+                        break;
+                    }
+                }
+            }
             let Some(dsn) = q.subs[i].queue.pop_front() else {
                 break;
             };
@@ -317,6 +407,10 @@ impl Conn {
             for dsn in conn.data_una..end {
                 q.subs[i].queue.push_back(dsn);
             }
+            if let Some(cuts) = conn.cuts.as_deref_mut() {
+                // Two subflows now hold these DSNs: an unsent copy must keep its length.
+                cuts.settled_below = cuts.settled_below.max(end);
+            }
             conn.reinjected += end - conn.data_una;
             q.retrans += 1;
             self.xmit_queue(net, segs, c, i);
@@ -373,7 +467,7 @@ impl Conn {
                 s.mark_retransmitted(seq, now);
                 s.retransmitted += 1;
                 let seg = s.seg(seq);
-                (seg.dsn(), seg.len())
+                (seg.dsn(), seg.payload())
             }
         };
         let wire = len + s.header;
@@ -390,6 +484,12 @@ impl Conn {
         }
         Self::arm_rto(&mut net.q, s, c, i);
         conn.views[i].in_flight = s.pipe;
+        if conn.cuts.is_some() && new.is_some() && len < conn.mss {
+            // `tcp_minshall_update`.
+            if let Some(q) = conn.sq.as_deref_mut() {
+                q.subs[i].snd_sml = seq + 1;
+            }
+        }
         let pkt = Packet {
             conn: c as u32,
             sub: i as u16,

@@ -296,7 +296,7 @@ impl Sender {
             let f = s.flags();
             if f & SACKED == 0 {
                 eff.segs += 1;
-                eff.bytes += u64::from(s.len());
+                eff.bytes += u64::from(s.payload());
             }
             if f & EVER_RETX != 0 {
                 eff.retrans_acked = true;
@@ -325,7 +325,7 @@ impl Sender {
                 if f & SACKED == 0 {
                     self.set_flags(s, f | SACKED);
                     eff.segs += 1;
-                    eff.bytes += u64::from(seg.len());
+                    eff.bytes += u64::from(seg.payload());
                     eff.new_sack = true;
                     if f & EVER_RETX == 0 && s < first_sacked {
                         first_sacked = s;

@@ -37,6 +37,15 @@ pub const RTO_MIN: Nanos = 200_000_000;
 /// writer's (`mptcp_rtx_head` is the oldest fragment; fragments are carved from 32 KB pages).
 pub const RTX_FRAG: u64 = 32_768;
 
+/// The writer's page fragments (`SKB_FRAG_PAGE_ORDER`: 32 KB pages, `skb_page_frag_refill`).
+const PAGE: u64 = 32_768;
+/// `sizeof(struct mptcp_data_frag)` (x86-64), at the head of each data fragment in its page.
+const DFRAG_HEADER: u64 = 40;
+/// `mptcp_page_frag_refill` wants room for 32 bytes and a fragment header, or a new page.
+const REFILL_MIN: u64 = 32 + DFRAG_HEADER;
+/// The data a fragment filling a page holds.
+const DFRAG_DATA: u64 = PAGE - DFRAG_HEADER;
+
 /// `MAX_TCP_HEADER` of the test bed's kernel: `128 + MAX_HEADER`, with `MAX_HEADER` =
 /// `LL_MAX_HEADER` = 32 (no tunnel, Hyper-V or WLAN link layers configured). Measured, not
 /// assumed: its subflows' `sk_sndbuf` (`ss -tmi`, `tb`) were all 2 x n x 2,304 bytes (46,080 at
@@ -104,6 +113,9 @@ pub struct SubQueue {
     pub sndbuf: u64,
     /// The handshake's RTT: the subflow's smoothed RTT until the first data RTT sample.
     pub handshake_rtt: Nanos,
+    /// `snd_sml` (`segmentation = "linux"`): the subflow sequence number just past the last
+    /// short segment it sent (`tcp_minshall_update`); 0 before any.
+    pub snd_sml: u64,
 }
 
 /// A connection's Linux send side.
@@ -141,6 +153,11 @@ pub struct SendQ {
     pub tcp_mss: u32,
     /// A single-path TCP socket (its buffer is its own) rather than an MPTCP connection.
     pub single_path: bool,
+    /// `segmentation = "linux"`: the stream offsets at which the writer's data fragments
+    /// (`struct mptcp_data_frag`) not yet taken by a subflow start, and the offset in the
+    /// writer's current page (`pfrag->offset`; a full page to begin with: none yet).
+    pub dfrag_starts: VecDeque<u64>,
+    pub page_off: u64,
 }
 
 impl SendQ {
@@ -161,6 +178,7 @@ impl SendQ {
                 // `tcp_init_buffer_space` expands once the connection is established.
                 sndbuf: sndbuf_for(INIT_CWND, mss),
                 handshake_rtt: r,
+                snd_sml: 0,
             })
             .collect();
         let mut q = SendQ {
@@ -179,6 +197,8 @@ impl SendQ {
             retrans: 0,
             tcp_mss: mss,
             single_path,
+            dfrag_starts: VecDeque::new(),
+            page_off: PAGE,
         };
         q.sync_sndbuf();
         q
@@ -253,6 +273,77 @@ impl SendQ {
             self.write_end += 1;
         }
         self.writer_blocked = self.write_end < total_segs;
+    }
+
+    /// The writer with `segmentation = "linux"`, in bytes: `una` is the stream's byte
+    /// offset of the connection's DATA_ACK point, `taken` of the first byte no subflow has
+    /// taken yet, `total` the bytes the application has (each writer as [`SendQ::write`] and
+    /// [`SendQ::write_polled`] describe, a blocking writer copying a segment's worth at a
+    /// time). `write_bytes` is what it has written; each call's data goes into data fragments
+    /// as [`SendQ::copy`] says.
+    pub fn write_carved(&mut self, una: u64, taken: u64, total: u64, mss: u32) {
+        if !self.buffers {
+            // Everything is written at once, in full fragments ([`SendQ::dfrag_end`]).
+            self.write_bytes = total;
+            return;
+        }
+        let seg = u64::from(mss);
+        let step = self.poll_chunk;
+        if step.is_none() && self.writer_blocked {
+            let q = self.write_bytes - una;
+            if self.sndbuf.saturating_sub(q) < q / 2 {
+                return;
+            }
+            self.writer_blocked = false;
+        }
+        while self.write_bytes < total {
+            let queued = self.write_bytes - una;
+            let free = self.sndbuf.saturating_sub(queued);
+            let add = match step {
+                Some(chunk) if free > 0 && free >= queued / 2 => chunk.min(free),
+                None if queued < self.sndbuf => seg,
+                _ => break,
+            };
+            self.copy(add.min(total - self.write_bytes), taken);
+        }
+        self.writer_blocked = step.is_none() && self.write_bytes < total;
+    }
+
+    /// Where the data fragment holding stream byte `at` ends (below `write_bytes`). Without
+    /// send buffers the writer has written everything at once: fragments of full pages.
+    pub fn dfrag_end(&mut self, at: u64) -> u64 {
+        while self.dfrag_starts.front().is_some_and(|&s| s <= at) {
+            self.dfrag_starts.pop_front();
+        }
+        match self.dfrag_starts.front() {
+            Some(&s) => s,
+            None if self.buffers => self.write_bytes,
+            None => (at / DFRAG_DATA + 1) * DFRAG_DATA,
+        }
+    }
+
+    /// One `send()` call's `n` bytes into the connection's data fragments (`mptcp_sendmsg`,
+    /// Linux 6.18): they extend the newest fragment while it still holds data no subflow has
+    /// taken (`mptcp_pending_tail`, `mptcp_frag_can_collapse_to`: `taken` is below what is
+    /// written) and its page has room; else a new fragment starts, 8-byte aligned after a
+    /// 40-byte header, in a new page when fewer than 72 bytes are left in this one. A fragment
+    /// is where a subflow's burst may end ([`super::Conn`]'s `take_carved`).
+    pub(super) fn copy(&mut self, mut n: u64, taken: u64) {
+        let mut extend = taken < self.write_bytes;
+        while n > 0 {
+            if !extend || self.page_off >= PAGE {
+                if PAGE - self.page_off.min(PAGE) < REFILL_MIN {
+                    self.page_off = 0;
+                }
+                self.page_off = self.page_off.next_multiple_of(8) + DFRAG_HEADER;
+                self.dfrag_starts.push_back(self.write_bytes);
+            }
+            let psize = (PAGE - self.page_off).min(n);
+            self.page_off += psize;
+            self.write_bytes += psize;
+            n -= psize;
+            extend = true;
+        }
     }
 
     /// The poll-driven writer (`writer = "poll"`): while the socket polls writable
@@ -454,6 +545,131 @@ mod tests {
         assert_eq!(q0, want);
         assert_eq!(q.subs[1].queue.front(), Some(&42));
         assert_eq!(q.subs[1].queue.back(), Some(&63));
+    }
+
+    /// `mptcp_sendmsg`'s data fragments, worked by hand. A first write of 64 KiB into no page:
+    /// a fragment at offset 40 of a new page holds 32,728 bytes (the page's 32,768 less the
+    /// 40-byte header), a second page the same, a third the last 80 bytes (its page offset then
+    /// 120). A next write, all before it taken by subflows, starts a fragment of its own in the
+    /// same page, 8-byte aligned after a header (offset 160): 32,608 bytes fit there. Written
+    /// while data waits untaken, it extends the newest fragment instead (32,648 fit).
+    #[test]
+    fn writes_go_into_page_fragments_as_mptcp_sendmsg_cuts_them() {
+        let mut q = SendQ::new(true, true, 1448, &[1], false);
+        q.copy(65_536, 0);
+        assert_eq!(q.dfrag_starts, [0, 32_728, 65_456]);
+        assert_eq!((q.write_bytes, q.page_off), (65_536, 120));
+        let mut taken = q.clone_starts_and(|q| q.copy(40_000, 65_536));
+        assert_eq!(taken.dfrag_starts, [0, 32_728, 65_456, 65_536, 98_144]);
+        assert_eq!(taken.page_off, 40 + 40_000 - 32_608);
+        taken = q.clone_starts_and(|q| q.copy(40_000, 65_000));
+        assert_eq!(taken.dfrag_starts, [0, 32_728, 65_456, 98_184]);
+        // A fragment's end, for a subflow taking data: the next start, else the written end.
+        assert_eq!(taken.dfrag_end(100), 32_728);
+        assert_eq!(taken.dfrag_end(98_184), 105_536);
+        // Without send buffers everything is written at once, in full pages' fragments.
+        let mut u = SendQ::new(true, false, 1448, &[1], false);
+        u.write_carved(0, 0, u64::MAX, 1448);
+        assert_eq!(
+            (u.write_bytes, u.dfrag_end(0), u.dfrag_end(32_728)),
+            (u64::MAX, 32_728, 65_456)
+        );
+    }
+
+    impl SendQ {
+        /// A copy of the writer's state (the fragments), changed by `f`.
+        fn clone_starts_and(&self, f: impl FnOnce(&mut SendQ)) -> SendQ {
+            let mut q = SendQ::new(true, true, self.tcp_mss, &[1], false);
+            q.dfrag_starts = self.dfrag_starts.clone();
+            (q.write_bytes, q.page_off) = (self.write_bytes, self.page_off);
+            f(&mut q);
+            q
+        }
+    }
+
+    /// `segmentation = "linux"` and the test bed's writer (64 KiB per `send()`), the first
+    /// write pass worked by hand. The writer writes 65,536 bytes (then 30,720 of the 96,256-byte
+    /// buffer are free, less than half of what is queued: no more). Fragments: 0, 32,728,
+    /// 65,456 (above). The first subflow (linger 0, first in order) takes whole fragments with a
+    /// burst of 65,428 bytes: the first, 22 full segments and a short 872 bytes at its end;
+    /// the burst is not spent and its buffer not full (23 segments, 33,304 < 46,080 B), so the
+    /// second fragment, whose first 576 bytes complete the short segment (its mapping goes
+    /// on), then 22 full and 296 bytes: 65,456 bytes taken, the burst spent (-28). It sends its
+    /// window of 10. The second subflow (nothing queued: linger 0) takes the last fragment, 80
+    /// bytes, and sends it at once: no earlier short segment of its own is unacknowledged.
+    #[test]
+    fn a_burst_takes_whole_fragments_and_each_fragment_end_it_stops_at_is_short() {
+        let text = TWO.replace("LOSS_B", "").replace(
+            "send_jitter = 0",
+            "send_jitter = 0\n        segmentation = \"linux\"\n        writer = \"poll\"",
+        );
+        let sc = Scenario::from_toml_str(&text, "<test>").unwrap();
+        let mut sim = Simulation::new(&sc, 1).unwrap();
+        sim.run_until(1);
+        let c = conn(&mut sim);
+        let q = c.sq.as_deref().unwrap();
+        let cuts = c.cuts.as_deref().unwrap();
+        assert_eq!(q.write_bytes, 65_536);
+        assert_eq!((c.next_dsn, c.next_byte), (47, 65_536));
+        let lens: Vec<u32> = (0..47).map(|d| cuts.len(d, 1448)).collect();
+        let mut want = vec![1448; 45];
+        want.extend([296, 80]);
+        assert_eq!(lens, want);
+        assert_eq!((c.snd[0].snd_nxt, q.subs[0].queue.len()), (10, 36));
+        assert_eq!(q.subs[0].queue.back(), Some(&45));
+        assert_eq!((c.snd[1].snd_nxt, q.subs[1].queue.len()), (1, 0));
+        assert_eq!(c.snd[1].seg(0).payload(), 80);
+        assert_eq!(q.subs[1].snd_sml, 1);
+        assert_eq!(cuts.offset(46, 1448), 65_456);
+    }
+
+    /// A short tail waits while its subflow has a short segment unacknowledged (Nagle with
+    /// Minshall's check), and grows when more data for that subflow continues it. From the pass
+    /// above (the second subflow's 80 bytes unacknowledged): 100 bytes written and taken by the
+    /// second subflow stay queued; 2,000 more grow them to a full segment (1,348 bytes) and
+    /// leave 652 in a new short one; the full one goes, the short one waits, until the 80-byte
+    /// segment is acknowledged.
+    #[test]
+    fn a_short_tail_waits_for_the_short_segment_before_it_and_grows_meanwhile() {
+        let text = TWO.replace("LOSS_B", "").replace(
+            "send_jitter = 0",
+            "send_jitter = 0\n        segmentation = \"linux\"\n        writer = \"poll\"",
+        );
+        let sc = Scenario::from_toml_str(&text, "<test>").unwrap();
+        let mut sim = Simulation::new(&sc, 1).unwrap();
+        sim.run_until(1);
+        let w = &mut sim.world;
+        let Endpoint::Conn(c) = &mut w.endpoints[0] else {
+            unreachable!()
+        };
+        let mut pool = SegPool::default();
+        let write = |c: &mut Conn, n: u64| {
+            let taken = c.next_byte;
+            c.sq.as_deref_mut().unwrap().copy(n, taken);
+        };
+        write(c, 100);
+        assert!(c.take_carved(1, 65_428));
+        c.xmit_queue(&mut w.net, &mut pool, 0, 1);
+        assert_eq!((c.snd[1].snd_nxt, c.next_dsn), (1, 48));
+        assert_eq!(c.cuts.as_deref().unwrap().len(47, 1448), 100);
+        write(c, 2_000);
+        assert!(c.take_carved(1, 65_428));
+        let cuts = c.cuts.as_deref().unwrap();
+        assert_eq!((cuts.len(47, 1448), cuts.len(48, 1448)), (1448, 652));
+        c.xmit_queue(&mut w.net, &mut pool, 0, 1);
+        assert_eq!(c.snd[1].snd_nxt, 2);
+        assert_eq!(c.sq.as_deref().unwrap().subs[1].queue, [48]);
+        // With the 80 bytes acknowledged (`snd_sml` no longer above `snd_una`) it goes.
+        c.sq.as_deref_mut().unwrap().subs[1].snd_sml = 0;
+        c.xmit_queue(&mut w.net, &mut pool, 0, 1);
+        assert_eq!(c.snd[1].snd_nxt, 3);
+        assert_eq!(
+            (
+                c.snd[1].seg(2).payload(),
+                c.sq.as_deref().unwrap().subs[1].snd_sml
+            ),
+            (652, 3)
+        );
     }
 
     /// `joins = "linux"`, worked by hand: the first segment (1,500 B at 10 Mbit/s: 1.2 ms)
