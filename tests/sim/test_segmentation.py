@@ -10,9 +10,8 @@ ones were.
 
 from __future__ import annotations
 
-import pytest
-
 import pathpool
+import pytest
 from pathpool.data import scenario_path
 from pathpool.kernel.mapping import as_testbed_runs
 
