@@ -173,7 +173,9 @@ pub enum Segmentation {
     /// unless more data for the same subflow reaches that tail while it is still unsent (it
     /// then grows to a full segment: `mptcp_skb_can_collapse_to`); a short tail waits while an
     /// earlier short segment of its subflow is unacknowledged (Nagle with Minshall's check:
-    /// `tcp_nagle_check`, net/ipv4/tcp_output.c).
+    /// `tcp_nagle_check`, net/ipv4/tcp_output.c). A subflow's burst ends after a whole data
+    /// fragment (`__subflow_push_pending`). A TCP flow has no fragments: short only where the
+    /// written data ends (`tcp_sendmsg` appends to the unsent tail skb).
     Linux,
 }
 

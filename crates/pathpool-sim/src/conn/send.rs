@@ -273,14 +273,21 @@ impl Conn {
     /// short segment at the tail of its queue that is the stream's newest (its mapping
     /// continues) grows first, so the fragments of one burst join. After each fragment it
     /// stops if the burst is spent or the subflow's buffer is full; it also stops where the
-    /// written data or the receive window ends. Returns whether it took anything.
+    /// written data or the receive window ends. A TCP socket has no fragments: it takes what
+    /// is written, short only where that ends. Returns whether it took anything.
     pub(super) fn take_carved(&mut self, i: usize, mut left: i64) -> bool {
         let (mss, total) = (self.mss, self.total_bytes());
         let q = self.sq.as_deref_mut().expect("linux send side");
         let cuts = self.cuts.as_deref_mut().expect("segmentation = linux");
         let mut took = false;
         while self.next_byte < q.write_bytes && self.next_dsn < self.rwnd_edge {
-            let end = q.dfrag_end(self.next_byte).min(q.write_bytes);
+            // A TCP socket has no data fragments: its one subflow takes all that is written
+            // (`tcp_sendmsg` appends to the unsent tail skb).
+            let end = if q.single_path {
+                q.write_bytes
+            } else {
+                q.dfrag_end(self.next_byte).min(q.write_bytes)
+            };
             let avail = (end - self.next_byte).min(u64::from(mss)) as u32;
             let tail = q.subs[i].queue.back().copied();
             let add = match tail {

@@ -336,7 +336,9 @@ impl SendQ {
                     self.page_off = 0;
                 }
                 self.page_off = self.page_off.next_multiple_of(8) + DFRAG_HEADER;
-                self.dfrag_starts.push_back(self.write_bytes);
+                if !self.single_path {
+                    self.dfrag_starts.push_back(self.write_bytes);
+                }
             }
             let psize = (PAGE - self.page_off).min(n);
             self.page_off += psize;
@@ -621,6 +623,36 @@ mod tests {
         assert_eq!(c.snd[1].seg(0).payload(), 80);
         assert_eq!(q.subs[1].snd_sml, 1);
         assert_eq!(cuts.offset(46, 1448), 65_456);
+    }
+
+    /// A TCP flow (`kind = "tcp"`) with `segmentation = "linux"`: no data fragments, its one
+    /// subflow takes all that is written. The first write fills the socket's own 46,080-byte
+    /// buffer (of its 64 KiB): 31 full segments and 1,192 bytes, the only short one.
+    #[test]
+    fn a_tcp_flow_cuts_only_where_the_written_data_ends() {
+        let text = TWO.replace("LOSS_B", "").replace(
+            "kind = \"mptcp\"\n        paths = [\"pa\", \"pb\"]",
+            "kind = \"tcp\"\n        path = \"pa\"",
+        );
+        let text = text.replace(
+            "send_jitter = 0",
+            "send_jitter = 0\n        segmentation = \"linux\"\n        writer = \"poll\"",
+        );
+        let sc = Scenario::from_toml_str(&text, "<test>").unwrap();
+        let mut sim = Simulation::new(&sc, 1).unwrap();
+        sim.run_until(1);
+        let c = conn(&mut sim);
+        let q = c.sq.as_deref().unwrap();
+        assert_eq!(
+            (q.write_bytes, c.next_byte, c.next_dsn),
+            (46_080, 46_080, 32)
+        );
+        assert!(q.dfrag_starts.is_empty());
+        let cuts = c.cuts.as_deref().unwrap();
+        let lens: Vec<u32> = (0..32).map(|d| cuts.len(d, 1448)).collect();
+        let mut want = vec![1448; 31];
+        want.push(1192);
+        assert_eq!(lens, want);
     }
 
     /// A short tail waits while its subflow has a short segment unacknowledged (Nagle with
