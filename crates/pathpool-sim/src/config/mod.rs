@@ -140,7 +140,9 @@ pub enum Writer {
     #[default]
     Blocking,
     /// A non-blocking writer driven by select/poll/epoll (iperf3, the test bed's sender): one
-    /// `send()` of `chunk` bytes each time the socket polls writable (`sk_stream_is_writeable`).
+    /// `send()` of `chunk` bytes each time the socket polls writable (`sk_stream_is_writeable`),
+    /// each call's data handed to the subflows before the next (`mptcp_sendmsg` ends in
+    /// `__mptcp_push_pending`).
     Poll {
         /// Bytes per `send()` call.
         chunk: u64,

@@ -70,7 +70,7 @@ impl Conn {
                 return self.try_send_linux(net, segs, c);
             }
             if self.open {
-                q.write(self.data_una, self.total_segs, self.mss);
+                q.write(self.data_una, self.total_segs, self.mss, false);
             }
         }
         let k = self.snd.len();
@@ -190,21 +190,67 @@ impl Conn {
                 self.reset_data_rtx(net, c);
             }
         }
-        let conn = &mut *self;
-        let total = conn.total_bytes();
-        let q = conn.sq.as_deref_mut().expect("linux send side");
-        if conn.open {
-            match conn.cuts.as_deref() {
-                Some(cuts) => {
-                    let una = cuts.offset(conn.data_una, conn.mss);
-                    q.write_carved(una, conn.next_byte, total, conn.mss);
+        // A poll-driven writer's every `send()` ends in `__mptcp_push_pending` (`mptcp_sendmsg`):
+        // one call, then the push, for as long as the socket polls writable.
+        let mut pushed = false;
+        let mut first = true;
+        loop {
+            let wrote = self.write_once();
+            if first {
+                for i in 0..k {
+                    self.xmit_queue(net, segs, c, i);
                 }
-                None => q.write(conn.data_una, conn.total_segs, conn.mss),
+                first = false;
+            }
+            pushed |= self.push_pending(net, segs, c);
+            if !wrote {
+                break;
             }
         }
-        for i in 0..k {
-            self.xmit_queue(net, segs, c, i);
+        if pushed && self.sq.as_deref().is_some_and(|q| q.rtx_deadline == 0) {
+            self.reset_data_rtx(net, c);
         }
+        // `tcp_cwnd_validate` per subflow: after sending new data, or when its window held
+        // back data waiting in its own queue.
+        for i in 0..k {
+            let conn = &mut *self;
+            let sent_new = std::mem::take(&mut conn.snd[i].sent_in_pass);
+            let waited = !conn.has_room(i)
+                && conn
+                    .sq
+                    .as_deref()
+                    .is_some_and(|q| !q.subs[i].queue.is_empty());
+            if sent_new || waited {
+                self.after_pass(net, c, i, sent_new, waited);
+            }
+        }
+        self.expand_sndbuf();
+    }
+
+    /// The application writes (`mptcp_sendmsg`): a blocking writer all it may, a poll-driven
+    /// one a single `send()` call. Returns whether a poll-driven writer's call copied anything
+    /// (it may then call again).
+    fn write_once(&mut self) -> bool {
+        let conn = &mut *self;
+        if !conn.open {
+            return false;
+        }
+        let total = conn.total_bytes();
+        let q = conn.sq.as_deref_mut().expect("linux send side");
+        match conn.cuts.as_deref() {
+            Some(cuts) => {
+                let una = cuts.offset(conn.data_una, conn.mss);
+                q.write_carved(una, conn.next_byte, total, conn.mss, true)
+            }
+            None => q.write(conn.data_una, conn.total_segs, conn.mss, true),
+        }
+    }
+
+    /// `__mptcp_push_pending`: while written data waits, the scheduler picks a subflow, which
+    /// takes a burst of it into its queue (`__subflow_push_pending`) and sends what its window
+    /// allows. A pick of None or a closed connection-level window ends it. Returns whether any
+    /// subflow took data.
+    fn push_pending(&mut self, net: &mut Net, segs: &mut SegPool, c: usize) -> bool {
         let mut pushed = false;
         loop {
             let conn = &mut *self;
@@ -247,24 +293,7 @@ impl Conn {
             }
             self.xmit_queue(net, segs, c, i);
         }
-        if pushed && self.sq.as_deref().is_some_and(|q| q.rtx_deadline == 0) {
-            self.reset_data_rtx(net, c);
-        }
-        // `tcp_cwnd_validate` per subflow: after sending new data, or when its window held
-        // back data waiting in its own queue.
-        for i in 0..k {
-            let conn = &mut *self;
-            let sent_new = std::mem::take(&mut conn.snd[i].sent_in_pass);
-            let waited = !conn.has_room(i)
-                && conn
-                    .sq
-                    .as_deref()
-                    .is_some_and(|q| !q.subs[i].queue.is_empty());
-            if sent_new || waited {
-                self.after_pass(net, c, i, sent_new, waited);
-            }
-        }
-        self.expand_sndbuf();
+        pushed
     }
 
     /// Subflow `i` takes a burst of `left` bytes of written data into its queue with

@@ -252,20 +252,21 @@ impl SendQ {
     /// queued memory (everything not yet covered by a DATA_ACK) is below its buffer, one
     /// segment at a time; blocks when it is not; once blocked, wakes only when the free space
     /// is at least half the queued memory (`sk_stream_is_writeable`). Without `buffers` it
-    /// writes everything at once.
-    pub fn write(&mut self, data_una: u64, total_segs: u64, mss: u32) {
+    /// writes everything at once. With `once`, a poll-driven writer makes one `send()` call at
+    /// most. Returns whether a poll-driven writer's call copied anything.
+    pub fn write(&mut self, data_una: u64, total_segs: u64, mss: u32, once: bool) -> bool {
         if !self.buffers {
             self.write_end = total_segs;
-            return;
+            return false;
         }
         if let Some(chunk) = self.poll_chunk {
-            return self.write_polled(data_una, total_segs, mss, chunk);
+            return self.write_polled(data_una, total_segs, mss, chunk, once);
         }
         let queued = |end: u64| (end - data_una) * u64::from(mss);
         if self.writer_blocked {
             let q = queued(self.write_end);
             if self.sndbuf.saturating_sub(q) < q / 2 {
-                return;
+                return false;
             }
             self.writer_blocked = false;
         }
@@ -273,6 +274,7 @@ impl SendQ {
             self.write_end += 1;
         }
         self.writer_blocked = self.write_end < total_segs;
+        false
     }
 
     /// The writer with `segmentation = "linux"`, in bytes: `una` is the stream's byte
@@ -280,22 +282,23 @@ impl SendQ {
     /// taken yet, `total` the bytes the application has (each writer as [`SendQ::write`] and
     /// [`SendQ::write_polled`] describe, a blocking writer copying a segment's worth at a
     /// time). `write_bytes` is what it has written; each call's data goes into data fragments
-    /// as [`SendQ::copy`] says.
-    pub fn write_carved(&mut self, una: u64, taken: u64, total: u64, mss: u32) {
+    /// as [`SendQ::copy`] says. `once` and the result as for [`SendQ::write`].
+    pub fn write_carved(&mut self, una: u64, taken: u64, total: u64, mss: u32, once: bool) -> bool {
         if !self.buffers {
             // Everything is written at once, in full fragments ([`SendQ::dfrag_end`]).
             self.write_bytes = total;
-            return;
+            return false;
         }
         let seg = u64::from(mss);
         let step = self.poll_chunk;
         if step.is_none() && self.writer_blocked {
             let q = self.write_bytes - una;
             if self.sndbuf.saturating_sub(q) < q / 2 {
-                return;
+                return false;
             }
             self.writer_blocked = false;
         }
+        let before = self.write_bytes;
         while self.write_bytes < total {
             let queued = self.write_bytes - una;
             let free = self.sndbuf.saturating_sub(queued);
@@ -305,8 +308,12 @@ impl SendQ {
                 _ => break,
             };
             self.copy(add.min(total - self.write_bytes), taken);
+            if once && step.is_some() {
+                break;
+            }
         }
         self.writer_blocked = step.is_none() && self.write_bytes < total;
+        step.is_some() && self.write_bytes > before
     }
 
     /// Where the data fragment holding stream byte `at` ends (below `write_bytes`). Without
@@ -353,9 +360,17 @@ impl SendQ {
     /// and `tcp_poll` ask the same), one non-blocking `send()` of `chunk` bytes, of which
     /// `mptcp_sendmsg` copies what the buffer has room for. The queued memory therefore stays
     /// within a chunk above two thirds of the buffer, where a blocking writer fills it.
-    fn write_polled(&mut self, data_una: u64, total_segs: u64, mss: u32, chunk: u64) {
+    fn write_polled(
+        &mut self,
+        data_una: u64,
+        total_segs: u64,
+        mss: u32,
+        chunk: u64,
+        once: bool,
+    ) -> bool {
         let seg = u64::from(mss);
         let cap = total_segs.saturating_mul(seg);
+        let before = self.write_bytes;
         while self.write_bytes < cap {
             let queued = self.write_bytes - data_una * seg;
             let free = self.sndbuf.saturating_sub(queued);
@@ -364,12 +379,16 @@ impl SendQ {
                 break;
             }
             self.write_bytes = (self.write_bytes + chunk.min(free)).min(cap);
+            if once {
+                break;
+            }
         }
         self.write_end = if self.write_bytes >= cap {
             total_segs
         } else {
             self.write_bytes / seg
         };
+        self.write_bytes > before
     }
 }
 
@@ -571,7 +590,7 @@ mod tests {
         assert_eq!(taken.dfrag_end(98_184), 105_536);
         // Without send buffers everything is written at once, in full pages' fragments.
         let mut u = SendQ::new(true, false, 1448, &[1], false);
-        u.write_carved(0, 0, u64::MAX, 1448);
+        u.write_carved(0, 0, u64::MAX, 1448, false);
         assert_eq!(
             (u.write_bytes, u.dfrag_end(0), u.dfrag_end(32_728)),
             (u64::MAX, 32_728, 65_456)
@@ -623,6 +642,44 @@ mod tests {
         assert_eq!(c.snd[1].seg(0).payload(), 80);
         assert_eq!(q.subs[1].snd_sml, 1);
         assert_eq!(cuts.offset(46, 1448), 65_456);
+    }
+
+    /// Each `send()` of a poll-driven writer ends in a push (`mptcp_sendmsg` calls
+    /// `__mptcp_push_pending`), so a pick sees only what that call wrote. With 16 KiB calls the
+    /// first subflow (linger 0) takes the first call's 16,384 bytes, 11 full segments and 456
+    /// bytes, though its burst would allow 65,428: the second call's data is not written yet.
+    /// The second subflow (now linger 0) takes the second call's. The short tail is not grown by
+    /// the third call's data, which the first subflow also takes: its mapping does not continue
+    /// there. Written all at once first, the first subflow would have taken fragments up to its
+    /// burst.
+    #[test]
+    fn each_send_call_is_pushed_before_the_next() {
+        let text = TWO.replace("LOSS_B", "").replace(
+            "send_jitter = 0",
+            "send_jitter = 0\n        segmentation = \"linux\"\n        writer = \"poll\"\n        write_size = \"16KiB\"",
+        );
+        let sc = Scenario::from_toml_str(&text, "<test>").unwrap();
+        let mut sim = Simulation::new(&sc, 1).unwrap();
+        sim.run_until(1);
+        let c = conn(&mut sim);
+        let q = c.sq.as_deref().unwrap();
+        let cuts = c.cuts.as_deref().unwrap();
+        let first: Vec<u64> = (0..c.snd[0].snd_nxt)
+            .map(|s| c.snd[0].seg(s).dsn())
+            .chain(q.subs[0].queue.iter().copied())
+            .collect();
+        // Its first take is the first call's, 0..=11; its next (DSN 24 on) is the third call's.
+        assert_eq!(first[..13], (0..12).chain([24]).collect::<Vec<u64>>());
+        assert_eq!((cuts.len(11, 1448), cuts.offset(12, 1448)), (456, 16_384));
+        assert_eq!(c.snd[1].seg(0).dsn(), 12);
+        // Without the per-call push the writer's calls, by themselves, write on while the
+        // socket polls writable: six of them fill 98,304 > 96,256 - at most.
+        let mut w = SendQ::new(true, true, 1448, &[1, 1], false);
+        w.poll_chunk = Some(16_384);
+        assert!(w.write_carved(0, 0, u64::MAX, 1448, true));
+        assert_eq!(w.write_bytes, 16_384);
+        w.write_carved(0, 16_384, u64::MAX, 1448, false);
+        assert_eq!(w.write_bytes, 65_536);
     }
 
     /// A TCP flow (`kind = "tcp"`) with `segmentation = "linux"`: no data fragments, its one
@@ -867,25 +924,25 @@ mod tests {
     fn writer_blocks_at_the_buffer_and_wakes_at_a_third_free() {
         let mut q = SendQ::new(true, true, 1000, &[1, 1], false);
         q.sndbuf = 10_000;
-        q.write(0, u64::MAX, 1000);
+        q.write(0, u64::MAX, 1000, false);
         // Writes while queued < 10,000: 10 segments, then blocks.
         assert_eq!(q.write_end, 10);
         assert!(q.writer_blocked);
         // 2 acknowledged: 8,000 queued, 2,000 free < 4,000: still asleep.
-        q.write(2, u64::MAX, 1000);
+        q.write(2, u64::MAX, 1000, false);
         assert_eq!(q.write_end, 10);
         // 4 acknowledged: 6,000 queued, 4,000 free >= 3,000: wakes and fills to 10,000.
-        q.write(4, u64::MAX, 1000);
+        q.write(4, u64::MAX, 1000, false);
         assert_eq!(q.write_end, 14);
         assert!(q.writer_blocked);
         // A file ends: the writer stops at its last segment and is not blocked.
         let mut f = SendQ::new(true, true, 1000, &[1, 1], false);
         f.sndbuf = 10_000;
-        f.write(0, 3, 1000);
+        f.write(0, 3, 1000, false);
         assert_eq!((f.write_end, f.writer_blocked), (3, false));
         // Without buffers everything is written at once.
         let mut u = SendQ::new(true, false, 1000, &[1, 1], false);
-        u.write(0, 7, 1000);
+        u.write(0, 7, 1000, false);
         assert_eq!(u.write_end, 7);
     }
 
@@ -901,31 +958,31 @@ mod tests {
         // 0 queued: writable; 2,500 (7,500 free >= 1,250) and 5,000 (5,000 >= 2,500): again;
         // 7,500 (2,500 < 3,750): no longer. 7,500 bytes: 7 whole segments, where a blocking
         // writer fills all 10.
-        q.write(0, u64::MAX, 1000);
+        q.write(0, u64::MAX, 1000, false);
         assert_eq!(
             (q.write_bytes, q.write_end, q.writer_blocked),
             (7_500, 7, false)
         );
         // 2 acknowledged: 5,500 queued, 4,500 free >= 2,750: one chunk to 10,000 bytes
         // (8,000 queued, 2,000 free < 4,000).
-        q.write(2, u64::MAX, 1000);
+        q.write(2, u64::MAX, 1000, false);
         assert_eq!((q.write_bytes, q.write_end), (10_000, 10));
         // 5 acknowledged: 5,000 queued, 5,000 free: one chunk, then 2,500 < 3,750.
-        q.write(5, u64::MAX, 1000);
+        q.write(5, u64::MAX, 1000, false);
         assert_eq!((q.write_bytes, q.write_end), (12_500, 12));
         // A chunk larger than the room: send() copies what fits.
         let mut q = polled(8_000);
-        q.write(0, u64::MAX, 1000);
+        q.write(0, u64::MAX, 1000, false);
         assert_eq!(q.write_bytes, 8_000);
         // 1 acknowledged: 7,000 queued, 3,000 free < 3,500: not writable.
-        q.write(1, u64::MAX, 1000);
+        q.write(1, u64::MAX, 1000, false);
         assert_eq!(q.write_bytes, 8_000);
         // 2 acknowledged: 6,000 queued, 4,000 free >= 3,000: 4,000 copied, the buffer full.
-        q.write(2, u64::MAX, 1000);
+        q.write(2, u64::MAX, 1000, false);
         assert_eq!((q.write_bytes, q.write_end), (12_000, 12));
         // A file ends at its last segment, whatever the chunk.
         let mut f = polled(2_500);
-        f.write(0, 3, 1000);
+        f.write(0, 3, 1000, false);
         assert_eq!((f.write_bytes, f.write_end), (3_000, 3));
     }
 }
