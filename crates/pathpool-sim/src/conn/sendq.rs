@@ -568,6 +568,19 @@ mod tests {
         assert_eq!(q.subs[1].queue.back(), Some(&63));
     }
 
+    /// Scenario `text` (a flow with `send_jitter = 0`) with Linux's segments, the test bed's
+    /// writer and the flow fields `extra`, after its first write pass.
+    fn carved(text: String, extra: &str) -> Simulation {
+        let fields = format!(
+            "send_jitter = 0\n        segmentation = \"linux\"\n        writer = \"poll\"{extra}"
+        );
+        let sc =
+            Scenario::from_toml_str(&text.replace("send_jitter = 0", &fields), "<test>").unwrap();
+        let mut sim = Simulation::new(&sc, 1).unwrap();
+        sim.run_until(1);
+        sim
+    }
+
     /// `mptcp_sendmsg`'s data fragments, worked by hand. A first write of 64 KiB into no page:
     /// a fragment at offset 40 of a new page holds 32,728 bytes (the page's 32,768 less the
     /// 40-byte header), a second page the same, a third the last 80 bytes (its page offset then
@@ -620,13 +633,7 @@ mod tests {
     /// bytes, and sends it at once: no earlier short segment of its own is unacknowledged.
     #[test]
     fn a_burst_takes_whole_fragments_and_each_fragment_end_it_stops_at_is_short() {
-        let text = TWO.replace("LOSS_B", "").replace(
-            "send_jitter = 0",
-            "send_jitter = 0\n        segmentation = \"linux\"\n        writer = \"poll\"",
-        );
-        let sc = Scenario::from_toml_str(&text, "<test>").unwrap();
-        let mut sim = Simulation::new(&sc, 1).unwrap();
-        sim.run_until(1);
+        let mut sim = carved(TWO.replace("LOSS_B", ""), "");
         let c = conn(&mut sim);
         let q = c.sq.as_deref().unwrap();
         let cuts = c.cuts.as_deref().unwrap();
@@ -654,13 +661,10 @@ mod tests {
     /// burst.
     #[test]
     fn each_send_call_is_pushed_before_the_next() {
-        let text = TWO.replace("LOSS_B", "").replace(
-            "send_jitter = 0",
-            "send_jitter = 0\n        segmentation = \"linux\"\n        writer = \"poll\"\n        write_size = \"16KiB\"",
+        let mut sim = carved(
+            TWO.replace("LOSS_B", ""),
+            "\n        write_size = \"16KiB\"",
         );
-        let sc = Scenario::from_toml_str(&text, "<test>").unwrap();
-        let mut sim = Simulation::new(&sc, 1).unwrap();
-        sim.run_until(1);
         let c = conn(&mut sim);
         let q = c.sq.as_deref().unwrap();
         let cuts = c.cuts.as_deref().unwrap();
@@ -687,17 +691,11 @@ mod tests {
     /// buffer (of its 64 KiB): 31 full segments and 1,192 bytes, the only short one.
     #[test]
     fn a_tcp_flow_cuts_only_where_the_written_data_ends() {
-        let text = TWO.replace("LOSS_B", "").replace(
+        let tcp = TWO.replace("LOSS_B", "").replace(
             "kind = \"mptcp\"\n        paths = [\"pa\", \"pb\"]",
             "kind = \"tcp\"\n        path = \"pa\"",
         );
-        let text = text.replace(
-            "send_jitter = 0",
-            "send_jitter = 0\n        segmentation = \"linux\"\n        writer = \"poll\"",
-        );
-        let sc = Scenario::from_toml_str(&text, "<test>").unwrap();
-        let mut sim = Simulation::new(&sc, 1).unwrap();
-        sim.run_until(1);
+        let mut sim = carved(tcp, "");
         let c = conn(&mut sim);
         let q = c.sq.as_deref().unwrap();
         assert_eq!(
@@ -720,13 +718,7 @@ mod tests {
     /// segment is acknowledged.
     #[test]
     fn a_short_tail_waits_for_the_short_segment_before_it_and_grows_meanwhile() {
-        let text = TWO.replace("LOSS_B", "").replace(
-            "send_jitter = 0",
-            "send_jitter = 0\n        segmentation = \"linux\"\n        writer = \"poll\"",
-        );
-        let sc = Scenario::from_toml_str(&text, "<test>").unwrap();
-        let mut sim = Simulation::new(&sc, 1).unwrap();
-        sim.run_until(1);
+        let mut sim = carved(TWO.replace("LOSS_B", ""), "");
         let w = &mut sim.world;
         let Endpoint::Conn(c) = &mut w.endpoints[0] else {
             unreachable!()
