@@ -192,20 +192,17 @@ impl Conn {
         }
         // A poll-driven writer's every `send()` ends in `__mptcp_push_pending` (`mptcp_sendmsg`):
         // one call, then the push, for as long as the socket polls writable.
+        let mut wrote = self.write_once();
+        for i in 0..k {
+            self.xmit_queue(net, segs, c, i);
+        }
         let mut pushed = false;
-        let mut first = true;
         loop {
-            let wrote = self.write_once();
-            if first {
-                for i in 0..k {
-                    self.xmit_queue(net, segs, c, i);
-                }
-                first = false;
-            }
             pushed |= self.push_pending(net, segs, c);
             if !wrote {
                 break;
             }
+            wrote = self.write_once();
         }
         if pushed && self.sq.as_deref().is_some_and(|q| q.rtx_deadline == 0) {
             self.reset_data_rtx(net, c);

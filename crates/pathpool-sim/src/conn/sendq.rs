@@ -301,11 +301,13 @@ impl SendQ {
         let before = self.write_bytes;
         while self.write_bytes < total {
             let queued = self.write_bytes - una;
-            let free = self.sndbuf.saturating_sub(queued);
             let add = match step {
-                Some(chunk) if free > 0 && free >= queued / 2 => chunk.min(free),
+                Some(chunk) => match self.poll_copy(queued, chunk) {
+                    Some(n) => n,
+                    None => break,
+                },
                 None if queued < self.sndbuf => seg,
-                _ => break,
+                None => break,
             };
             self.copy(add.min(total - self.write_bytes), taken);
             if once && step.is_some() {
@@ -355,6 +357,15 @@ impl SendQ {
         }
     }
 
+    /// What one `send()` of `chunk` bytes copies with `queued` bytes in the connection's
+    /// buffer, or None when the socket does not poll writable (`sk_stream_is_writeable`: free
+    /// space at least half the queued memory; none free also ends a loop that would copy
+    /// nothing).
+    fn poll_copy(&self, queued: u64, chunk: u64) -> Option<u64> {
+        let free = self.sndbuf.saturating_sub(queued);
+        (free > 0 && free >= queued / 2).then(|| chunk.min(free))
+    }
+
     /// The poll-driven writer (`writer = "poll"`): while the socket polls writable
     /// (`sk_stream_is_writeable`: free space at least half the queued memory; `mptcp_poll`
     /// and `tcp_poll` ask the same), one non-blocking `send()` of `chunk` bytes, of which
@@ -372,13 +383,10 @@ impl SendQ {
         let cap = total_segs.saturating_mul(seg);
         let before = self.write_bytes;
         while self.write_bytes < cap {
-            let queued = self.write_bytes - data_una * seg;
-            let free = self.sndbuf.saturating_sub(queued);
-            // (free == 0 also ends a loop that would copy nothing.)
-            if free == 0 || free < queued / 2 {
+            let Some(n) = self.poll_copy(self.write_bytes - data_una * seg, chunk) else {
                 break;
-            }
-            self.write_bytes = (self.write_bytes + chunk.min(free)).min(cap);
+            };
+            self.write_bytes = (self.write_bytes + n).min(cap);
             if once {
                 break;
             }
