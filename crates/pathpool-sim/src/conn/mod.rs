@@ -180,7 +180,7 @@ impl Conn {
                     let mut s = Sender::default();
                     s.dupthresh = f.recovery == Recovery::Rfc6675;
                     s.route = paths[p].data;
-                    (s.app, s.mss) = (f.app, seg);
+                    s.mss = seg;
                     s.header = HEADER_BYTES + f.option_bytes;
                     s
                 })

@@ -7,9 +7,7 @@
 //! the connection's ([`super::input`], [`super::send`], [`super::timers`]); this module is
 //! the bookkeeping, testable on its own.
 
-use super::data::seg_len;
 use super::scoreboard::{Scoreboard, Seg, SegPool, EVER_RETX, LOST, RETX, SACKED};
-use crate::config::App;
 use crate::net::packet::MAX_SACK_BLOCKS;
 use crate::time::{Nanos, NS_PER_MS, NS_PER_SEC};
 
@@ -65,9 +63,8 @@ pub struct Sender {
     pub snd_nxt: u64,
     /// Segments `snd_una..snd_nxt`, index `seq - snd_una`.
     pub sb: Scoreboard,
-    /// The connection's application and full-size payload (`mss - option_bytes`): a segment's
-    /// payload length follows from its DSN.
-    pub app: App,
+    /// The connection's full-size payload (`mss - option_bytes`). A segment's own length is in
+    /// the scoreboard.
     pub mss: u32,
     /// Bytes a data segment adds on the wire to its payload: [`HEADER_BYTES`] and the flow's
     /// `option_bytes`. Here, not in the connection: the sender's line is already hot.
@@ -152,7 +149,6 @@ impl Default for Sender {
             snd_una: 0,
             snd_nxt: 0,
             sb: Scoreboard::default(),
-            app: App::Bulk,
             mss: 1448,
             header: crate::net::packet::HEADER_BYTES,
             pipe: 0,
@@ -217,12 +213,6 @@ impl Sender {
         self.pipe == 0 || f64::from(self.pipe) + 1.0 <= cwnd
     }
 
-    /// Payload bytes of the segment carrying `dsn`.
-    #[inline]
-    pub fn seg_len(&self, dsn: u64) -> u32 {
-        seg_len(self.app, self.mss, dsn)
-    }
-
     /// Change a segment's flags, keeping `pipe` and `awaiting_retx` consistent.
     #[inline]
     pub(crate) fn set_flags(&mut self, seq: u64, flags: u8) {
@@ -235,11 +225,9 @@ impl Sender {
             self.awaiting_retx + u32::from(new.awaits_retx()) - u32::from(old.awaits_retx());
     }
 
-    /// Record a new segment `snd_nxt` carrying `dsn` with the payload the application's
-    /// whole segments put there ([`Sender::seg_len`]).
+    /// Record a new full segment `snd_nxt` carrying `dsn`.
     pub fn push_new(&mut self, pool: &mut SegPool, dsn: u64, now: Nanos) -> u64 {
-        let len = self.seg_len(dsn);
-        self.push_seg(pool, dsn, len, now)
+        self.push_seg(pool, dsn, self.mss, now)
     }
 
     /// Record a new segment `snd_nxt` carrying `len` payload bytes at `dsn` (a chunk from

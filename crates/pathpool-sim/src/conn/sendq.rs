@@ -265,7 +265,7 @@ impl SendQ {
         let queued = |end: u64| (end - data_una) * u64::from(mss);
         if self.writer_blocked {
             let q = queued(self.write_end);
-            if self.sndbuf.saturating_sub(q) < q / 2 {
+            if !self.writeable(q) {
                 return false;
             }
             self.writer_blocked = false;
@@ -293,7 +293,7 @@ impl SendQ {
         let step = self.poll_chunk;
         if step.is_none() && self.writer_blocked {
             let q = self.write_bytes - una;
-            if self.sndbuf.saturating_sub(q) < q / 2 {
+            if !self.writeable(q) {
                 return false;
             }
             self.writer_blocked = false;
@@ -363,7 +363,13 @@ impl SendQ {
     /// nothing).
     fn poll_copy(&self, queued: u64, chunk: u64) -> Option<u64> {
         let free = self.sndbuf.saturating_sub(queued);
-        (free > 0 && free >= queued / 2).then(|| chunk.min(free))
+        (free > 0 && self.writeable(queued)).then(|| chunk.min(free))
+    }
+
+    /// `sk_stream_is_writeable` with `queued` bytes in the connection's buffer: the free space
+    /// is at least half of what is queued.
+    fn writeable(&self, queued: u64) -> bool {
+        self.sndbuf.saturating_sub(queued) >= queued / 2
     }
 
     /// The poll-driven writer (`writer = "poll"`): while the socket polls writable
