@@ -238,6 +238,15 @@ impl Cuts {
     }
 }
 
+/// Payload bytes at `dsn`: from the cuts with `segmentation = "linux"`, else [`seg_len`].
+#[inline]
+pub fn payload_at(cuts: Option<&Cuts>, app: App, mss: u32, dsn: u64) -> u32 {
+    match cuts {
+        Some(c) => c.len(dsn, mss),
+        None => seg_len(app, mss, dsn),
+    }
+}
+
 /// Payload bytes at `dsn` for an application: full segments, except a file's last one.
 #[inline]
 pub fn seg_len(app: App, mss: u32, dsn: u64) -> u32 {

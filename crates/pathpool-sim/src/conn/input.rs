@@ -3,7 +3,7 @@
 //! scoreboard, the RTT estimator, loss recovery by RFC 6675 or by Linux's RACK and PRR, the
 //! congestion controller), each ending in the [send path](super::send).
 
-use super::data::{content_tag, seg_len};
+use super::data::{content_tag, payload_at};
 use super::receiver::{Arrival, DELACK_TIMEOUT};
 use super::recovery::{LinuxState, Timer};
 use super::scheduler::subflow_pacing_rate;
@@ -40,11 +40,7 @@ impl Conn {
         let (app, mss, key) = (conn.app, conn.mss, conn.tag_key);
         let cuts = conn.cuts.as_deref();
         conn.data.on_segment(dsn, len, tag, j as u16, now, |d| {
-            let len = match cuts {
-                Some(c) => c.len(d, mss),
-                None => seg_len(app, mss, d),
-            };
-            (len, content_tag(key, d))
+            (payload_at(cuts, app, mss, d), content_tag(key, d))
         });
         if conn.completion.is_none() && conn.data.rcv_nxt >= conn.total_segs {
             conn.completion = Some(now);

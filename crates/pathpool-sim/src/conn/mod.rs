@@ -46,7 +46,7 @@ use crate::net::packet::HEADER_BYTES;
 use crate::net::{Path, SendJitter};
 use crate::rng::Stream;
 use crate::time::Nanos;
-use data::{file_segs, seg_len, Cuts, DataReceiver};
+use data::{file_segs, payload_at, Cuts, DataReceiver};
 use receiver::{LinuxDelack, Receiver};
 use recovery::LinuxState;
 use scheduler::Scheduler;
@@ -258,10 +258,7 @@ impl Conn {
     /// Payload bytes of the segment at `dsn`.
     #[inline]
     pub fn seg_len(&self, dsn: u64) -> u32 {
-        match &self.cuts {
-            Some(c) => c.len(dsn, self.mss),
-            None => seg_len(self.app, self.mss, dsn),
-        }
+        payload_at(self.cuts.as_deref(), self.app, self.mss, dsn)
     }
 
     /// The bytes the application offers in all (`u64::MAX` for bulk).
