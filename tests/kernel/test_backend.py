@@ -328,7 +328,7 @@ def test_compare_cli_writes_table_and_plot(result_dirs, tmp_path):
 
 
 def test_compare_warns_once_per_field_the_backends_read_differently(result_dirs, tmp_path):
-    """The shipped scenario leaves option_bytes, recovery, rcv_buffer and send_jitter at the
+    """The shipped scenario leaves option_bytes, recovery, receive_window and send_jitter at the
     simulator's defaults, which the kernel does not do: one warning line per field on stderr
     (the MPTCP flow's option_bytes with what to write), the same lines in comparison.md. Per-segment
     ACKs (no delayed_ack written) and the links' rates are the same on both: no line."""
@@ -340,7 +340,7 @@ def test_compare_warns_once_per_field_the_backends_read_differently(result_dirs,
     warnings = [ln for ln in proc.stderr.splitlines() if ln.startswith("warning: the backends differ on ")]
     fields = [ln.removeprefix("warning: the backends differ on ").split(":", 1)[0] for ln in warnings]
     assert len(fields) == len(set(fields))
-    assert {"flows[0].option_bytes", "flows[0].recovery", "flows[0].scheduler", "flows[0].rcv_buffer",
+    assert {"flows[0].option_bytes", "flows[0].recovery", "flows[0].scheduler", "flows[0].receive_window",
             "flows[0].send_jitter", "flows[1].recovery"} <= set(fields)
     # Per-segment ACKs and link rates (IP packets on both) mean the same on both engines.
     assert not [f for f in fields if "delayed_ack" in f or f.endswith(".rate")]

@@ -42,7 +42,8 @@ def test_defaults_that_differ_are_listed_per_field_with_the_way_to_agree():
     assert "1420 payload bytes" in d["flows[0].option_bytes"].testbed
     assert d["flows[0].recovery"].same_by == 'recovery = "linux"'
     assert "0.5 ms" in d["flows[0].send_jitter"].simulator
-    assert "flows[0].scheduler" in d and "flows[0].rcv_buffer" in d
+    assert "flows[0].scheduler" in d and d["flows[0].receive_window"].same_by == 'receive_window = "linux"'
+    assert "flows[0].rcv_buffer" not in d   # a fixed window's size is named in receive_window's line
     # The TCP flow wrote what the test bed does: no recovery, option or send-jitter line for it.
     assert not {"flows[1].recovery", "flows[1].option_bytes", "flows[1].send_jitter", "flows[1].scheduler"} & set(d)
     # Links: a buffer in bytes (60 KB -> 40 packets); the rates mean the same (IP packets).
@@ -140,7 +141,7 @@ def test_linux_delayed_acks_are_the_kernels_own_with_no_warning():
 
 def test_as_testbed_runs_writes_every_difference_that_has_a_way_to_agree():
     """``as_testbed_runs``: after its overrides the mapping lists only what the simulator has no
-    setting for (the receive buffer's autotuning, a buffer in bytes) and the jitter it keeps; each field it writes has the value the test bed runs."""
+    setting for (a buffer in bytes) and the jitter it keeps; each field it writes has the value the test bed runs."""
     from pathpool import load_scenario
 
     sc = _scenario(scheduler="minrtt", start_jitter="100ms")
@@ -148,8 +149,7 @@ def test_as_testbed_runs_writes_every_difference_that_has_a_way_to_agree():
     assert "~flows.0.scheduler" in ov and 'flows.0.reading="linux"' in ov
     got = load_scenario(sc, ov)
     left = {d.field for d in map_scenario(got).differences}
-    assert left == {"flows[0].rcv_buffer", "flows[1].rcv_buffer", "links[1].buffer", "flows[0].start_jitter",
-                    "flows[0].send_jitter"}, left
+    assert left == {"links[1].buffer", "flows[0].start_jitter", "flows[0].send_jitter"}, left
     m, t = got.spec["flows"]
     assert (m["scheduler"], m["send_buffer"], m["slow_start_after_idle"], m["recovery"]) == (
         "linux", "linux", True, "linux")
@@ -162,7 +162,9 @@ def test_as_testbed_runs_writes_every_difference_that_has_a_way_to_agree():
     # Both write as the bed's sender (select(), 64 KiB per send()); the MPTCP subflow joins as
     # the kernel's path manager opens it.
     assert [(f["writer"], f["write_size_bytes"]) for f in (m, t)] == [("poll", 65536)] * 2
-    assert m["joins"] == "linux"
+    assert m["joins"] == "linux_peer_first"
+    # Both receive windows autotune as the kernel's, up to its tcp_rmem[2].
+    assert [(f["receive_window"], f["rcv_buffer_bytes"]) for f in (m, t)] == [("linux", 32 << 20)] * 2
     # A bed that starts every flow at its written start: the simulator's flows start there too.
     still = load_scenario(sc, mapping.as_testbed_runs(sc, start_jitter=False))
     assert [f["start_jitter_s"] for f in still.spec["flows"]] == [0, 0]

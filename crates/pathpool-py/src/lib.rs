@@ -341,7 +341,8 @@ fn secs(ns: u64) -> f64 {
 /// filled, names instead of indices, `count` expanded. `pathpool.sim.scenario` documents it.
 fn spec_dict<'py>(py: Python<'py>, sc: &Scenario) -> PyResult<Bound<'py, PyDict>> {
     use pathpool_sim::config::{
-        AckRoute, App, DelayedAck, Joins, Recovery, Scheduler, Segmentation, SendBuffer, Writer,
+        AckRoute, App, DelayedAck, Joins, ReceiveWindow, Recovery, Scheduler, Segmentation,
+        SendBuffer, Writer,
     };
     use pathpool_sim::link::Buffer;
     let d = PyDict::new(py);
@@ -460,6 +461,7 @@ fn spec_dict<'py>(py: Python<'py>, sc: &Scenario) -> PyResult<Bound<'py, PyDict>
             match f.joins {
                 Joins::Together => "together",
                 Joins::Linux => "linux",
+                Joins::LinuxPeerFirst => "linux_peer_first",
             },
         )?;
         x.set_item(
@@ -467,6 +469,13 @@ fn spec_dict<'py>(py: Python<'py>, sc: &Scenario) -> PyResult<Bound<'py, PyDict>
             match f.segmentation {
                 Segmentation::Whole => "whole",
                 Segmentation::Linux => "linux",
+            },
+        )?;
+        x.set_item(
+            "receive_window",
+            match f.receive_window {
+                ReceiveWindow::Fixed => "fixed",
+                ReceiveWindow::Linux => "linux",
             },
         )?;
         x.set_item("write_size_bytes", write_size)?;

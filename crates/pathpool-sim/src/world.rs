@@ -169,6 +169,8 @@ impl World {
                 Ev::Join(e, i) => {
                     conn_of(&mut self.endpoints, e).on_join(net, segs, e as usize, i as usize)
                 }
+                Ev::JoinBuffer(e, i) => conn_of(&mut self.endpoints, e)
+                    .on_join_buffer(net, segs, e as usize, i as usize),
                 Ev::Rto(e, i) => {
                     conn_of(&mut self.endpoints, e).on_rto_event(net, segs, e as usize, i as usize)
                 }

@@ -71,9 +71,9 @@ Every field the mapping reads (Markdown, for the manual):
 | `flows.writer` | blocking | with `send_buffer = "linux"`: `blocking` fills the buffer; `poll` writes `write_size` bytes each time the socket polls writable | the bed's sender: non-blocking, `select()`, 64 KiB per `send()` (8 KiB with a stop) | poll yes; blocking (with linux buffers): warned |
 | `flows.write_size` | 64 KiB | bytes per `send()` of a `poll` writer | 64 KiB, or 8 KiB for a flow that stops | yes |
 | `flows.segmentation` | whole | `whole`: every segment full but a file's last; `linux` (with `scheduler = "linux"`): a subflow's data ends where the writer's data fragment it stops at ends, so fragment and write ends go out short unless the same subflow's next data continues them (Nagle with Minshall's check) | the kernel's segments (`mptcp_sendmsg_frag`) | linux yes; whole (MPTCP): warned |
-| `flows.joins` | together | `together`: all subflows start with the connection; `linux`: each further subflow two round trips of its path after the first subflow's first ACK | the kernel's path manager and MP_JOIN handshakes | linux yes; together: warned |
+| `flows.joins` | together | `together`: all subflows start with the connection; `linux`: each further subflow two round trips of its path after the first subflow's first ACK; `linux_peer_first`: two round trips after the start (the peer sent first) | the kernel's path manager and MP_JOIN handshakes, begun when the receiver's one-byte reply arrives, as the sender starts writing | linux_peer_first yes; linux, together: warned |
 | `flows.slow_start_after_idle` | false | `true`: `tcp_cwnd_restart` after an idle RTO | the kernel's default (`tcp_slow_start_after_idle = 1`) | true yes; false: warned |
-| `flows.reading` | none | `linux` sets scheduler, send_buffer, recovery, slow_start_after_idle, delayed_ack, joins and segmentation to Linux's | (read through the fields it sets) | linux yes |
+| `flows.reading` | none | `linux` sets scheduler, send_buffer, recovery, slow_start_after_idle, delayed_ack, joins, segmentation and receive_window to Linux's | (read through the fields it sets) | linux yes |
 | `flows.app` | bulk | bulk, or a file download | the same; a download ends when every byte is acknowledged, its time taken from the sender's first write to the receiver's last byte (the simulator's from its first segment's departure) | yes |
 | `flows.size` | (file: required) | the download's bytes | the same | yes |
 | `flows.start` | 0 | when the application starts | when the sender connects, on the run's clock; it writes after the handshake and the receiver's one-byte reply (so that lost MP_CAPABLE segments cannot make the connection TCP), and its rates leave that reply's round trip out | yes, to within the handshake's round trip |
@@ -82,7 +82,8 @@ Every field the mapping reads (Markdown, for the manual):
 | `flows.send_jitter` | 0.5 ms | each data packet leaves after a random delay up to it | the host's own timing | no (when > 0): warned |
 | `flows.mss` | 1448 | payload per segment (timestamps only) | 1448, the veths' 1500-byte MTU; other values refused | yes |
 | `flows.option_bytes` | 0 | further option bytes per data segment | the kernel's own: 28 (DSS with a 64-bit data ACK) on an MPTCP subflow, 0 on TCP | TCP yes; MPTCP with 0: warned (write 28) |
-| `flows.rcv_buffer` | 4 MiB | a fixed connection-level receive window | the kernel's buffer, autotuned from `net.ipv4.tcp_rmem` | no: warned |
+| `flows.receive_window` | fixed | `fixed`: `rcv_buffer` bytes from the data-level ACK at all times; `linux`: Linux's autotuning (a buffer from 128 KiB growing once per round trip by what the application read, the window half of it less what is held out of order, at most each subflow's `rcv_ssthresh`) | the kernel's autotuned receive buffer (`mptcp_rcv_space_adjust`, `tcp_rcv_space_adjust`) | linux yes; fixed: warned |
+| `flows.rcv_buffer` | 4 MiB (fixed), 32 MiB (linux) | `fixed`: the window; `linux`: the most the buffer grows to | `net.ipv4.tcp_rmem[2]`: 32 MiB, Linux's default on a machine with memory to spare | 32 MiB with linux yes; else warned |
 | `flows.delayed_ack` | false | false: an ACK per segment; true: every second in-order segment or 40 ms; linux: Linux's receiver (quick ACKs at the start, an ACK per more than one full segment, the adaptive timeout `ato`) | false: `quickack 1`, an ACK per segment; true and linux: the kernel's delayed ACKs | false and linux yes; true: warned |
 | `flows.recovery` | rfc6675 | rfc6675: SACK recovery, DupThresh 3; linux: RACK-TLP and PRR | Linux's RACK-TLP and PRR | linux yes; rfc6675: warned |
 | `flows.count` | 1 | that many flows | the same, expanded | yes |
@@ -142,6 +143,10 @@ TESTBED_MSS = 1448
 #: value or leave the simulator's default 0 (the kernel then carries its own); another value is
 #: something the test bed cannot run.
 KERNEL_OPTION_BYTES = {"tcp": 0, "mptcp": 28}
+#: ``net.ipv4.tcp_rmem[2]``, the most a socket's autotuned receive buffer grows to: Linux 6.18
+#: sets it to 32 MiB on a machine with 1 GiB of memory or more (``tcp_init``), as on the test
+#: bed's; ``receive_window = "linux"`` takes it as ``rcv_buffer``'s default.
+KERNEL_RMEM_MAX = 32 * 1024 * 1024
 #: The senders' sampling period when the scenario writes no ``metrics.interval``.
 DEFAULT_SAMPLE_MS = 100.0
 
@@ -448,11 +453,12 @@ def _flow_differences(m: _Mapping, f: str, fl: dict) -> None:
         m.differ(f"{f}.send_buffer", f"{fl['send_buffer']}: the application's data is never held back by "
                  "a send buffer", "the kernel's send buffers (tcp_sndbuf_expand; an MPTCP connection's is "
                  "tcp_wmem[0] plus its subflows'), freed on (DATA_)ACK", 'send_buffer = "linux"')
-    if fl["kind"] == "mptcp" and len(fl["paths"]) > 1 and fl["joins"] != "linux":
-        m.differ(f"{f}.joins", "together: every subflow starts with the connection",
-                 "the in-kernel path manager opens the further subflows once the first has its first "
-                 "ACK back; each carries data after its MP_JOIN handshake (two round trips)",
-                 'joins = "linux"')
+    if fl["kind"] == "mptcp" and len(fl["paths"]) > 1 and fl["joins"] != "linux_peer_first":
+        m.differ(f"{f}.joins", JOINS_READ[fl["joins"]],
+                 "the in-kernel path manager opens the further subflows once the connection is fully "
+                 "established, which the receiver's one-byte reply makes it before the sender writes; "
+                 "each carries data after its MP_JOIN handshake (two round trips)",
+                 'joins = "linux_peer_first"')
     if fl["kind"] == "mptcp" and fl["segmentation"] != "linux":
         m.differ(f"{f}.segmentation", "whole: every segment full but a file's last",
                  "the kernel cuts a subflow's data where the writer's data fragment it stops at "
@@ -469,8 +475,14 @@ def _flow_differences(m: _Mapping, f: str, fl: dict) -> None:
     if fl["recovery"] != "linux":
         m.differ(f"{f}.recovery", f"{fl['recovery']}: SACK loss recovery, DupThresh 3, no tail loss probe",
                  "Linux's RACK-TLP and PRR", 'recovery = "linux"')
-    m.differ(f"{f}.rcv_buffer", f"a fixed connection-level receive window of {fl['rcv_buffer_bytes']} bytes",
-             "the kernel's receive buffer, autotuned from net.ipv4.tcp_rmem")
+    if fl["receive_window"] != "linux":
+        m.differ(f"{f}.receive_window", f"fixed: a connection-level receive window of {fl['rcv_buffer_bytes']} "
+                 "bytes at all times", "the kernel's receive buffer, autotuned from net.ipv4.tcp_rmem "
+                 "(mptcp_rcv_space_adjust, tcp_rcv_space_adjust)", 'receive_window = "linux"')
+    elif fl["rcv_buffer_bytes"] != KERNEL_RMEM_MAX:
+        m.differ(f"{f}.rcv_buffer", f"an autotuned receive buffer of at most {fl['rcv_buffer_bytes']} bytes",
+                 f"at most net.ipv4.tcp_rmem[2] = {KERNEL_RMEM_MAX} bytes (Linux's default)",
+                 f"rcv_buffer = {KERNEL_RMEM_MAX}")
     if fl["send_jitter_s"] > 0:
         m.differ(f"{f}.send_jitter", f"each data packet leaves the host after a random delay up to "
                  f"{fl['send_jitter_s'] * 1e3:g} ms", "the host's own timing, nothing added", "")
@@ -748,8 +760,13 @@ def start_offsets(scenario: Any, seed: int) -> dict[str, int]:
 
 
 #: The flow fields ``reading = "linux"`` decides (its written values are removed so it does).
+#: What the simulator's ``joins`` values mean, for the mapping's lines.
+JOINS_READ = {"together": "together: every subflow starts with the connection",
+              "linux": "linux: the further subflows' handshakes begin when the first subflow's first "
+                       "ACK comes back, one round trip of its path after the start"}
+
 _LINUX_READING_FIELDS = ("scheduler", "send_buffer", "slow_start_after_idle", "recovery", "joins",
-                         "segmentation")
+                         "segmentation", "receive_window", "rcv_buffer")
 
 
 def as_testbed_runs(scenario: Any, *, start_jitter: bool = True) -> list[str]:
@@ -758,8 +775,9 @@ def as_testbed_runs(scenario: Any, *, start_jitter: bool = True) -> list[str]:
     written that way.
 
     For each window-based flow entry: ``reading = "linux"`` decides the scheduler, the send
-    buffer, restart after idle, loss recovery, the joins and the segmentation (values the
-    scenario writes for them are removed); ``delayed_ack`` stays what the test bed makes of it (``false``: an ACK per segment
+    buffer, restart after idle, loss recovery, the segmentation and the receive window (values
+    the scenario writes for them, and for ``rcv_buffer``, are removed); an MPTCP flow's subflows
+    join as after the receiver's one-byte reply (``joins = "linux_peer_first"``); ``delayed_ack`` stays what the test bed makes of it (``false``: an ACK per segment
     on both; ``true`` or ``"linux"``: the kernel's own delayed ACKs, so ``"linux"``); MPTCP
     flows carry the kernel's 28 bytes of DSS option (``option_bytes = 28``); every window-based flow
     writes as the bed's sender does (``writer = "poll"``, :func:`testbed_write_size` bytes per
@@ -777,8 +795,7 @@ def as_testbed_runs(scenario: Any, *, start_jitter: bool = True) -> list[str]:
     scenario 0 (five downloads sharing one queue, LIA, 30 seeds): 2.28 Mbit/s with the 100 ms
     start jitter, 2.11 (1.95 to 2.28 per seed) with none, the kernel's five runs started
     together 2.04 to 2.26. What stays different has no setting in the
-    simulator: the kernel's receive-buffer autotuning,
-    ``ack_links``' queues, loss on shared links (see the module's table).
+    simulator: ``ack_links``' queues, loss on shared links (see the module's table).
 
     Parameters
     ----------
@@ -799,7 +816,8 @@ def as_testbed_runs(scenario: Any, *, start_jitter: bool = True) -> list[str]:
     >>> ov = as_testbed_runs(scenarios_dir() / "examples" / "two_paths.toml")
     >>> [o for o in ov if o.startswith(("flows.0.", "~flows.0."))]   # doctest: +NORMALIZE_WHITESPACE
     ['~flows.0.scheduler', 'flows.0.reading="linux"', 'flows.0.delayed_ack=false',
-     'flows.0.option_bytes=28', 'flows.0.writer="poll"', 'flows.0.write_size=65536']
+     'flows.0.option_bytes=28', 'flows.0.joins="linux_peer_first"', 'flows.0.writer="poll"',
+     'flows.0.write_size=65536']
     """
     from pathpool.sim.scenario import flow_entries, load_scenario, override
 
@@ -814,6 +832,7 @@ def as_testbed_runs(scenario: Any, *, start_jitter: bool = True) -> list[str]:
         out.append(override(f"{at}.delayed_ack", False if fl["delayed_ack"] is False else "linux"))
         if fl["kind"] == "mptcp":
             out.append(override(f"{at}.option_bytes", KERNEL_OPTION_BYTES["mptcp"]))
+            out.append(override(f"{at}.joins", "linux_peer_first"))
         out.append(override(f"{at}.writer", "poll"))
         out.append(override(f"{at}.write_size", testbed_write_size(fl, sc.spec["duration_s"])))
         if not start_jitter and fl["start_jitter_s"] > 0:

@@ -48,10 +48,10 @@ BACKENDS = ("sim", "linux", "both")
 AGREEMENT_READINGS: dict[str, str] = {
     "linux": "the simulator under its Linux reading, each scenario written as the test bed runs it "
              "(upstream Linux's MPTCP scheduler, send buffers, restart after idle, RACK-TLP and PRR, "
-             "subflows joining after their MP_JOIN handshakes, the 28 bytes of DSS option, the segments Linux "
-             "cuts short where a write or a data fragment ends, the bed sender's 64 KiB writes whenever the "
-             "socket polls writable; the scenario's send jitter kept, its "
-             "start jitter only where the kernel's runs had it)",
+             "subflows joining after their MP_JOIN handshakes, begun when the receiver's first byte arrives, "
+             "the 28 bytes of DSS option, the segments Linux cuts short where a write or a data fragment ends, "
+             "the autotuned receive window, the bed sender's 64 KiB writes whenever the socket polls writable; "
+             "the scenario's send jitter kept, its start jitter only where the kernel's runs had it)",
     "scenario": "the simulator as the report's own columns run it (the scenario files and the readings above)",
 }
 

@@ -81,7 +81,7 @@ class Scenario:
         ``flows``, ``count`` expanded (``name``, ``index`` of its ``[[flows]]`` entry, ``kind``,
         ``paths`` (names), ``algorithm``, ``params``, ``scheduler``, ``app``, ``size_bytes``,
         ``start_s``, ``stop_s``, ``start_jitter_s``, ``send_jitter_s``, ``mss``,
-        ``option_bytes`` (0 on rate flows), ``rcv_buffer_bytes``, ``delayed_ack`` (``False``, ``True`` or ``"linux"``), ``recovery`` (``"rfc6675"`` or ``"linux"``), ``rate`` (``rates_pps``, ``block_length``,
+        ``option_bytes`` (0 on rate flows), ``rcv_buffer_bytes``, ``receive_window`` (``"fixed"`` or ``"linux"``), ``delayed_ack`` (``False``, ``True`` or ``"linux"``), ``recovery`` (``"rfc6675"`` or ``"linux"``), ``rate`` (``rates_pps``, ``block_length``,
         ``source_per_block``, ``deadline_s``, ``feedback_interval_s``, ``controller``) or None).
     extensions : dict
         The file's Python-owned tables (:data:`EXTENSIONS`), as tomllib would read them.

@@ -22,6 +22,9 @@ pub const DEFAULT_MSS: u32 = 1448;
 /// [`crate::net::packet::HEADER_BYTES`] already has.
 pub const MAX_OPTION_BYTES: u64 = 28;
 pub const DEFAULT_RCV_BUFFER: u64 = 4 * 1024 * 1024;
+/// Default `rcv_buffer` of `receive_window = "linux"`: `tcp_rmem[2]` as Linux 6.18 sets it on a
+/// machine with memory to spare (the test bed's kernel), bytes.
+pub const LINUX_RCV_BUFFER: u64 = 32 * 1024 * 1024;
 pub const DEFAULT_BUFFER_PACKETS: u32 = 100;
 /// Default host send jitter: 0.5 ms, about one service time of a 20 Mb/s bottleneck.
 pub const DEFAULT_SEND_JITTER: Nanos = 500_000;

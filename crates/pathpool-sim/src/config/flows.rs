@@ -9,15 +9,16 @@ use crate::time::Nanos;
 
 use super::check::{
     bytes_in, param_value, Ctx, DEFAULT_DEADLINE, DEFAULT_FEEDBACK_INTERVAL, DEFAULT_MSS,
-    DEFAULT_RCV_BUFFER, DEFAULT_SEND_JITTER, DEFAULT_WRITE_SIZE, MAX_DELAY, MAX_FILE_BYTES,
-    MAX_FLOWS, MAX_OPTION_BYTES, MAX_RCV_BUFFER, MAX_SUBFLOWS, MAX_TIME, MAX_WRITE_SIZE,
+    DEFAULT_RCV_BUFFER, DEFAULT_SEND_JITTER, DEFAULT_WRITE_SIZE, LINUX_RCV_BUFFER, MAX_DELAY,
+    MAX_FILE_BYTES, MAX_FLOWS, MAX_OPTION_BYTES, MAX_RCV_BUFFER, MAX_SUBFLOWS, MAX_TIME,
+    MAX_WRITE_SIZE,
 };
 use super::network::Names;
 use super::raw::{Quantity, RawFlow};
 use super::schema::allowed as a;
 use super::{
     AckRoute, App, ConfigError, DelayedAck, FlowKind, FlowSpec, Joins, LinkSpec, PathSpec,
-    RateSpec, Recovery, Scheduler, Segmentation, SendBuffer, Writer,
+    RateSpec, ReceiveWindow, Recovery, Scheduler, Segmentation, SendBuffer, Writer,
 };
 use toml::Spanned;
 
@@ -100,7 +101,7 @@ type Flows = (Vec<FlowSpec>, Vec<usize>, Vec<Vec<&'static str>>);
 /// The optional fields a `[[flows]]` entry writes, in file-format order: for callers to whom
 /// "written" differs from "left at its default" (the Linux test bed's ACK policy).
 fn written(fl: &RawFlow) -> Vec<&'static str> {
-    let present: [(&'static str, bool); 31] = [
+    let present: [(&'static str, bool); 32] = [
         ("path", fl.path.is_some()),
         ("paths", fl.paths.is_some()),
         ("algorithm", fl.algorithm.is_some()),
@@ -112,6 +113,7 @@ fn written(fl: &RawFlow) -> Vec<&'static str> {
         ("write_size", fl.write_size.is_some()),
         ("joins", fl.joins.is_some()),
         ("segmentation", fl.segmentation.is_some()),
+        ("receive_window", fl.receive_window.is_some()),
         ("reading", fl.reading.is_some()),
         ("app", fl.app.is_some()),
         ("size", fl.size.is_some()),
@@ -180,7 +182,8 @@ fn flow(
     let app = app(ctx, i, fl)?;
     let (start, stop, start_jitter, send_jitter) = times(ctx, i, fl)?;
     let count = count(ctx, i, fl)?;
-    let (mss, option_bytes, rcv_buffer) = segments(ctx, i, fl)?;
+    let receive_window = receive_window(ctx, i, fl, linux)?;
+    let (mss, option_bytes, rcv_buffer) = segments(ctx, i, fl, receive_window)?;
     let delayed_ack = delayed_ack(ctx, i, fl, linux)?;
     let recovery = recovery(ctx, i, fl, linux)?;
     Ok((
@@ -196,6 +199,7 @@ fn flow(
             writer,
             joins,
             segmentation,
+            receive_window,
             app,
             start,
             stop,
@@ -655,8 +659,13 @@ fn count(ctx: &Ctx, i: usize, fl: &RawFlow) -> Result<usize, ConfigError> {
     })
 }
 
-/// `mss`, `option_bytes` and `rcv_buffer`.
-fn segments(ctx: &Ctx, i: usize, fl: &RawFlow) -> Result<(u32, u32, u64), ConfigError> {
+/// `mss`, `option_bytes` and `rcv_buffer` (whose default follows `receive_window`).
+fn segments(
+    ctx: &Ctx,
+    i: usize,
+    fl: &RawFlow,
+    receive_window: ReceiveWindow,
+) -> Result<(u32, u32, u64), ConfigError> {
     let f = |k: &str| field(i, k);
     let mss = match &fl.mss {
         None => DEFAULT_MSS,
@@ -685,6 +694,7 @@ fn segments(ctx: &Ctx, i: usize, fl: &RawFlow) -> Result<(u32, u32, u64), Config
         }
     };
     let rcv_buffer = match &fl.rcv_buffer {
+        None if receive_window == ReceiveWindow::Linux => LINUX_RCV_BUFFER,
         None => DEFAULT_RCV_BUFFER,
         Some(v) => ctx.q(
             v,
@@ -734,7 +744,11 @@ fn delayed_ack(ctx: &Ctx, i: usize, fl: &RawFlow, linux: bool) -> Result<Delayed
 fn joins(ctx: &Ctx, i: usize, fl: &RawFlow, linux: bool) -> Result<Joins, ConfigError> {
     use Joins::*;
     let default = if linux { Linux } else { Together };
-    let values = [("together", Together), ("linux", Linux)];
+    let values = [
+        ("together", Together),
+        ("linux", Linux),
+        ("linux_peer_first", LinuxPeerFirst),
+    ];
     choice(ctx, i, "joins", &fl.joins, default, &values, a::JOINS)
 }
 
@@ -774,6 +788,27 @@ fn segmentation(
     Ok(s)
 }
 
+/// `receive_window`.
+fn receive_window(
+    ctx: &Ctx,
+    i: usize,
+    fl: &RawFlow,
+    linux: bool,
+) -> Result<ReceiveWindow, ConfigError> {
+    use ReceiveWindow::*;
+    let default = if linux { Linux } else { Fixed };
+    let values = [("fixed", Fixed), ("linux", Linux)];
+    choice(
+        ctx,
+        i,
+        "receive_window",
+        &fl.receive_window,
+        default,
+        &values,
+        a::RECEIVE_WINDOW,
+    )
+}
+
 /// `recovery`.
 fn recovery(ctx: &Ctx, i: usize, fl: &RawFlow, linux: bool) -> Result<Recovery, ConfigError> {
     use Recovery::*;
@@ -805,7 +840,7 @@ fn check_kind_fields(ctx: &Ctx, fl: &RawFlow, kind: FlowKind, i: usize) -> Resul
         ),
         ("controller", fl.controller.as_ref().map(|v| v.span())),
     ];
-    let window_only: [(&str, Option<Range<usize>>); 16] = [
+    let window_only: [(&str, Option<Range<usize>>); 17] = [
         ("algorithm", fl.algorithm.as_ref().map(|v| v.span())),
         ("params", fl.params.as_ref().map(|v| v.span())),
         ("counting", fl.counting.as_ref().map(|v| v.span())),
@@ -815,6 +850,10 @@ fn check_kind_fields(ctx: &Ctx, fl: &RawFlow, kind: FlowKind, i: usize) -> Resul
         ("write_size", fl.write_size.as_ref().map(|v| v.span())),
         ("joins", fl.joins.as_ref().map(|v| v.span())),
         ("segmentation", fl.segmentation.as_ref().map(|v| v.span())),
+        (
+            "receive_window",
+            fl.receive_window.as_ref().map(|v| v.span()),
+        ),
         ("reading", fl.reading.as_ref().map(|v| v.span())),
         ("size", fl.size.as_ref().map(|v| v.span())),
         ("option_bytes", fl.option_bytes.as_ref().map(|v| v.span())),

@@ -29,8 +29,8 @@ use crate::time::Nanos;
 pub use budget::{Estimate, Limits};
 pub use check::{
     DEFAULT_BUFFER_PACKETS, DEFAULT_DEADLINE, DEFAULT_FEEDBACK_INTERVAL, DEFAULT_MSS,
-    DEFAULT_RCV_BUFFER, DEFAULT_SEND_JITTER, MAX_DELAY, MAX_FLOWS, MAX_OPTION_BYTES, MAX_SEEDS,
-    MAX_SUBFLOWS, MAX_TIME,
+    DEFAULT_RCV_BUFFER, DEFAULT_SEND_JITTER, LINUX_RCV_BUFFER, MAX_DELAY, MAX_FLOWS,
+    MAX_OPTION_BYTES, MAX_SEEDS, MAX_SUBFLOWS, MAX_TIME,
 };
 
 /// How to read a scenario beyond its text.
@@ -161,6 +161,23 @@ pub enum Joins {
     /// MP_JOIN handshake has ended with the peer's fourth ACK (`mptcp_subflow_active`): two
     /// round trips of its own path.
     Linux,
+    /// As `Linux`, for an application whose peer sends first (the test bed's receiver sends
+    /// one byte before the sender writes): that byte's DSS option makes the connection fully
+    /// established before the application starts, so the joins begin at its start.
+    LinuxPeerFirst,
+}
+
+/// The connection-level receive window (the `receive_window` field).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ReceiveWindow {
+    /// `rcv_buffer` bytes from the data-level cumulative ACK, at all times.
+    #[default]
+    Fixed,
+    /// Linux 6.18's autotuned window (`conn/rcvbuf.rs`): a buffer from `tcp_rmem[1]` up to
+    /// `rcv_buffer`, grown once per round trip by what the application read
+    /// (`mptcp_rcv_space_adjust`, `tcp_rcv_space_adjust`); the window offered is half of it
+    /// less the payload held out of order.
+    Linux,
 }
 
 /// How a connection's byte stream is cut into segments (the `segmentation` field).
@@ -263,6 +280,7 @@ pub struct FlowSpec {
     pub writer: Writer,
     pub joins: Joins,
     pub segmentation: Segmentation,
+    pub receive_window: ReceiveWindow,
     pub app: App,
     pub start: Nanos,
     pub stop: Option<Nanos>,

@@ -114,6 +114,7 @@ pub(super) struct RawFlow {
     #[serde(default)]
     pub(super) joins: Option<Spanned<String>>,
     pub(super) segmentation: Option<Spanned<String>>,
+    pub(super) receive_window: Option<Spanned<String>>,
     #[serde(default)]
     pub(super) reading: Option<Spanned<String>>,
     #[serde(default)]

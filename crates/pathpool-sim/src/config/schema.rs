@@ -30,8 +30,9 @@ pub mod allowed {
     pub const SCHEDULER: &str = "minrtt, roundrobin, linux";
     pub const SEND_BUFFER: &str = "unlimited, linux";
     pub const WRITER: &str = "blocking, poll";
-    pub const JOINS: &str = "together, linux";
+    pub const JOINS: &str = "together, linux, linux_peer_first";
     pub const SEGMENTATION: &str = "whole, linux";
+    pub const RECEIVE_WINDOW: &str = "fixed, linux";
     pub const WRITE_SIZE: &str = "a size from 1 byte to 64 MiB, e.g. \"64KiB\"";
     pub const READING: &str = "default, linux";
     pub const RECOVERY: &str = "rfc6675, linux";
@@ -257,7 +258,7 @@ pub const FIELDS: &[Field] = &[
         "MPTCP scheduler: minrtt = lowest smoothed RTT with room in cwnd, one segment at a time (the out-of-tree Linux MPTCP v0.9x default, what the papers' kernels ran); roundrobin; linux = upstream Linux's default (6.18 mptcp_subflow_get_send): lowest linger time (queued bytes over pacing rate), bursts of up to 65,428 bytes queued on that subflow until its window lets them out, only a connection-level timeout re-sends elsewhere",
         [], ["\"random\""]),
     field!("flows", "reading", "string", "no", "default", a::READING, WIN,
-        "linux: what upstream Linux (6.18) does, as the defaults of scheduler (linux), send_buffer (linux), recovery (linux), slow_start_after_idle (true), delayed_ack (linux), joins (linux) and segmentation (linux); a field written beside it still wins. default: the fields' own defaults",
+        "linux: what upstream Linux (6.18) does, as the defaults of scheduler (linux), send_buffer (linux), recovery (linux), slow_start_after_idle (true), delayed_ack (linux), joins (linux), segmentation (linux) and receive_window (linux); a field written beside it still wins. default: the fields' own defaults",
         ["\"linux\""], ["\"kernel\""]),
     field!("flows", "send_buffer", "string", "no", "unlimited", a::SEND_BUFFER, WIN,
         "unlimited = the application always has data and nothing bounds what is queued; linux = Linux's send buffers: each subflow's grows as tcp_sndbuf_expand says (2 x max(10, cwnd) segments of 2,304 bytes at a 1,448-byte MSS, as the test bed's kernel charges them, at most 4 MiB), never shrinks; an MPTCP connection's is 4,096 plus its subflows'; freed on (DATA_)ACK; the writer blocks when full and wakes with a third free; with scheduler = linux a subflow with a full buffer takes no more",
@@ -269,11 +270,14 @@ pub const FIELDS: &[Field] = &[
         "writer = \"poll\": bytes per send() call (the test bed's sender writes 64 KiB, 8 KiB for a flow with a stop time)",
         ["1", "\"64MiB\""], ["0", "67108865"]),
     field!("flows", "joins", "string", "no", "together", a::JOINS, WIN,
-        "when an MPTCP connection's further subflows start: together = all with the first; linux = as Linux 6.18's in-kernel path manager and MP_JOIN (measured on the test bed): once the first subflow gets its first ACK back, each further subflow carries data, and adds its send buffer to the connection's, two round trips of its own path later (SYN and SYN/ACK, then ACK and the fourth ACK; propagation delays only)",
+        "when an MPTCP connection's further subflows start: together = all with the first; linux = as Linux 6.18's in-kernel path manager and MP_JOIN (measured on the test bed): once the first subflow gets its first ACK back, each further subflow carries data, and adds its send buffer to the connection's, two round trips of its own path later (SYN and SYN/ACK, then ACK and the fourth ACK; propagation delays only); linux_peer_first = the same for an application whose peer sends first, as the test bed's receiver does (one byte before the sender writes): the connection is fully established when the application starts, so the joins begin then",
         ["\"linux\""], ["\"later\""]),
     field!("flows", "segmentation", "string", "no", "whole", a::SEGMENTATION, WIN,
         "how the byte stream is cut into segments: whole = every segment full but a file's last (a write's unfinished segment waits for the next write); linux = as Linux 6.18 (needs scheduler = \"linux\"): what a subflow takes ends where the written data ends, so each write's tail goes out short unless the next write reaches the same subflow while that tail is unsent, and a short tail waits while an earlier short segment of its subflow is unacknowledged (Nagle, Minshall's check); a subflow's burst ends after a whole data fragment of the writer's 32 KB pages; a TCP flow is cut only where the written data ends",
         ["\"linux\""], ["\"bytes\""]),
+    field!("flows", "receive_window", "string", "no", "fixed", a::RECEIVE_WINDOW, WIN,
+        "the connection-level receive window: fixed = rcv_buffer bytes from data_ack at all times; linux = as Linux 6.18 autotunes it (mptcp_rcv_space_adjust, tcp_rcv_space_adjust): the buffer starts at 128 KiB (tcp_rmem[1]) and, once per round trip (the largest of the subflows' receive-side estimates), grows to hold twice what the application read in that round trip plus room to double it, up to rcv_buffer (tcp_rmem[2]; default 32 MiB with linux); the window offered is half the buffer less the payload held out of order, and its edge never moves back",
+        ["\"linux\""], ["\"auto\""]),
     field!("flows", "app", "string", "no", "bulk", a::APP, ALL,
         "bulk: always has data from start to stop; file: size bytes, completion time recorded",
         [], ["\"video\""]),
@@ -300,7 +304,7 @@ pub const FIELDS: &[Field] = &[
         "TCP option bytes each data segment carries beyond the timestamps (Linux MPTCP's DSS: 24): a segment carries mss - option_bytes payload bytes and is mss + 52 bytes on the wire at full size",
         ["0", "\"28B\""], ["\"-1B\"", "29"]),
     field!("flows", "rcv_buffer", "size", "no", "\"4MiB\"", a::RCV_BUFFER, WIN,
-        "connection-level receive buffer; the sender never sends beyond data_ack + rcv_buffer",
+        "connection-level receive buffer; receive_window = fixed: the sender never sends beyond data_ack + rcv_buffer; linux: the largest the autotuned buffer grows to (tcp_rmem[2]; the window is half of it); default 4 MiB (fixed), 32 MiB (linux)",
         ["2896", "\"1GiB\""], ["2895", "1073741825"]),
     field!("flows", "delayed_ack", "boolean or string", "no", "false", a::DELAYED_ACK, WIN,
         "false = an ACK per segment; true = an ACK per second in-order segment or after 40 ms, out-of-order data at once; linux = Linux's receiver (6.18 tcp_input.c): quick ACKs for the first min(16, window / 2 segments) segments and again after a gap longer than the RTO or a duplicate, then an ACK once more than one full segment is unACKed, else after the ACK timeout ato (40 ms, adapted to the inter-arrival time, doubled when the timer fires, at most 200 ms); out-of-order and hole-filling data at once",

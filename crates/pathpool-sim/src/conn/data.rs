@@ -6,6 +6,7 @@
 
 use std::collections::VecDeque;
 
+use super::rcvbuf::Autotune;
 use crate::config::{App, MAX_SUBFLOWS};
 use crate::time::Nanos;
 
@@ -38,6 +39,12 @@ pub struct DataReceiver {
     /// Slot of `rcv_nxt`.
     head: usize,
     pub held_segs: u64,
+    /// Payload bytes of the segments held.
+    pub held_bytes: u64,
+    /// One past the farthest DSN held since the gap before it opened.
+    far: u64,
+    /// `receive_window = "linux"`: the autotuned window (else the window is `cap`).
+    pub tune: Option<Box<Autotune>>,
     pub delivered_bytes: u64,
     /// `delivered_bytes` by the subflow that carried each segment (the first copy the receiver
     /// accepted; a later duplicate on another subflow counts nowhere). Sums to `delivered_bytes`.
@@ -68,6 +75,9 @@ impl DataReceiver {
             held: vec![NOT_HELD; 16],
             head: 0,
             held_segs: 0,
+            held_bytes: 0,
+            far: 0,
+            tune: None,
             delivered_bytes: 0,
             delivered_by_subflow: vec![0; subflows],
             delivered_segs: 0,
@@ -99,7 +109,7 @@ impl DataReceiver {
             self.integrity_errors += 1;
             return 0;
         }
-        if dsn >= self.rcv_nxt + self.cap {
+        if dsn >= self.window_edge() {
             self.window_violations += 1;
             return 0;
         }
@@ -115,6 +125,8 @@ impl DataReceiver {
         }
         self.held[slot] = sub as u8; // < MAX_SUBFLOWS (`new`)
         self.held_segs += 1;
+        self.held_bytes += u64::from(len);
+        self.far = self.far.max(dsn + 1);
         let mut bytes = 0;
         loop {
             let by = self.held[self.head];
@@ -125,6 +137,7 @@ impl DataReceiver {
             self.head = (self.head + 1) & mask;
             self.held_segs -= 1;
             let seg = u64::from(expect(self.rcv_nxt).0);
+            self.held_bytes -= seg;
             bytes += seg;
             self.delivered_by_subflow[usize::from(by)] += seg;
             self.rcv_nxt += 1;
@@ -133,6 +146,15 @@ impl DataReceiver {
         if bytes > 0 {
             self.delivered_bytes += bytes;
             self.last_delivery = now;
+            // The application reads at once (`mptcp_recvmsg` -> `mptcp_rcv_space_adjust`).
+            if let Some(t) = self.tune.as_deref_mut() {
+                let span = if self.held_segs > 0 {
+                    self.far - self.rcv_nxt
+                } else {
+                    0
+                };
+                t.on_read(bytes, now, span);
+            }
         }
         bytes
     }
@@ -157,7 +179,19 @@ impl DataReceiver {
     /// First DSN outside the advertised window.
     #[inline]
     pub fn window_edge(&self) -> u64 {
-        self.rcv_nxt + self.cap
+        match &self.tune {
+            Some(t) => t.edge,
+            None => self.rcv_nxt + self.cap,
+        }
+    }
+
+    /// The window an ACK sent now on subflow `sub` offers, in segments from `rcv_nxt`.
+    #[inline]
+    pub fn advertise(&mut self, sub: usize) -> u64 {
+        match self.tune.as_deref_mut() {
+            Some(t) => t.window(sub, self.rcv_nxt, self.held_bytes),
+            None => self.cap,
+        }
     }
 }
 

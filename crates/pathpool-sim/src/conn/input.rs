@@ -36,6 +36,11 @@ impl Conn {
         // Filling `rcv_nxt` is in-order data to Linux (`tcp_event_data_recv`) even when it
         // fills a hole.
         let fills = seq == conn.rcv[j].rcv_nxt;
+        if fills {
+            if let Some(t) = conn.data.tune.as_deref_mut() {
+                t.on_segment(j, len);
+            }
+        }
         let arrival = conn.rcv[j].on_segment(seq);
         let (app, mss, key) = (conn.app, conn.mss, conn.tag_key);
         let cuts = conn.cuts.as_deref();
@@ -123,32 +128,31 @@ impl Conn {
         let now = net.now;
         let p = net.pool.get(pid);
         let (c, i) = (p.conn as usize, p.sub as usize);
-        let (ts, owd, cum_ack, data_ack) = (p.ts, p.owd(), p.cum_ack(), p.data_ack());
+        let (ts, owd, cum_ack, data_ack, window) =
+            (p.ts, p.owd(), p.cum_ack(), p.data_ack(), p.window());
         let sacks = net.pool.sacks(pid);
         let conn = &mut *self;
         if i == 0 {
             // The connection is fully established: the path manager starts the joins.
-            if let Some(after) = conn.join_after.take() {
-                for (j, d) in after.iter().enumerate().skip(1) {
-                    net.q.push(now + d, Ev::Join(c as u32, j as u16));
-                }
-            }
+            conn.begin_joins(net, c);
         }
         conn.data_una = conn.data_una.max(data_ack);
-        // The receiver's window edge when it sent this ACK (`DataReceiver::window_edge`).
-        conn.rwnd_edge = conn.rwnd_edge.max(data_ack + conn.data.cap);
+        // The farthest window edge offered (`ack_update_msk`: the edge never moves back).
+        conn.rwnd_edge = conn.rwnd_edge.max(data_ack + window);
+        // The receiver's round-trip estimate (see `rcvbuf`).
+        if let Some(t) = conn.data.tune.as_deref_mut() {
+            t.rtt_sample(i, now, ts);
+        }
         let linux = !conn.linux.is_empty();
         let s = &mut conn.snd[i];
         if linux {
             conn.linux[i].on_ack(s, cum_ack, &sacks, ts, now);
         }
         let eff = s.on_ack(segs, cum_ack, &sacks);
-        // Freed subflow memory (`SOCK_QUEUE_SHRUNK`): the pass after this ACK may expand the
-        // send buffer.
-        if eff.advanced {
-            if let Some(q) = conn.sq.as_deref_mut() {
-                q.shrunk = Some(i);
-            }
+        // The pass after this ACK ends in its subflow's `tcp_check_space`
+        // (`tcp_data_snd_check`), which may expand the send buffer.
+        if let Some(q) = conn.sq.as_deref_mut() {
+            q.acked = Some(i);
         }
         // Nothing below allocates a packet before the slot is no longer read.
         net.pool.free(pid);

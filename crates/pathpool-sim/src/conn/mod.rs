@@ -22,6 +22,7 @@
 
 pub mod data;
 pub mod input;
+pub mod rcvbuf;
 pub mod receiver;
 mod records;
 pub mod recovery;
@@ -37,7 +38,7 @@ use std::collections::VecDeque;
 use pathpool_cc::{Ack, Controller, Subflow};
 
 use crate::config::{
-    AckRoute, App, DelayedAck, FlowKind, FlowSpec, Joins, Recovery, Scenario,
+    AckRoute, App, DelayedAck, FlowKind, FlowSpec, Joins, ReceiveWindow, Recovery, Scenario,
     Scheduler as SchedulerKind, Segmentation, SendBuffer, Writer,
 };
 use crate::error::SimError;
@@ -47,6 +48,7 @@ use crate::net::{Path, SendJitter};
 use crate::rng::Stream;
 use crate::time::Nanos;
 use data::{file_segs, payload_at, Cuts, DataReceiver};
+use rcvbuf::Autotune;
 use receiver::{LinuxDelack, Receiver};
 use recovery::LinuxState;
 use scheduler::Scheduler;
@@ -104,9 +106,12 @@ pub struct Conn {
     /// `slow_start_after_idle`.
     pub idle_restart: bool,
     pub started: bool,
-    /// `joins = "linux"`: until the first subflow's first ACK, how long each further
-    /// subflow's MP_JOIN handshake takes (two round trips of its path; 0 for the first).
+    /// `joins = "linux"` or `"linux_peer_first"`: until the joins begin, how long each
+    /// further subflow's MP_JOIN handshake takes (two round trips of its path; 0 for the
+    /// first).
     pub join_after: Option<Box<[Nanos]>>,
+    /// `joins = "linux_peer_first"`: the joins begin when the application starts.
+    pub joins_at_start: bool,
     /// The application still offers new data.
     pub open: bool,
     // --- read by construction, timers, sampling and output ---
@@ -160,7 +165,13 @@ impl Conn {
         let tag_key = rng.next_u64();
         // With Linux's joins the further subflows take part (in the scheduler and in the
         // controller's coupled sums) only once their handshake is over.
-        let joins_later = f.joins == Joins::Linux && f.kind == FlowKind::Mptcp && k > 1;
+        let joins_later = f.joins != Joins::Together && f.kind == FlowKind::Mptcp && k > 1;
+        let mut data = DataReceiver::new(cap, k);
+        if f.receive_window == ReceiveWindow::Linux {
+            let mptcp = f.kind == FlowKind::Mptcp;
+            let tune = Autotune::new(k, seg, f.mss, f.rcv_buffer, mptcp, start);
+            data.tune = Some(Box::new(tune));
+        }
         Ok(Conn {
             name: f.name.clone(),
             kind: f.kind,
@@ -230,16 +241,17 @@ impl Conn {
             start,
             stop: f.stop,
             started: false,
+            joins_at_start: f.joins == Joins::LinuxPeerFirst,
             join_after: joins_later
                 .then(|| f.paths.iter().map(|&p| 2 * handshake_rtt(sc, p)).collect()),
             open: false,
             next_dsn: 0,
             data_una: 0,
-            // The receiver's buffer is known from the handshake.
-            rwnd_edge: cap,
+            // The receiver's first window is known from the handshake.
+            rwnd_edge: data.window_edge(),
             reinject: Default::default(),
             reinjected: 0,
-            data: DataReceiver::new(cap, f.paths.len()),
+            data,
             tag_key,
             jitter: SendJitter {
                 max: f.send_jitter,

@@ -23,7 +23,37 @@ impl Conn {
         for s in conn.snd.iter_mut() {
             s.cwnd_since = now;
         }
+        // The peer has sent first: the connection is fully established already and the path
+        // manager opens the further subflows now.
+        if conn.joins_at_start {
+            conn.begin_joins(net, c);
+        }
         self.try_send(net, segs, c);
+    }
+
+    /// The path manager opens the further subflows now (once, the first time it is asked):
+    /// each one's send buffer joins the connection's when its SYN/ACK arrives, one round trip
+    /// of its path later (`subflow_finish_connect` -> `mptcp_finish_join` ->
+    /// `mptcp_propagate_sndbuf`), and it carries data from the peer's fourth ACK, a round
+    /// trip after that.
+    pub(crate) fn begin_joins(&mut self, net: &mut Net, c: usize) {
+        if let Some(after) = self.join_after.take() {
+            for (j, &d) in after.iter().enumerate().skip(1) {
+                net.q
+                    .push(net.now + d / 2, Ev::JoinBuffer(c as u32, j as u16));
+                net.q.push(net.now + d, Ev::Join(c as u32, j as u16));
+            }
+        }
+    }
+
+    /// Subflow `i`'s SYN/ACK arrived: its send buffer joins the connection's.
+    pub(crate) fn on_join_buffer(&mut self, net: &mut Net, segs: &mut SegPool, c: usize, i: usize) {
+        if let Some(q) = self.sq.as_deref_mut() {
+            q.join(i);
+        }
+        if self.started {
+            self.try_send(net, segs, c);
+        }
     }
 
     /// Subflow `i`'s MP_JOIN handshake is over (`joins = "linux"`): it joins the scheduler and
@@ -31,9 +61,6 @@ impl Conn {
     pub(crate) fn on_join(&mut self, net: &mut Net, segs: &mut SegPool, c: usize, i: usize) {
         self.views[i].active = true;
         self.snd[i].cwnd_since = net.now;
-        if let Some(q) = self.sq.as_deref_mut() {
-            q.join(i);
-        }
         if self.started {
             self.try_send(net, segs, c);
         }
@@ -126,13 +153,14 @@ impl Conn {
         }
     }
 
-    /// `tcp_new_space` for the subflow whose ACK freed memory since the last pass, after the
-    /// pass (`tcp_data_snd_check` pushes first, then checks the space).
+    /// `tcp_check_space` for the subflow whose ACK this pass answers, after the pass
+    /// (`tcp_data_snd_check` pushes first, then checks the space): `tcp_new_space` if the
+    /// writer waits for room (`SOCK_NOSPACE`).
     #[inline]
     fn expand_sndbuf(&mut self) {
         if let Some(q) = self.sq.as_deref_mut() {
-            if let Some(i) = q.shrunk.take() {
-                if q.buffers {
+            if let Some(i) = q.acked.take() {
+                if q.buffers && q.nospace {
                     let v = &self.views[i];
                     let (cwnd, _) = int_window(v.cwnd, v.ssthresh);
                     q.expand(i, cwnd, u64::from(self.snd[i].pipe));
@@ -540,6 +568,24 @@ impl Conn {
         if let Some(p) = net.send_data(pkt, &mut conn.jitter, &mut conn.snd[i].tx_clock) {
             self.on_drop(&p);
         }
+        if new.is_some() {
+            self.check_space(i);
+        }
+    }
+
+    /// `tcp_event_new_data_sent` ends in `tcp_check_space` (net/ipv4/tcp_output.c, Linux
+    /// 6.18): after each new segment a subflow whose window still has room expands its send
+    /// buffer (`tcp_new_space`), if the writer waits for room (`SOCK_NOSPACE`: a subflow's
+    /// socket is the connection's, `mptcp_sock_graft`).
+    #[inline]
+    fn check_space(&mut self, i: usize) {
+        if let Some(q) = self.sq.as_deref_mut() {
+            if q.buffers && q.nospace {
+                let v = &self.views[i];
+                let (cwnd, _) = int_window(v.cwnd, v.ssthresh);
+                q.expand(i, cwnd, u64::from(self.snd[i].pipe));
+            }
+        }
     }
 
     pub(crate) fn send_ack(&mut self, net: &mut Net, c: usize, j: usize) {
@@ -559,6 +605,7 @@ impl Conn {
             r.last_owd,
             r.rcv_nxt,
             conn.data.rcv_nxt,
+            conn.data.advertise(j),
         );
         conn.ack_packets += 1;
         net.ack_packets += 1;

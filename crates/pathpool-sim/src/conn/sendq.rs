@@ -131,6 +131,11 @@ pub struct SendQ {
     pub write_end: u64,
     /// The writer waits for memory (`sk_stream_wait_memory`).
     pub writer_blocked: bool,
+    /// `SOCK_NOSPACE`: the writer found no room at its last attempt and has more to write (a
+    /// blocking writer sleeps in `sk_stream_wait_memory`, a poll-driven one's `poll()` said
+    /// not writable); cleared when it next finds room. A subflow expands its buffer only then
+    /// (`tcp_check_space`).
+    pub nospace: bool,
     /// `writer = "poll"`: bytes per `send()` call (`None`: a blocking writer).
     pub poll_chunk: Option<u64>,
     /// A poll-driven writer's bytes written: its calls end anywhere in a segment, and
@@ -145,8 +150,8 @@ pub struct SendQ {
     pub rtx_event: Nanos,
     /// `data_una` the previous pass saw (to spot a DATA_ACK's progress).
     pub seen_una: u64,
-    /// A subflow whose ACK freed memory since the last pass (`SOCK_QUEUE_SHRUNK`).
-    pub shrunk: Option<usize>,
+    /// The subflow whose ACK the coming pass answers (its `tcp_data_snd_check`).
+    pub acked: Option<usize>,
     /// Connection-level retransmissions (`__mptcp_retrans` runs that re-sent data).
     pub retrans: u64,
     /// The MSS the buffers are sized by (payload with timestamps only: `mss_cache`).
@@ -187,13 +192,14 @@ impl SendQ {
             buffers,
             write_end: 0,
             writer_blocked: false,
+            nospace: false,
             poll_chunk: None,
             write_bytes: 0,
             sndbuf: 0,
             rtx_deadline: 0,
             rtx_event: crate::net::NO_EVENT,
             seen_una: 0,
-            shrunk: None,
+            acked: None,
             retrans: 0,
             tcp_mss: mss,
             single_path,
@@ -235,8 +241,9 @@ impl SendQ {
         self.sync_sndbuf();
     }
 
-    /// `tcp_new_space` after an ACK freed subflow memory: `tcp_should_expand_sndbuf` (not when
-    /// the window is full) then `tcp_sndbuf_expand`, which never shrinks the buffer.
+    /// `tcp_new_space` (from `tcp_check_space`, after an ACK's pass or a new segment sent,
+    /// while the writer waits for room): `tcp_should_expand_sndbuf` (not when the window is
+    /// full) then `tcp_sndbuf_expand`, which never shrinks the buffer.
     pub fn expand(&mut self, i: usize, cwnd: u64, in_flight: u64) {
         if in_flight >= cwnd {
             return;
@@ -274,6 +281,7 @@ impl SendQ {
             self.write_end += 1;
         }
         self.writer_blocked = self.write_end < total_segs;
+        self.nospace = self.writer_blocked;
         false
     }
 
@@ -289,7 +297,7 @@ impl SendQ {
             self.write_bytes = total;
             return false;
         }
-        let seg = u64::from(mss);
+        let _ = mss;
         let step = self.poll_chunk;
         if step.is_none() && self.writer_blocked {
             let q = self.write_bytes - una;
@@ -301,20 +309,34 @@ impl SendQ {
         let before = self.write_bytes;
         while self.write_bytes < total {
             let queued = self.write_bytes - una;
-            let add = match step {
-                Some(chunk) => match self.poll_copy(queued, chunk) {
-                    Some(n) => n,
-                    None => break,
-                },
-                None if queued < self.sndbuf => seg,
+            match step {
+                // `poll()`: writable (`sk_stream_is_writeable`), then one `send()` of `chunk`.
+                Some(chunk) => {
+                    if !self.writeable(queued) {
+                        self.nospace = true;
+                        break;
+                    }
+                    let mut left = chunk.min(total - self.write_bytes);
+                    while left > 0 && self.write_bytes - una < self.sndbuf {
+                        left -= self.copy_frag(left, taken);
+                    }
+                }
+                // A blocking `send()` of everything the application has: a fragment at a time
+                // while the buffer has room, then it sleeps.
+                None if queued < self.sndbuf => {
+                    self.copy_frag(total - self.write_bytes, taken);
+                }
                 None => break,
-            };
-            self.copy(add.min(total - self.write_bytes), taken);
+            }
+            self.nospace = false;
             if once && step.is_some() {
                 break;
             }
         }
         self.writer_blocked = step.is_none() && self.write_bytes < total;
+        if step.is_none() {
+            self.nospace = self.writer_blocked;
+        }
         step.is_some() && self.write_bytes > before
     }
 
@@ -336,25 +358,42 @@ impl SendQ {
     /// taken (`mptcp_pending_tail`, `mptcp_frag_can_collapse_to`: `taken` is below what is
     /// written) and its page has room; else a new fragment starts, 8-byte aligned after a
     /// 40-byte header, in a new page when fewer than 72 bytes are left in this one. A fragment
-    /// is where a subflow's burst may end ([`super::Conn`]'s `take_carved`).
+    /// is where a subflow's burst may end ([`super::Conn`]'s `take_carved`). (The writers copy
+    /// a fragment at a time, [`SendQ::copy_frag`], checking the buffer between.)
+    #[cfg(test)]
     pub(super) fn copy(&mut self, mut n: u64, taken: u64) {
-        let mut extend = taken < self.write_bytes;
         while n > 0 {
-            if !extend || self.page_off >= PAGE {
-                if PAGE - self.page_off.min(PAGE) < REFILL_MIN {
-                    self.page_off = 0;
-                }
-                self.page_off = self.page_off.next_multiple_of(8) + DFRAG_HEADER;
-                if !self.single_path {
-                    self.dfrag_starts.push_back(self.write_bytes);
-                }
-            }
-            let psize = (PAGE - self.page_off).min(n);
-            self.page_off += psize;
-            self.write_bytes += psize;
-            n -= psize;
-            extend = true;
+            n -= self.copy_frag(n, taken);
         }
+    }
+
+    /// One step of `mptcp_sendmsg`'s copy loop: up to `n` bytes into the newest fragment, or a
+    /// new one ([`SendQ::copy`]), no further than its page's end. Returns the bytes copied. The
+    /// loop checks only that the queued memory is below the buffer before each step
+    /// (`mptcp_send_limit`), so a call may leave it up to a page above. A TCP socket's step
+    /// (`tcp_sendmsg_locked`) fills the tail skb up to a segment (its size goal without GSO,
+    /// as on the test bed) and checks the memory before each new one.
+    fn copy_frag(&mut self, n: u64, taken: u64) -> u64 {
+        if self.single_path {
+            let mss = u64::from(self.tcp_mss);
+            let psize = (mss - self.write_bytes % mss).min(n);
+            self.write_bytes += psize;
+            return psize;
+        }
+        let extend = taken < self.write_bytes;
+        if !extend || self.page_off >= PAGE {
+            if PAGE - self.page_off.min(PAGE) < REFILL_MIN {
+                self.page_off = 0;
+            }
+            self.page_off = self.page_off.next_multiple_of(8) + DFRAG_HEADER;
+            if !self.single_path {
+                self.dfrag_starts.push_back(self.write_bytes);
+            }
+        }
+        let psize = (PAGE - self.page_off).min(n);
+        self.page_off += psize;
+        self.write_bytes += psize;
+        psize
     }
 
     /// What one `send()` of `chunk` bytes copies with `queued` bytes in the connection's
@@ -390,8 +429,10 @@ impl SendQ {
         let before = self.write_bytes;
         while self.write_bytes < cap {
             let Some(n) = self.poll_copy(self.write_bytes - data_una * seg, chunk) else {
+                self.nospace = true;
                 break;
             };
+            self.nospace = false;
             self.write_bytes = (self.write_bytes + n).min(cap);
             if once {
                 break;
@@ -700,9 +741,58 @@ mod tests {
         assert_eq!(w.write_bytes, 65_536);
     }
 
+    /// `mptcp_sendmsg` checks the buffer before each page fragment it copies
+    /// (`mptcp_send_limit`), not against what the copy adds: a 64 KiB `send()` into a 50,176-byte
+    /// buffer copies two fragments (32,728 bytes each) and stops at 65,456, above the buffer, as
+    /// the bed's sampled `sk_wmem_queued` (98,304 under a 96,256-byte buffer) is. The next
+    /// `poll()` then says not writable.
+    #[test]
+    fn a_write_checks_the_buffer_before_each_fragment_not_after() {
+        let mut q = SendQ::new(true, true, 1448, &[1], false);
+        q.poll_chunk = Some(65_536);
+        assert_eq!(q.sndbuf, 50_176);
+        assert!(q.write_carved(0, 0, u64::MAX, 1448, true));
+        assert_eq!(q.write_bytes, 65_456);
+        assert!(!q.nospace);
+        assert!(!q.write_carved(0, 0, u64::MAX, 1448, true));
+        assert!(q.nospace);
+        // A TCP socket checks before each segment: 46,080 is reached within the 32nd.
+        let mut t = SendQ::new(true, true, 1448, &[1], true);
+        t.poll_chunk = Some(65_536);
+        t.write_carved(0, 0, u64::MAX, 1448, true);
+        assert_eq!(t.write_bytes, 32 * 1448);
+    }
+
+    /// Each subflow's buffer follows its window in slow start: after each new segment sent
+    /// (`tcp_event_new_data_sent` -> `tcp_check_space`) the window still has room for the
+    /// ACK's second segment, so the buffer grows to 2 x cwnd segments of 2,304 bytes while the
+    /// writer waits for room.
+    #[test]
+    fn a_subflows_buffer_follows_its_window_in_slow_start() {
+        let text = TWO.replace("LOSS_B", "");
+        let mut sim = carved(text, "");
+        for t in [45_000_000, 70_000_000, 95_000_000] {
+            sim.run_until(t);
+            let c = conn(&mut sim);
+            let q = c.sq.as_deref().unwrap();
+            for i in 0..2 {
+                let (cwnd, _) = int_window(c.views[i].cwnd, c.views[i].ssthresh);
+                assert!(cwnd > 10, "{t} {i}: still in its first window");
+                // The last segment sent filled the window the ACK before it had opened.
+                assert!(
+                    q.subs[i].sndbuf == sndbuf_for(cwnd, 1448)
+                        || q.subs[i].sndbuf == sndbuf_for(cwnd - 1, 1448),
+                    "{t} {i}: cwnd {cwnd}, sndbuf {}",
+                    q.subs[i].sndbuf
+                );
+            }
+        }
+    }
+
     /// A TCP flow (`kind = "tcp"`) with `segmentation = "linux"`: no data fragments, its one
-    /// subflow takes all that is written. The first write fills the socket's own 46,080-byte
-    /// buffer (of its 64 KiB): 31 full segments and 1,192 bytes, the only short one.
+    /// subflow takes all that is written. The first write copies a segment at a time while the
+    /// socket's own 46,080-byte buffer has room (`tcp_sendmsg_locked`): 32 full segments,
+    /// 46,336 bytes of its 64 KiB, none short (a write is cut short only where it ends).
     #[test]
     fn a_tcp_flow_cuts_only_where_the_written_data_ends() {
         let tcp = TWO.replace("LOSS_B", "").replace(
@@ -714,14 +804,12 @@ mod tests {
         let q = c.sq.as_deref().unwrap();
         assert_eq!(
             (q.write_bytes, c.next_byte, c.next_dsn),
-            (46_080, 46_080, 32)
+            (46_336, 46_336, 32)
         );
         assert!(q.dfrag_starts.is_empty());
         let cuts = c.cuts.as_deref().unwrap();
         let lens: Vec<u32> = (0..32).map(|d| cuts.len(d, 1448)).collect();
-        let mut want = vec![1448; 31];
-        want.push(1192);
-        assert_eq!(lens, want);
+        assert_eq!(lens, vec![1448; 32]);
     }
 
     /// A short tail waits while its subflow has a short segment unacknowledged (Nagle with
@@ -770,10 +858,11 @@ mod tests {
     /// `joins = "linux"`, worked by hand: the first segment (1,500 B at 10 Mbit/s: 1.2 ms)
     /// reaches the receiver at 11.2 ms and its ACK (no link on the way back) returns at
     /// 21.2 ms; the second subflow's MP_JOIN handshake then takes two of its 40 ms round trips.
-    /// Until 101.2 ms it sends nothing, is outside the coupled sums and has no send buffer in
-    /// the connection's (the kernel adds a subflow's when it exists); from then on it is a
-    /// subflow like the first, and its initial window goes out with the next data written.
-    /// With `joins = "together"` both send at 0.
+    /// Its send buffer joins the connection's with its SYN/ACK at 61.2 ms
+    /// (`mptcp_finish_join` -> `mptcp_propagate_sndbuf`); until 101.2 ms it sends nothing and
+    /// is outside the coupled sums; from then on it is a subflow like the first, and its
+    /// initial window goes out with the next data written. With `joins = "together"` both
+    /// send at 0.
     #[test]
     fn a_joined_subflow_starts_two_of_its_round_trips_after_the_first_ack() {
         let text = TWO.replace("LOSS_B", "").replace(
@@ -786,15 +875,18 @@ mod tests {
         // Before its join the second subflow has no buffer in the connection's sum: 4,096 +
         // 46,080 (the first's initial buffer), where both together make 96,256.
         assert_eq!(conn(&mut sim).sq.as_deref().unwrap().sndbuf, 50_176);
+        sim.run_until(61_199_999);
+        assert_eq!(conn(&mut sim).sq.as_deref().unwrap().subs[1].sndbuf, 0);
+        sim.run_until(61_200_000);
+        let q = conn(&mut sim).sq.as_deref().unwrap();
+        assert_eq!(q.subs[1].sndbuf, 46_080);
+        assert_eq!(q.sndbuf, 4_096 + q.subs[0].sndbuf + 46_080);
         sim.run_until(101_199_999);
         let c = conn(&mut sim);
         assert!(!c.views[1].active && c.snd[1].snd_nxt == 0);
         assert!(c.snd[0].snd_nxt > 10, "the first subflow sends alone");
-        let before = c.sq.as_deref().unwrap().sndbuf;
         sim.run_until(101_200_000);
-        let c = conn(&mut sim);
-        assert!(c.views[1].active);
-        assert_eq!(c.sq.as_deref().unwrap().sndbuf, before + 46_080);
+        assert!(conn(&mut sim).views[1].active);
         // It takes its first burst once the writer has new data: here the blocked writer
         // wakes (a third of the buffer free) between 105 and 150 ms.
         sim.run_until(105_000_000);
@@ -805,6 +897,28 @@ mod tests {
         let mut sim = Simulation::new(&sc, 1).unwrap();
         sim.run_until(1);
         assert_eq!(conn(&mut sim).snd[1].snd_nxt, 10);
+    }
+
+    /// `joins = "linux_peer_first"`: the peer's first byte made the connection fully
+    /// established before the start, so the second subflow's two 40 ms round trips run from
+    /// 0: its buffer counts from 40 ms, it takes part from 80 ms (not 61.2 and 101.2 ms as
+    /// after the first ACK).
+    #[test]
+    fn a_join_after_the_peer_sent_first_starts_with_the_application() {
+        let text = TWO.replace("LOSS_B", "").replace(
+            "send_jitter = 0",
+            "send_jitter = 0\n        joins = \"linux_peer_first\"",
+        );
+        let sc = Scenario::from_toml_str(&text, "<test>").unwrap();
+        let mut sim = Simulation::new(&sc, 1).unwrap();
+        sim.run_until(39_999_999);
+        assert_eq!(conn(&mut sim).sq.as_deref().unwrap().subs[1].sndbuf, 0);
+        sim.run_until(40_000_000);
+        assert_eq!(conn(&mut sim).sq.as_deref().unwrap().subs[1].sndbuf, 46_080);
+        sim.run_until(79_999_999);
+        assert!(!conn(&mut sim).views[1].active);
+        sim.run_until(80_000_000);
+        assert!(conn(&mut sim).views[1].active);
     }
 
     /// Path b loses everything. What was queued on its subflow stays there (its own timeouts

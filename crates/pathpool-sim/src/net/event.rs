@@ -38,6 +38,8 @@ pub enum Ev {
     Stop(u32),
     /// Subflow (connection, subflow)'s MP_JOIN handshake has ended (`joins = "linux"`).
     Join(u32, u16),
+    /// Subflow (connection, subflow)'s MP_JOIN SYN/ACK has arrived: its send buffer counts.
+    JoinBuffer(u32, u16),
     /// Take one sample of every time series.
     Sample,
     /// A rate flow's receiver sends a report.

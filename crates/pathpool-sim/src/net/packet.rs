@@ -54,15 +54,19 @@ pub struct Packet {
     /// expected subflow sequence number ([`Packet::cum_ack`]). A rate flow's report: its id.
     pub seq: u64,
     /// Data: data sequence number (connection level, in segments). ACK: the connection-level
-    /// cumulative data ACK, the next expected DSN ([`Packet::data_ack`]). The receive window's
-    /// right edge is `data_ack` + the receive buffer in segments, a fixed size known from the
-    /// handshake, so it is not carried.
+    /// cumulative data ACK, the next expected DSN ([`Packet::data_ack`]), in the low 40 bits
+    /// (the scoreboard's DSN width), and the receive window it offers in segments
+    /// ([`Packet::window`], at most 2^24 - 1) in the high 24.
     pub dsn: u64,
     /// Data: content tag of the payload, a function of the DSN the sender meant, checked by the
     /// receiving application (so a mapping bug shows up as corrupted data, not silently). ACK:
     /// the one-way delay (source to sink) of the segment that triggered it ([`Packet::owd`]).
     pub tag: u64,
 }
+
+const DATA_ACK_BITS: u32 = 40;
+const DATA_ACK_MASK: u64 = (1 << DATA_ACK_BITS) - 1;
+const MAX_WINDOW: u64 = (1 << (64 - DATA_ACK_BITS)) - 1;
 
 // Packets are read cold (an RTT after they were written): one whole line per packet.
 const _: () = assert!(std::mem::size_of::<Packet>() == 64);
@@ -79,7 +83,9 @@ impl Packet {
         owd: Nanos,
         cum_ack: u64,
         data_ack: u64,
+        window: u64,
     ) -> Packet {
+        debug_assert!(data_ack <= DATA_ACK_MASK);
         Packet {
             conn,
             sub,
@@ -88,7 +94,7 @@ impl Packet {
             wire,
             ts,
             seq: cum_ack,
-            dsn: data_ack,
+            dsn: data_ack | (window.min(MAX_WINDOW) << DATA_ACK_BITS),
             tag: owd,
             ..Packet::default()
         }
@@ -103,7 +109,13 @@ impl Packet {
     /// ACK: next expected data sequence number.
     #[inline]
     pub fn data_ack(&self) -> u64 {
-        self.dsn
+        self.dsn & DATA_ACK_MASK
+    }
+
+    /// ACK: the receive window it offers, segments from [`Packet::data_ack`].
+    #[inline]
+    pub fn window(&self) -> u64 {
+        self.dsn >> DATA_ACK_BITS
     }
 
     /// ACK: one-way delay of the segment that triggered it.
@@ -314,7 +326,7 @@ mod tests {
     #[test]
     fn sack_blocks_stay_with_their_ack() {
         let mut pool = Pool::with_capacity(4);
-        let ack = |c| Packet::ack(c, 0, 0, ACK_BYTES, 1, 2, 10, 20);
+        let ack = |c| Packet::ack(c, 0, 0, ACK_BYTES, 1, 2, 10, 20, 7);
         let a = pool.alloc_with_sacks(ack(1), &[(12, 14), (16, 17)]);
         let b = pool.alloc_with_sacks(ack(2), &[]);
         let c = pool.alloc_with_sacks(ack(3), &[(30, 31), (33, 35), (40, 65_545)]);
@@ -326,7 +338,10 @@ mod tests {
         // c's farthest offset is 65 535, far's 65 536: only far went to the table.
         assert_eq!(pool.sack_tab.len(), 1);
         let p = pool.get(a);
-        assert_eq!((p.cum_ack(), p.data_ack(), p.owd(), p.ts), (10, 20, 2, 1));
+        assert_eq!(
+            (p.cum_ack(), p.data_ack(), p.window(), p.owd(), p.ts),
+            (10, 20, 7, 2, 1)
+        );
         pool.free(a);
         // The next ACK takes a's packet slot; c is untouched.
         let d = pool.alloc_with_sacks(ack(4), &[(50, 52)]);
