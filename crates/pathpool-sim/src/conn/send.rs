@@ -158,14 +158,8 @@ impl Conn {
     /// writer waits for room (`SOCK_NOSPACE`).
     #[inline]
     fn expand_sndbuf(&mut self) {
-        if let Some(q) = self.sq.as_deref_mut() {
-            if let Some(i) = q.acked.take() {
-                if q.buffers && q.nospace {
-                    let v = &self.views[i];
-                    let (cwnd, _) = int_window(v.cwnd, v.ssthresh);
-                    q.expand(i, cwnd, u64::from(self.snd[i].pipe));
-                }
-            }
+        if let Some(i) = self.sq.as_deref_mut().and_then(|q| q.acked.take()) {
+            self.check_space(i);
         }
     }
 

@@ -855,6 +855,15 @@ mod tests {
         );
     }
 
+    /// The lossless two-path scenario with `joins = joins`.
+    fn with_joins(joins: &str) -> Simulation {
+        let text = TWO.replace("LOSS_B", "").replace(
+            "send_jitter = 0",
+            &format!("send_jitter = 0\n        joins = \"{joins}\""),
+        );
+        Simulation::new(&Scenario::from_toml_str(&text, "<test>").unwrap(), 1).unwrap()
+    }
+
     /// `joins = "linux"`, worked by hand: the first segment (1,500 B at 10 Mbit/s: 1.2 ms)
     /// reaches the receiver at 11.2 ms and its ACK (no link on the way back) returns at
     /// 21.2 ms; the second subflow's MP_JOIN handshake then takes two of its 40 ms round trips.
@@ -865,12 +874,7 @@ mod tests {
     /// send at 0.
     #[test]
     fn a_joined_subflow_starts_two_of_its_round_trips_after_the_first_ack() {
-        let text = TWO.replace("LOSS_B", "").replace(
-            "send_jitter = 0",
-            "send_jitter = 0\n        joins = \"linux\"",
-        );
-        let sc = Scenario::from_toml_str(&text, "<test>").unwrap();
-        let mut sim = Simulation::new(&sc, 1).unwrap();
+        let mut sim = with_joins("linux");
         sim.run_until(1);
         // Before its join the second subflow has no buffer in the connection's sum: 4,096 +
         // 46,080 (the first's initial buffer), where both together make 96,256.
@@ -905,12 +909,7 @@ mod tests {
     /// after the first ACK).
     #[test]
     fn a_join_after_the_peer_sent_first_starts_with_the_application() {
-        let text = TWO.replace("LOSS_B", "").replace(
-            "send_jitter = 0",
-            "send_jitter = 0\n        joins = \"linux_peer_first\"",
-        );
-        let sc = Scenario::from_toml_str(&text, "<test>").unwrap();
-        let mut sim = Simulation::new(&sc, 1).unwrap();
+        let mut sim = with_joins("linux_peer_first");
         sim.run_until(39_999_999);
         assert_eq!(conn(&mut sim).sq.as_deref().unwrap().subs[1].sndbuf, 0);
         sim.run_until(40_000_000);
