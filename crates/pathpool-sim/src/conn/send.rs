@@ -259,7 +259,7 @@ impl Conn {
         match conn.cuts.as_deref() {
             Some(cuts) => {
                 let una = cuts.offset(conn.data_una, conn.mss);
-                q.write_carved(una, conn.next_byte, total, conn.mss, true)
+                q.write_carved(una, conn.next_byte, total, true)
             }
             None => q.write(conn.data_una, conn.total_segs, conn.mss, true),
         }

@@ -287,17 +287,17 @@ impl SendQ {
 
     /// The writer with `segmentation = "linux"`, in bytes: `una` is the stream's byte
     /// offset of the connection's DATA_ACK point, `taken` of the first byte no subflow has
-    /// taken yet, `total` the bytes the application has (each writer as [`SendQ::write`] and
-    /// [`SendQ::write_polled`] describe, a blocking writer copying a segment's worth at a
-    /// time). `write_bytes` is what it has written; each call's data goes into data fragments
-    /// as [`SendQ::copy`] says. `once` and the result as for [`SendQ::write`].
-    pub fn write_carved(&mut self, una: u64, taken: u64, total: u64, mss: u32, once: bool) -> bool {
+    /// taken yet, `total` the bytes the application has (each writer waits as [`SendQ::write`]
+    /// and [`SendQ::write_polled`] describe). `write_bytes` is what it has written: a `send()`
+    /// copies a data fragment at a time while the queued memory is below the buffer
+    /// ([`SendQ::copy_frag`]), a poll-driven one `write_size` bytes at most, a blocking one all
+    /// the application has. `once` and the result as for [`SendQ::write`].
+    pub fn write_carved(&mut self, una: u64, taken: u64, total: u64, once: bool) -> bool {
         if !self.buffers {
             // Everything is written at once, in full fragments ([`SendQ::dfrag_end`]).
             self.write_bytes = total;
             return false;
         }
-        let _ = mss;
         let step = self.poll_chunk;
         if step.is_none() && self.writer_blocked {
             let q = self.write_bytes - una;
@@ -658,7 +658,7 @@ mod tests {
         assert_eq!(taken.dfrag_end(98_184), 105_536);
         // Without send buffers everything is written at once, in full pages' fragments.
         let mut u = SendQ::new(true, false, 1448, &[1], false);
-        u.write_carved(0, 0, u64::MAX, 1448, false);
+        u.write_carved(0, 0, u64::MAX, false);
         assert_eq!(
             (u.write_bytes, u.dfrag_end(0), u.dfrag_end(32_728)),
             (u64::MAX, 32_728, 65_456)
@@ -735,9 +735,9 @@ mod tests {
         // socket polls writable: six of them fill 98,304 > 96,256 - at most.
         let mut w = SendQ::new(true, true, 1448, &[1, 1], false);
         w.poll_chunk = Some(16_384);
-        assert!(w.write_carved(0, 0, u64::MAX, 1448, true));
+        assert!(w.write_carved(0, 0, u64::MAX, true));
         assert_eq!(w.write_bytes, 16_384);
-        w.write_carved(0, 16_384, u64::MAX, 1448, false);
+        w.write_carved(0, 16_384, u64::MAX, false);
         assert_eq!(w.write_bytes, 65_536);
     }
 
@@ -751,15 +751,15 @@ mod tests {
         let mut q = SendQ::new(true, true, 1448, &[1], false);
         q.poll_chunk = Some(65_536);
         assert_eq!(q.sndbuf, 50_176);
-        assert!(q.write_carved(0, 0, u64::MAX, 1448, true));
+        assert!(q.write_carved(0, 0, u64::MAX, true));
         assert_eq!(q.write_bytes, 65_456);
         assert!(!q.nospace);
-        assert!(!q.write_carved(0, 0, u64::MAX, 1448, true));
+        assert!(!q.write_carved(0, 0, u64::MAX, true));
         assert!(q.nospace);
         // A TCP socket checks before each segment: 46,080 is reached within the 32nd.
         let mut t = SendQ::new(true, true, 1448, &[1], true);
         t.poll_chunk = Some(65_536);
-        t.write_carved(0, 0, u64::MAX, 1448, true);
+        t.write_carved(0, 0, u64::MAX, true);
         assert_eq!(t.write_bytes, 32 * 1448);
     }
 
