@@ -288,8 +288,12 @@ def test_algorithm_carries_two_path_transfer(two_paths, cc):
 COUPLING_PATH = {"rate_mbps": 20.0, "delay_ms": 20.0, "queue_pkts": 66}
 COUPLING_RUN_S = 30.0
 COUPLING_WARMUP_S = 3.0
-#: Thresholds, from 22 runs of exactly this test (README, "Coupling test"): LIA/uncoupled had
-#: mean 0.66, sd 0.10, max 0.84; uncoupled/TCP mean 1.80, sd 0.25, min 1.26 (22/22 pass).
+#: Runs pooled per verdict. Per run (13 runs of this set-up, Linux 6.18, since the access queue
+#: became a real drop-tail queue): uncoupled/TCP mean 1.36, sd 0.26, min 0.97 (two runs below
+#: 1.0 in 13, so one run cannot carry the verdict); LIA/uncoupled mean 0.61, sd 0.13, max 0.80.
+#: Pooled over four runs the first has sd about 0.13, so 1.0 is about 2.8 sd away; of the 286
+#: three-run pools of those 13 runs none fell below 1.01 or above 0.77.
+COUPLING_RUNS = 4
 LIA_OVER_RENO_MAX = 0.95
 RENO_OVER_TCP_MIN = 1.0
 
@@ -298,32 +302,38 @@ def test_coupling_lia_takes_less_than_uncoupled(loaded):
     """An MPTCP connection with two pp_lia subflows, one with two uncoupled pp_reno subflows and
     one pp_reno TCP flow share one bottleneck at the same time: LIA's connection takes clearly
     less than the uncoupled one (RFC 6356 goal 2: about one TCP's share, where two uncoupled
-    Reno subflows take two).
+    Reno subflows take more).
 
     All three run at once, so they see the same queue and losses, and all count one window step
     per ACK (the TCP flow runs pp_reno, read back from the socket; kernel reno counts acked
     segments instead and would take more). Rates are the sender's acknowledged bytes from
-    COUPLING_WARMUP_S to the end (slow start left out). Measured over 22 runs of this test bed
-    (python/pathpool/kernel/README.md, "Coupling test"): LIA/uncoupled median 0.66,
-    uncoupled/TCP median 1.81; each threshold is about 3 standard deviations away.
+    COUPLING_WARMUP_S to the end (slow start left out), summed over COUPLING_RUNS runs.
+    Two uncoupled subflows take about 1.4 TCP shares here, not 2: at a drop-tail queue shared
+    with TCP the kernel's MPTCP subflows lose more per packet (report/FINDINGS.md, Balia
+    Table V), which is why the precondition below is pooled over runs.
     """
     flows = [FlowSpec("lia", "mptcp", "pp_lia", 0), FlowSpec("reno", "mptcp", "pp_reno", 0),
              FlowSpec("tcp", "tcp", "pp_reno", 0)]
+    total = dict.fromkeys((f.name for f in flows), 0.0)
     with Testbed([PathSpec(**COUPLING_PATH), PathSpec(**COUPLING_PATH)], shared_bottleneck=True,
                  prefix="ppu-") as tb:
-        raw = tb.run_flows(flows, duration_s=COUPLING_RUN_S)
-    for f in flows:
-        assert raw["senders"][f.name]["cc"] == f.cc, (f, raw["senders"][f.name]["cc"])
-    for name in ("lia", "reno"):
-        assert len(raw["senders"][name]["final"]) == 2, (name, raw["senders"][name]["final"])
-    rate = {f.name: acked_rate_bps(raw, f.name, COUPLING_WARMUP_S) for f in flows}
-    print("acknowledged Mbit/s after warm-up:", {k: round(v / 1e6, 2) for k, v in rate.items()},
-          "lia/reno {:.3f} reno/tcp {:.3f}".format(rate["lia"] / rate["reno"], rate["reno"] / rate["tcp"]))
-    # The bottleneck is what limits them: together they fill it (19.3 Mbit/s of TCP payload).
-    assert sum(rate.values()) > 0.9 * 20e6 * 1448 / 1500, rate
+        for _ in range(COUPLING_RUNS):
+            raw = tb.run_flows(flows, duration_s=COUPLING_RUN_S)
+            for f in flows:
+                assert raw["senders"][f.name]["cc"] == f.cc, (f, raw["senders"][f.name]["cc"])
+            for name in ("lia", "reno"):
+                assert len(raw["senders"][name]["final"]) == 2, (name, raw["senders"][name]["final"])
+            rate = {f.name: acked_rate_bps(raw, f.name, COUPLING_WARMUP_S) for f in flows}
+            print("acknowledged Mbit/s after warm-up:", {k: round(v / 1e6, 2) for k, v in rate.items()})
+            # The bottleneck is what limits them: together they fill it (19.3 Mbit/s of payload).
+            assert sum(rate.values()) > 0.9 * 20e6 * 1448 / 1500, rate
+            for name, r in rate.items():
+                total[name] += r
+    print("pooled: lia/reno {:.3f} reno/tcp {:.3f}".format(total["lia"] / total["reno"],
+                                                          total["reno"] / total["tcp"]))
     # The uncoupled baseline really takes more than one TCP (else the test bed hides coupling).
-    assert rate["reno"] > RENO_OVER_TCP_MIN * rate["tcp"], rate
-    assert rate["lia"] < LIA_OVER_RENO_MAX * rate["reno"], rate
+    assert total["reno"] > RENO_OVER_TCP_MIN * total["tcp"], total
+    assert total["lia"] < LIA_OVER_RENO_MAX * total["reno"], total
 
 
 def test_delay_emulator_within_1ms(kernel_env):
