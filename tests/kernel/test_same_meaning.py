@@ -165,15 +165,37 @@ def test_as_testbed_runs_writes_every_difference_that_has_a_way_to_agree():
     assert m["joins"] == "linux_peer_first"
     # Both receive windows autotune as the kernel's, up to its tcp_rmem[2].
     assert [(f["receive_window"], f["rcv_buffer_bytes"]) for f in (m, t)] == [("linux", 32 << 20)] * 2
-    # A bed that starts every flow at its written start: the simulator's flows start there too.
+    # A bed that starts every flow at its written start: the simulator's flows start there too,
+    # spread as the bed's sender processes come up (two flows, both from 0 to the end: 16 ms).
     still = load_scenario(sc, mapping.as_testbed_runs(sc, start_jitter=False))
-    assert [f["start_jitter_s"] for f in still.spec["flows"]] == [0, 0]
-    assert {d.field for d in map_scenario(still).differences} == left - {"flows[0].start_jitter"}
+    assert [f["start_jitter_s"] for f in still.spec["flows"]] == [pytest.approx(0.016)] * 2
+    assert {d.field for d in map_scenario(still).differences} == left | {"flows[1].start_jitter"}
     # The bed's delayed ACKs (true or "linux" written) are the kernel's: "linux" in the simulator.
     d = _scenario(delayed_ack=True)
     d["flows"][1]["delayed_ack"] = True
     assert [f["delayed_ack"] for f in load_scenario(d, mapping.as_testbed_runs(d)).spec["flows"]] == [
         "linux", "linux"]
+
+
+def test_the_bed_start_spread_follows_its_sender_start_up():
+    """Flows the bed starts at their written starts begin as their sender processes come up:
+    8 ms per flow in the run when every flow runs from 0 to the end (the senders connect as they
+    start), 0.06 ms per flow when one starts late or stops early (all wait for one clock)."""
+    from pathpool import load_scenario
+
+    sc = load_scenario(_scenario())
+    assert mapping.bed_start_spread(sc.spec) == pytest.approx(2 * 0.008)
+    five = load_scenario(sc, ["flows.1.count=4"])
+    assert mapping.bed_start_spread(five.spec) == pytest.approx(5 * 0.008)
+    for late in (["flows.1.start=1.0"], ["flows.1.stop=1.0"]):
+        timed = load_scenario(sc, late)
+        assert mapping.bed_start_spread(timed.spec) == pytest.approx(2 * 0.00006), late
+        ov = mapping.as_testbed_runs(timed, start_jitter=False)
+        assert [f["start_jitter_s"] for f in load_scenario(timed, ov).spec["flows"]] == [
+            pytest.approx(2 * 0.00006)] * 2
+    # A stop at the run's end is no stop: the run is not timed.
+    end = load_scenario(sc, [f"flows.1.stop={sc.spec['duration_s']}"])
+    assert mapping.bed_start_spread(end.spec) == pytest.approx(2 * 0.008)
 
 
 def test_as_testbed_runs_leaves_the_test_bed_plan_as_it_was():

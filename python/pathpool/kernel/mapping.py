@@ -78,7 +78,7 @@ Every field the mapping reads (Markdown, for the manual):
 | `flows.size` | (file: required) | the download's bytes | the same | yes |
 | `flows.start` | 0 | when the application starts | when the sender connects, on the run's clock; it writes after the handshake and the receiver's one-byte reply (so that lost MP_CAPABLE segments cannot make the connection TCP), and its rates leave that reply's round trip out | yes, to within the handshake's round trip |
 | `flows.stop` | end of run | stop offering new data | stop writing and close; about 16 KiB unsent left (`TCP_NOTSENT_LOWAT`) | yes, to within that |
-| `flows.start_jitter` | 0 | the start drawn per seed | the simulator's draw when the offsets are given (`start_offsets`), else none | yes with the offsets, else warned |
+| `flows.start_jitter` | 0 | the start drawn per seed | the simulator's draw when the offsets are given (`start_offsets`), else each sender as its process comes up (about 8 ms per flow in the run; 0.06 ms when a flow starts late or stops early: `bed_start_spread`) | yes with the offsets, else warned |
 | `flows.send_jitter` | 0.5 ms | each data packet leaves after a random delay up to it | the host's own timing | no (when > 0): warned |
 | `flows.mss` | 1448 | payload per segment (timestamps only) | 1448, the veths' 1500-byte MTU; other values refused | yes |
 | `flows.option_bytes` | 0 | further option bytes per data segment | the kernel's own: 28 (DSS with a 64-bit data ACK) on an MPTCP subflow, 0 on TCP | TCP yes; MPTCP with 0: warned (write 28) |
@@ -759,6 +759,17 @@ def start_offsets(scenario: Any, seed: int) -> dict[str, int]:
     return dict(_core.start_offsets(sc.text, sc.origin, int(seed)))
 
 
+#: How far apart the test bed's senders begin when it starts flows at their written starts,
+#: per flow in the run (s). A run whose flows all start at 0 and never stop early launches one
+#: sender process after another and each connects as it comes up: measured with the senders'
+#: connect times on the shared clock (Linux 6.18, 2-core AMD EPYC KVM), 5 flows 6.6-35 ms from
+#: first to last (8 runs, TCP and MPTCP; a uniform spread of about 37 ms fits), 20 flows
+#: 65-314 ms (3 runs, about 200 ms); about 8 ms per flow. A run with a late or early-stopping
+#: flow (``FlowSpec.timed``) starts every sender on one clock: 5 flows within 0.2-0.3 ms
+#: (3 runs), about 0.06 ms per flow.
+BED_START_SPREAD_PER_FLOW_S = 0.008
+BED_TIMED_START_SPREAD_PER_FLOW_S = 0.00006
+
 #: The flow fields ``reading = "linux"`` decides (its written values are removed so it does).
 #: What the simulator's ``joins`` values mean, for the mapping's lines.
 JOINS_READ = {"together": "together: every subflow starts with the connection",
@@ -790,11 +801,15 @@ def as_testbed_runs(scenario: Any, *, start_jitter: bool = True) -> list[str]:
     4.10 Mbit/s without send jitter, 6.54 with its 0.5 ms, the kernel 6.61). The start jitter
     follows what the bed does with it: kept when the bed starts each flow at the simulator's
     draw for the seed (:func:`start_offsets`; ``pathpool compare``, ``pathpool reproduce
-    --kernel-start-jitter scenario``), zero when the bed starts every flow at its written start
-    (``--kernel-start-jitter off``, the default). That decides cells such as RSF's Table 2
-    scenario 0 (five downloads sharing one queue, LIA, 30 seeds): 2.28 Mbit/s with the 100 ms
-    start jitter, 2.11 (1.95 to 2.28 per seed) with none, the kernel's five runs started
-    together 2.04 to 2.26. What stays different has no setting in the
+    --kernel-start-jitter scenario``); when the bed starts every flow at its written start
+    (``--kernel-start-jitter off``, the default) its senders still begin as their processes
+    come up, so each flow's start is drawn over :func:`bed_start_spread` instead. Flows started
+    at exactly the same instant are a symmetric case no host produces, and the simulator's
+    drop-tail queues resolve it differently: RSF Table 2 scenario 0 (five TCP downloads sharing
+    one queue, 30 seeds) gives 2.11 Mbit/s (2.02-2.20 per seed) started together and 2.20
+    (2.19-2.21; two downloads done at 12.2 s, three at 16.3-16.9 s) with any spread from 5 to
+    64 ms, as the kernel's runs (2.27 Mbit/s; two done at 11.1-12.6 s, three at 16.0-17.7 s).
+    What stays different has no setting in the
     simulator: ``ack_links``' queues, loss on shared links (see the module's table).
 
     Parameters
@@ -822,6 +837,7 @@ def as_testbed_runs(scenario: Any, *, start_jitter: bool = True) -> list[str]:
     from pathpool.sim.scenario import flow_entries, load_scenario, override
 
     sc = load_scenario(scenario)
+    spread = bed_start_spread(sc.spec)
     out: list[str] = []
     for i, fl in flow_entries(sc.spec):
         if fl["kind"] == "rate":
@@ -835,9 +851,28 @@ def as_testbed_runs(scenario: Any, *, start_jitter: bool = True) -> list[str]:
             out.append(override(f"{at}.joins", "linux_peer_first"))
         out.append(override(f"{at}.writer", "poll"))
         out.append(override(f"{at}.write_size", testbed_write_size(fl, sc.spec["duration_s"])))
-        if not start_jitter and fl["start_jitter_s"] > 0:
-            out.append(override(f"{at}.start_jitter", 0))
+        if not start_jitter:
+            out.append(override(f"{at}.start_jitter", spread))
     return out
+
+
+def bed_start_spread(spec: dict) -> float:
+    """Seconds over which the test bed's senders begin when it starts a scenario's flows at
+    their written starts (:data:`BED_START_SPREAD_PER_FLOW_S`): the simulator draws each flow's
+    start uniformly over it (``start_jitter``), as the bed's process start-up spreads them.
+
+    Examples
+    --------
+    >>> from pathpool.sim.scenario import load_scenario
+    >>> from pathpool.data import scenario_path
+    >>> round(bed_start_spread(load_scenario(scenario_path("rsf2020/table2_s0_single_path")).spec), 6)
+    0.04
+    """
+    flows = [fl for fl in spec["flows"] if fl["kind"] != "rate"]
+    duration = spec["duration_s"]
+    timed = any(fl["start_s"] > 0 or (fl["stop_s"] is not None and fl["stop_s"] < duration) for fl in flows)
+    per_flow = BED_TIMED_START_SPREAD_PER_FLOW_S if timed else BED_START_SPREAD_PER_FLOW_S
+    return per_flow * len(flows)
 
 
 def testbed_write_size(fl: dict, duration_s: float) -> int:
