@@ -302,7 +302,8 @@ KERNEL_METHOD = (
 #: How the kernel flows start, per ``--kernel-start-jitter``.
 KERNEL_JITTER = {
     "off": ", the flows' start jitter of the report's own simulator columns (every kernel flow starts at its "
-           "scenario `start`, as the simulator's runs beside them in the agreement table do; flows that start "
+           "scenario `start`, as its sender process comes up, and the simulator's runs beside them in the "
+           "agreement table draw each start over that spread, about 8 ms per flow in the run; flows that start "
            "late or stop early, as Balia Table V's SP-TCP flow, do so on the run's clock)",
     "scenario": " (but not the flows' start times: with `--kernel-start-jitter scenario` every kernel flow "
                 "starts at the simulator's start for its seed, the scenario's `start` plus the jitter Rust draws "
