@@ -15,6 +15,18 @@ use crate::net::event::Ev;
 use crate::net::{Net, NO_EVENT};
 use crate::time::Nanos;
 
+/// What a data segment's arrival was, for Linux's ACK decision ([`Conn::linux_ack_check`]).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Segment {
+    pub arrival: Arrival,
+    /// It starts at `rcv_nxt` (in order, or filling the hole there).
+    pub fills: bool,
+    /// Payload bytes.
+    pub len: u32,
+    /// The application read data it delivered and left the (connection's) queue empty.
+    pub emptied: bool,
+}
+
 impl Conn {
     /// Data packet `pid` reached its receiver (which frees it).
     pub(crate) fn on_data(&mut self, net: &mut Net, pid: u32) {
@@ -44,9 +56,11 @@ impl Conn {
         let arrival = conn.rcv[j].on_segment(seq);
         let (app, mss, key) = (conn.app, conn.mss, conn.tag_key);
         let cuts = conn.cuts.as_deref();
-        conn.data.on_segment(dsn, len, tag, j as u16, now, |d| {
+        let read = conn.data.on_segment(dsn, len, tag, j as u16, now, |d| {
             (payload_at(cuts, app, mss, d), content_tag(key, d))
         });
+        // The application read what arrived and left nothing queued (`tcp_cleanup_rbuf`).
+        let emptied = read > 0 && conn.data.held_segs == 0;
         if conn.completion.is_none() && conn.data.rcv_nxt >= conn.total_segs {
             conn.completion = Some(now);
         }
@@ -55,7 +69,13 @@ impl Conn {
         r.last_ts = ts;
         r.last_owd = now - ts;
         if delayed == DelayedAck::Linux {
-            return self.linux_ack_check(net, c, j, arrival, fills, len);
+            let seg = Segment {
+                arrival,
+                fills,
+                len,
+                emptied,
+            };
+            return self.linux_ack_check(net, c, j, seg);
         }
         let delayed = delayed == DelayedAck::Every2;
         // RFC 5681 section 4.2: ACK at once for out-of-order or gap-filling segments; otherwise
@@ -80,19 +100,26 @@ impl Conn {
     /// `delayed_ack = "linux"`: what Linux's receiver does after a data segment of `len`
     /// payload bytes (`tcp_data_queue`, `tcp_event_data_recv`, `__tcp_ack_snd_check`,
     /// `tcp_send_delayed_ack`; see [`LinuxDelack`](super::receiver::LinuxDelack)).
-    fn linux_ack_check(
-        &mut self,
-        net: &mut Net,
-        c: usize,
-        j: usize,
-        arrival: Arrival,
-        fills: bool,
-        len: u32,
-    ) {
+    pub(crate) fn linux_ack_check(&mut self, net: &mut Net, c: usize, j: usize, seg: Segment) {
+        let Segment {
+            arrival,
+            fills,
+            len,
+            emptied,
+        } = seg;
         let now = net.now;
+        if emptied {
+            // `mptcp_cleanup_rbuf`: the read that emptied the queue sends the other subflows'
+            // pushed pending ACKs too (`mptcp_subflow_could_cleanup`).
+            for k in 0..self.rcv.len() {
+                if k != j && self.rcv[k].lx.pushed && self.rcv[k].delack_deadline != 0 {
+                    self.send_ack(net, c, k);
+                }
+            }
+        }
         let r = &mut self.rcv[j];
         let ack_now = match arrival {
-            Arrival::InOrder => r.lx.in_order(now, len),
+            Arrival::InOrder => r.lx.in_order(now, len) || emptied && r.lx.pushed,
             // Data already received (`tcp_data_queue`: a retransmission): quick-ACK mode.
             Arrival::Duplicate => {
                 r.lx.enter_quickack();

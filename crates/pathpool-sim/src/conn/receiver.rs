@@ -54,9 +54,17 @@ const INIT_RCV_WND: u64 = 65_535;
 ///   segments); the receiver's `srtt` and RTO come from its one RTT sample, the handshake
 ///   (`tcp_rtt_estimator`, `__tcp_set_rto`: RTO = m + max(2m, 200 ms)).
 ///
+/// - ACKs when the application reads (`tcp_cleanup_rbuf`; for MPTCP `mptcp_cleanup_rbuf` ->
+///   `mptcp_subflow_could_cleanup`, net/mptcp/protocol.c): an in-order segment shorter than
+///   `rcv_mss` marks the pending ACK `ICSK_ACK_PUSHED` (`tcp_measure_rcv_mss`); a read that
+///   leaves the receive queue empty (the connection's, for MPTCP: nothing held out of order at
+///   the data level) then sends every pushed pending ACK at once, on every subflow of the
+///   connection. The simulated application reads whenever data is delivered in order.
+///
 /// Not modelled: SACK compression (`tcp_sack_compress_send_ack`: after three immediate
-/// duplicate ACKs for one `rcv_nxt`, Linux holds further ones up to min(1 ms, RTT / 20)),
-/// ACKs sent when the application reads (`tcp_cleanup_rbuf`), and the `rcv_mss` that two
+/// duplicate ACKs for one `rcv_nxt`, Linux holds further ones up to min(1 ms, RTT / 20)), the
+/// `PSH` flag of a full segment (the last of each write, which also marks the ACK pushed), the
+/// window-update ACKs of a read that doubles the window offered, and the `rcv_mss` that two
 /// equal short segments in a row set.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct LinuxDelack {
@@ -72,6 +80,8 @@ pub struct LinuxDelack {
     pub rcv_wnd: u64,
     pub srtt: Nanos,
     pub rto: Nanos,
+    /// A short in-order segment arrived since the last ACK (`ICSK_ACK_PUSHED`).
+    pub pushed: bool,
 }
 
 impl LinuxDelack {
@@ -128,6 +138,9 @@ impl LinuxDelack {
     pub fn in_order(&mut self, now: Nanos, len: u32) -> bool {
         self.data_recv(now);
         self.unacked += u64::from(len);
+        if len < self.rcv_mss {
+            self.pushed = true;
+        }
         self.unacked > u64::from(self.rcv_mss) || self.quick > 0
     }
 
@@ -162,6 +175,7 @@ impl LinuxDelack {
     /// An ACK went out (`tcp_event_ack_sent` -> `tcp_dec_quickack_mode`).
     pub fn ack_sent(&mut self) {
         self.unacked = 0;
+        self.pushed = false;
         if self.quick > 0 {
             if self.quick == 1 {
                 self.ato = TCP_ATO_MIN;
@@ -311,6 +325,139 @@ mod tests {
     }
 
     const MS: Nanos = NS_PER_MS;
+
+    #[test]
+    fn linux_a_short_segment_marks_the_pending_ack_pushed_until_an_ack_goes() {
+        let mut d = LinuxDelack::new(1448, 4 << 20, 20 * MS);
+        d.quick = 0;
+        d.ato = TCP_ATO_MIN;
+        assert!(!d.in_order(0, 1448));
+        assert!(!d.pushed);
+        // 1,448 + 100 bytes unACKed > rcv_mss: ACK now by the arrival rule, and pushed.
+        assert!(d.in_order(MS, 100));
+        assert!(d.pushed);
+        d.ack_sent();
+        assert!(!d.pushed);
+        // Alone, a short segment is delayed at arrival; only the read that empties the queue
+        // sends its ACK (`tcp_cleanup_rbuf`, in `Conn::linux_ack_check`).
+        assert!(!d.in_order(2 * MS, 100));
+        assert!(d.pushed);
+    }
+
+    /// `mptcp_cleanup_rbuf`: a read that empties the connection's queue sends the pushed
+    /// pending ACK of another subflow too (its short segment had waited, held out of order at
+    /// the data level); a pending ACK that is not pushed, or a read that leaves data queued,
+    /// sends nothing.
+    #[test]
+    fn linux_the_read_that_empties_the_connection_acks_a_siblings_pushed_segment() {
+        use crate::conn::input::Segment;
+        use crate::conn::receiver::Arrival;
+        use crate::world::Endpoint;
+        use crate::{Scenario, Simulation};
+        let text = r#"
+            name = "t"
+            duration = "2s"
+            [[links]]
+            name = "a"
+            rate = "10Mbps"
+            delay = "10ms"
+            [[links]]
+            name = "b"
+            rate = "10Mbps"
+            delay = "20ms"
+            [[paths]]
+            name = "pa"
+            links = ["a"]
+            [[paths]]
+            name = "pb"
+            links = ["b"]
+            [[flows]]
+            name = "m"
+            kind = "mptcp"
+            paths = ["pa", "pb"]
+            delayed_ack = "linux"
+        "#;
+        let sc = Scenario::from_toml_str(text, "<test>").unwrap();
+        let mut sim = Simulation::new(&sc, 1).unwrap();
+        let w = &mut sim.world;
+        let Endpoint::Conn(c) = &mut w.endpoints[0] else {
+            unreachable!()
+        };
+        for (pushed, emptied, sent) in [
+            (true, true, true),
+            (false, true, false),
+            (true, false, false),
+        ] {
+            c.rcv[1].lx.pushed = pushed;
+            c.rcv[1].delack_deadline = 500 * MS;
+            c.rcv[1].pending = 1;
+            c.rcv[0].lx.quick = 16;
+            let seg = Segment {
+                arrival: Arrival::InOrder,
+                fills: true,
+                len: 1448,
+                emptied,
+            };
+            c.linux_ack_check(&mut w.net, 0, 0, seg);
+            let r = &c.rcv[1];
+            assert_eq!(
+                r.delack_deadline == 0,
+                sent,
+                "pushed {pushed}, emptied {emptied}"
+            );
+            assert_eq!(r.lx.pushed, pushed && !sent);
+        }
+    }
+
+    /// A TCP download of 20 full segments and one of 100 bytes, `delayed_ack = "linux"`: ACKs
+    /// for the first 16 at once (quick-ACK mode), then for every second (18, 20); the 21st is
+    /// short, alone: `__tcp_ack_snd_check` would delay it (the timer at +40 ms), but the
+    /// application reads it and leaves the queue empty, so `tcp_cleanup_rbuf` ACKs it at once.
+    #[test]
+    fn linux_the_read_that_empties_the_queue_acks_a_short_segment_at_once() {
+        use crate::conn::Conn;
+        use crate::world::Endpoint;
+        use crate::{Scenario, Simulation};
+        let text = r#"
+            name = "t"
+            duration = "2s"
+            [[links]]
+            name = "a"
+            rate = "100Mbps"
+            delay = "10ms"
+            buffer = 1000
+            [[paths]]
+            name = "pa"
+            links = ["a"]
+            [[flows]]
+            name = "t"
+            kind = "tcp"
+            path = "pa"
+            app = "file"
+            size = "29060B"
+            delayed_ack = "linux"
+            send_jitter = 0
+        "#;
+        let sc = Scenario::from_toml_str(text, "<test>").unwrap();
+        let mut sim = Simulation::new(&sc, 1).unwrap();
+        fn conn(sim: &mut Simulation) -> &mut Conn {
+            match &mut sim.world.endpoints[0] {
+                Endpoint::Conn(c) => c,
+                Endpoint::Rate(_) => unreachable!(),
+            }
+        }
+        let mut t = 0;
+        while conn(&mut sim).completion.is_none() {
+            t += 10_000;
+            assert!(t < 1_000_000_000, "the download never completed");
+            sim.run_until(t);
+        }
+        let c = conn(&mut sim);
+        assert_eq!(c.data.delivered_bytes, 29_060);
+        let r = &c.rcv[0];
+        assert_eq!((r.delack_deadline, r.pending, r.lx.unacked), (0, 0, 0));
+        assert!(!r.lx.pushed);
+    }
 
     /// One in-order full segment at `t`: did it go out at once? (An ACK sent is recorded.)
     fn seg(d: &mut LinuxDelack, t: Nanos) -> bool {
