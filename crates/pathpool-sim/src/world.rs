@@ -453,6 +453,14 @@ fn network(sc: &Scenario, seed: u64) -> (Vec<Link>, Vec<Route>, Vec<Path>) {
     (links, routes, paths)
 }
 
+#[cfg(test)]
+impl World {
+    /// The first endpoint, a connection, beside the network (unit tests of a connection).
+    pub(crate) fn conn0(&mut self) -> (&mut Conn, &mut Net) {
+        (conn_of(&mut self.endpoints, 0), &mut self.net)
+    }
+}
+
 /// Endpoint `e`, a connection (the events that name it are connection events).
 #[inline]
 fn conn_of(endpoints: &mut [Endpoint], e: u32) -> &mut Conn {

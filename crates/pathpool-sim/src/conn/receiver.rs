@@ -352,7 +352,6 @@ mod tests {
     fn linux_the_read_that_empties_the_connection_acks_a_siblings_pushed_segment() {
         use crate::conn::input::Segment;
         use crate::conn::receiver::Arrival;
-        use crate::world::Endpoint;
         use crate::{Scenario, Simulation};
         let text = r#"
             name = "t"
@@ -379,10 +378,7 @@ mod tests {
         "#;
         let sc = Scenario::from_toml_str(text, "<test>").unwrap();
         let mut sim = Simulation::new(&sc, 1).unwrap();
-        let w = &mut sim.world;
-        let Endpoint::Conn(c) = &mut w.endpoints[0] else {
-            unreachable!()
-        };
+        let (c, net) = sim.world.conn0();
         for (pushed, emptied, sent) in [
             (true, true, true),
             (false, true, false),
@@ -398,7 +394,7 @@ mod tests {
                 len: 1448,
                 emptied,
             };
-            c.linux_ack_check(&mut w.net, 0, 0, seg);
+            c.linux_ack_check(net, 0, 0, seg);
             let r = &c.rcv[1];
             assert_eq!(
                 r.delack_deadline == 0,
@@ -415,8 +411,6 @@ mod tests {
     /// application reads it and leaves the queue empty, so `tcp_cleanup_rbuf` ACKs it at once.
     #[test]
     fn linux_the_read_that_empties_the_queue_acks_a_short_segment_at_once() {
-        use crate::conn::Conn;
-        use crate::world::Endpoint;
         use crate::{Scenario, Simulation};
         let text = r#"
             name = "t"
@@ -440,19 +434,13 @@ mod tests {
         "#;
         let sc = Scenario::from_toml_str(text, "<test>").unwrap();
         let mut sim = Simulation::new(&sc, 1).unwrap();
-        fn conn(sim: &mut Simulation) -> &mut Conn {
-            match &mut sim.world.endpoints[0] {
-                Endpoint::Conn(c) => c,
-                Endpoint::Rate(_) => unreachable!(),
-            }
-        }
         let mut t = 0;
-        while conn(&mut sim).completion.is_none() {
+        while sim.world.conn0().0.completion.is_none() {
             t += 10_000;
             assert!(t < 1_000_000_000, "the download never completed");
             sim.run_until(t);
         }
-        let c = conn(&mut sim);
+        let (c, _) = sim.world.conn0();
         assert_eq!(c.data.delivered_bytes, 29_060);
         let r = &c.rcv[0];
         assert_eq!((r.delack_deadline, r.pending, r.lx.unacked), (0, 0, 0));

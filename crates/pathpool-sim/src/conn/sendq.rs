@@ -453,7 +453,6 @@ mod tests {
     use crate::conn::scheduler::pick_linux;
     use crate::conn::scoreboard::SegPool;
     use crate::conn::Conn;
-    use crate::world::Endpoint;
     use crate::{Scenario, Simulation};
     use pathpool_cc::Subflow;
 
@@ -588,10 +587,7 @@ mod tests {
     "#;
 
     fn conn(sim: &mut Simulation) -> &mut Conn {
-        match &mut sim.world.endpoints[0] {
-            Endpoint::Conn(c) => c,
-            Endpoint::Rate(_) => unreachable!(),
-        }
+        sim.world.conn0().0
     }
 
     /// The first write pass, worked by hand. The connection's buffer is 4,096 + 2 * 46,080 =
@@ -821,10 +817,7 @@ mod tests {
     #[test]
     fn a_short_tail_waits_for_the_short_segment_before_it_and_grows_meanwhile() {
         let mut sim = carved(TWO.replace("LOSS_B", ""), "");
-        let w = &mut sim.world;
-        let Endpoint::Conn(c) = &mut w.endpoints[0] else {
-            unreachable!()
-        };
+        let (c, net) = sim.world.conn0();
         let mut pool = SegPool::default();
         let write = |c: &mut Conn, n: u64| {
             let taken = c.next_byte;
@@ -832,19 +825,19 @@ mod tests {
         };
         write(c, 100);
         assert!(c.take_carved(1, 65_428));
-        c.xmit_queue(&mut w.net, &mut pool, 0, 1);
+        c.xmit_queue(net, &mut pool, 0, 1);
         assert_eq!((c.snd[1].snd_nxt, c.next_dsn), (1, 48));
         assert_eq!(c.cuts.as_deref().unwrap().len(47, 1448), 100);
         write(c, 2_000);
         assert!(c.take_carved(1, 65_428));
         let cuts = c.cuts.as_deref().unwrap();
         assert_eq!((cuts.len(47, 1448), cuts.len(48, 1448)), (1448, 652));
-        c.xmit_queue(&mut w.net, &mut pool, 0, 1);
+        c.xmit_queue(net, &mut pool, 0, 1);
         assert_eq!(c.snd[1].snd_nxt, 2);
         assert_eq!(c.sq.as_deref().unwrap().subs[1].queue, [48]);
         // With the 80 bytes acknowledged (`snd_sml` no longer above `snd_una`) it goes.
         c.sq.as_deref_mut().unwrap().subs[1].snd_sml = 0;
-        c.xmit_queue(&mut w.net, &mut pool, 0, 1);
+        c.xmit_queue(net, &mut pool, 0, 1);
         assert_eq!(c.snd[1].snd_nxt, 3);
         assert_eq!(
             (
@@ -1109,7 +1102,6 @@ mod tests {
 #[cfg(test)]
 mod idle_tests {
     use crate::conn::{cwnd_restart, Conn};
-    use crate::world::Endpoint;
     use crate::{Scenario, Simulation};
 
     const RTO: u64 = 200_000_000;
@@ -1166,10 +1158,7 @@ mod idle_tests {
     }
 
     fn conn(sim: &mut Simulation) -> &mut Conn {
-        match &mut sim.world.endpoints[0] {
-            Endpoint::Conn(c) => c,
-            Endpoint::Rate(_) => unreachable!(),
-        }
+        sim.world.conn0().0
     }
 
     /// A download that finished long ago: new data now restarts the window as
