@@ -59,8 +59,6 @@ impl Conn {
         let read = conn.data.on_segment(dsn, len, tag, j as u16, now, |d| {
             (payload_at(cuts, app, mss, d), content_tag(key, d))
         });
-        // The application read what arrived and left nothing queued (`tcp_cleanup_rbuf`).
-        let emptied = read > 0 && conn.data.held_segs == 0;
         if conn.completion.is_none() && conn.data.rcv_nxt >= conn.total_segs {
             conn.completion = Some(now);
         }
@@ -73,7 +71,9 @@ impl Conn {
                 arrival,
                 fills,
                 len,
-                emptied,
+                // The application read what arrived and left nothing queued
+                // (`tcp_cleanup_rbuf`).
+                emptied: read > 0 && conn.data.held_segs == 0,
             };
             return self.linux_ack_check(net, c, j, seg);
         }
