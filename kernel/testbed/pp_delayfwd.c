@@ -3,7 +3,7 @@
  * pp_delayfwd: a fixed one-way delay for one direction of one test-bed path, for kernels
  * without netem (this project's CI kernel has none).
  *
- *   pp_delayfwd DEV DELAY_US [QUEUE_PKTS]
+ *   pp_delayfwd DEV DELAY_US [QUEUE_PKTS [JITTER_US]]
  *
  * Creates TUN device DEV (in the caller's network namespace), prints "ready" once it exists,
  * then reads every packet the kernel routes into DEV, holds it DELAY_US microseconds (from the
@@ -13,6 +13,10 @@
  * 1 ns and waits use ppoll with nanosecond timeouts, which keeps the added error in the tens
  * of microseconds (tests/kernel checks the measured one-way delay within 1 ms of the setting).
  * When the ring is full the packet is dropped (a tail drop, like a full netem queue).
+ * JITTER_US > 0 holds each packet a further time drawn uniformly from [0, JITTER_US) (xorshift64,
+ * seeded from the process id and the clock), never releasing it before the packet read ahead of
+ * it: hosts' timing noise, which keeps flows that share a drop-tail queue from locking into
+ * phase with one another (the simulator's send_jitter; pathpool.kernel.testbed.PathSpec).
  * Exits on SIGTERM/SIGINT, and when the process that started it dies (PR_SET_PDEATHSIG), so
  * a test-bed holder killed in any way leaves no forwarder behind; the TUN device disappears
  * with it.
@@ -61,17 +65,21 @@ int main(int argc, char **argv)
 	struct ifreq ifr;
 	struct slot *ring;
 	long long delay_ns;
+	long long jitter_ns = 0, last_due = 0;
+	unsigned long long rng;
 	long qcap = 4096, head = 0, count = 0;
 	int fd;
 
-	if (argc < 3 || argc > 4) {
-		fprintf(stderr, "usage: %s DEV DELAY_US [QUEUE_PKTS]\n", argv[0]);
+	if (argc < 3 || argc > 5) {
+		fprintf(stderr, "usage: %s DEV DELAY_US [QUEUE_PKTS [JITTER_US]]\n", argv[0]);
 		return 2;
 	}
 	delay_ns = atoll(argv[2]) * 1000LL;
-	if (argc == 4)
+	if (argc >= 4)
 		qcap = atol(argv[3]);
-	if (delay_ns < 0 || qcap < 1 || strlen(argv[1]) >= IFNAMSIZ) {
+	if (argc == 5)
+		jitter_ns = atoll(argv[4]) * 1000LL;
+	if (delay_ns < 0 || qcap < 1 || jitter_ns < 0 || strlen(argv[1]) >= IFNAMSIZ) {
 		fprintf(stderr, "pp_delayfwd: bad arguments\n");
 		return 2;
 	}
@@ -80,6 +88,8 @@ int main(int argc, char **argv)
 		perror("pp_delayfwd: calloc");
 		return 1;
 	}
+	/* Any nonzero state will do: the draws need not repeat between runs (the bed's do not). */
+	rng = ((unsigned long long)getpid() << 32) ^ (unsigned long long)now_ns() ^ 0x9e3779b97f4a7c15ULL;
 	prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
 	signal(SIGTERM, on_signal);
 	signal(SIGINT, on_signal);
@@ -139,8 +149,20 @@ int main(int argc, char **argv)
 			if (n <= 0)
 				break;
 			if (count < qcap) {
+				long long due = now_ns() + delay_ns;
+
+				if (jitter_ns) {
+					rng ^= rng << 13;
+					rng ^= rng >> 7;
+					rng ^= rng << 17;
+					due += (long long)(rng % (unsigned long long)jitter_ns);
+					/* In order: never before the packet ahead of it. */
+					if (due < last_due)
+						due = last_due;
+				}
+				last_due = due;
 				ring[tail].len = (int)n;
-				ring[tail].due_ns = now_ns() + delay_ns;
+				ring[tail].due_ns = due;
 				count++;
 			}
 		}

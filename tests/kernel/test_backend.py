@@ -9,6 +9,7 @@ import json
 import math
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -328,10 +329,11 @@ def test_compare_cli_writes_table_and_plot(result_dirs, tmp_path):
 
 
 def test_compare_warns_once_per_field_the_backends_read_differently(result_dirs, tmp_path):
-    """The shipped scenario leaves option_bytes, recovery, receive_window and send_jitter at the
-    simulator's defaults, which the kernel does not do: one warning line per field on stderr
-    (the MPTCP flow's option_bytes with what to write), the same lines in comparison.md. Per-segment
-    ACKs (no delayed_ack written) and the links' rates are the same on both: no line."""
+    """The shipped scenario leaves option_bytes, recovery and receive_window at the simulator's
+    defaults, which the kernel does not do: one warning line per field on stderr (the MPTCP
+    flow's option_bytes with what to write), the same lines in comparison.md. Per-segment ACKs
+    (no delayed_ack written), the links' rates and the send jitter (each path's ACKs held on the
+    bed) are the same on both: no line; Linux results made without the bed's jitter get one."""
     d, _, _ = result_dirs
     proc = subprocess.run([sys.executable, "-m", "pathpool.cli", "compare", "--sim", str(d / "sim"),
                            "--linux", str(d / "linux"), "-o", str(tmp_path)],
@@ -341,9 +343,21 @@ def test_compare_warns_once_per_field_the_backends_read_differently(result_dirs,
     fields = [ln.removeprefix("warning: the backends differ on ").split(":", 1)[0] for ln in warnings]
     assert len(fields) == len(set(fields))
     assert {"flows[0].option_bytes", "flows[0].recovery", "flows[0].scheduler", "flows[0].receive_window",
-            "flows[0].send_jitter", "flows[1].recovery"} <= set(fields)
-    # Per-segment ACKs and link rates (IP packets on both) mean the same on both engines.
-    assert not [f for f in fields if "delayed_ack" in f or f.endswith(".rate")]
+            "flows[1].recovery"} <= set(fields)
+    # Per-segment ACKs, link rates (IP packets on both) and the send jitter mean the same on both.
+    assert not [f for f in fields if "delayed_ack" in f or f.endswith(".rate") or "send_jitter" in f]
+    # Results of a bed that held no ACKs (its summary's paths have no jitter_ms): warned.
+    from pathpool.compare import differences_of
+
+    summary = json.loads((d / "linux" / "summary.json").read_text())
+    assert [p["jitter_ms"] for p in summary["testbed"]["paths"]] == [0.5] * 3
+    old = tmp_path / "old"
+    shutil.copytree(d / "linux", old)
+    for p in summary["testbed"]["paths"]:
+        del p["jitter_ms"]
+    (old / "summary.json").write_text(json.dumps(summary))
+    assert {"flows[0].send_jitter", "flows[1].send_jitter"} <= {x.field for x in differences_of(old)}
+    assert not {x.field for x in differences_of(d / "linux")} & {"flows[0].send_jitter", "flows[1].send_jitter"}
     opt = next(ln for ln in warnings if "flows[0].option_bytes" in ln)
     assert opt.endswith("for the same on both: option_bytes = 28")
     md = (tmp_path / "comparison.md").read_text()

@@ -19,7 +19,15 @@ from pathlib import Path
 
 import pytest
 from pathpool.kernel import loader
-from pathpool.kernel.testbed import FlowSpec, PathSpec, Testbed, acked_rate_bps, records, wait_gone
+from pathpool.kernel.testbed import (
+    AccessLink,
+    FlowSpec,
+    PathSpec,
+    Testbed,
+    acked_rate_bps,
+    records,
+    wait_gone,
+)
 
 pytestmark = pytest.mark.kernel
 
@@ -348,6 +356,31 @@ def test_delay_emulator_within_1ms(kernel_env):
             # the Python prober on a loaded 2-core machine, never early.
             assert abs(med - want) < 1.0
             assert min(owd) >= want - 0.01
+
+
+def test_a_paths_jitter_holds_its_data_before_its_queue(kernel_env):
+    """``PathSpec.jitter_ms`` (the flows' send jitter on the bed): on a plain path the data
+    direction waits its delay plus a draw from [0, 4 ms) and the ACK direction only its delay;
+    behind an access link (whose queue comes before the data's forwarder) the ACK direction
+    holds the draws instead. Probes 4 ms apart never wait behind one another, so the one-way
+    delays are the draws: a uniform's median 2 ms above the delay, its quartiles 2 ms apart."""
+
+    def held(owd: list[float]) -> bool:
+        q1, med, q3 = statistics.quantiles(owd, n=4)
+        print(f"min {min(owd):.3f} q1 {q1:.3f} median {med:.3f} q3 {q3:.3f} ms")
+        assert min(owd) >= 5.0 - 0.01
+        if q3 - q1 < 1.0:
+            assert abs(med - 5.0) < 1.0
+            return False
+        assert med == pytest.approx(7.0, abs=0.6) and q3 - q1 == pytest.approx(2.0, abs=0.6)
+        return True
+
+    for access in ((), (AccessLink(100.0, 100, (0,)),)):
+        with Testbed([PathSpec(0, 5.0, jitter_ms=4.0)], prefix="ppj-", access=access) as tb:
+            fwd = tb.measure_owd(0, count=200, interval_ms=4)
+            back = tb.measure_owd(0, count=200, interval_ms=4, towards_client=True)
+        assert len(fwd) >= 190 and len(back) >= 190
+        assert (held(fwd), held(back)) == ((False, True) if access else (True, False))
 
 
 def test_a_links_rate_counts_ip_packets_as_the_simulators(kernel_env):

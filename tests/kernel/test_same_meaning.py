@@ -37,15 +37,19 @@ def test_reordering_links_are_refused_naming_the_field():
 def test_defaults_that_differ_are_listed_per_field_with_the_way_to_agree():
     plan = map_scenario(_scenario())
     d = {x.field: x for x in plan.differences}
-    # The MPTCP flow's defaults: no DSS bytes, RFC 6675 recovery, the simulator's send jitter.
+    # The MPTCP flow's defaults: no DSS bytes, RFC 6675 recovery. Its send jitter the bed
+    # realises (each path's ACKs held up to 0.5 ms): no line.
     assert d["flows[0].option_bytes"].same_by == "option_bytes = 28"
     assert "1420 payload bytes" in d["flows[0].option_bytes"].testbed
     assert d["flows[0].recovery"].same_by == 'recovery = "linux"'
-    assert "0.5 ms" in d["flows[0].send_jitter"].simulator
+    assert "flows[0].send_jitter" not in d
     assert "flows[0].scheduler" in d and d["flows[0].receive_window"].same_by == 'receive_window = "linux"'
     assert "flows[0].rcv_buffer" not in d   # a fixed window's size is named in receive_window's line
-    # The TCP flow wrote what the test bed does: no recovery, option or send-jitter line for it.
-    assert not {"flows[1].recovery", "flows[1].option_bytes", "flows[1].send_jitter", "flows[1].scheduler"} & set(d)
+    # The TCP flow wrote what the test bed does: no recovery, option or scheduler line for it;
+    # but its send jitter of 0 shares path a with the MPTCP flow's 0.5 ms, which the bed holds
+    # its ACKs for too.
+    assert not {"flows[1].recovery", "flows[1].option_bytes", "flows[1].scheduler"} & set(d)
+    assert "0.5 ms, the largest of the flows on path 'a'" in d["flows[1].send_jitter"].testbed
     # Links: a buffer in bytes (60 KB -> 40 packets); the rates mean the same (IP packets).
     assert not any(f.endswith(".rate") for f in d)
     assert "40 full-size packets" in d["links[1].buffer"].testbed and "links[0].buffer" not in d
@@ -57,6 +61,38 @@ def test_defaults_that_differ_are_listed_per_field_with_the_way_to_agree():
     line = d["flows[0].recovery"].line()
     assert line.startswith("flows[0].recovery: simulator: rfc6675") and "Linux test bed: " in line
     assert line.endswith('for the same on both: recovery = "linux"')
+
+
+def test_the_send_jitter_is_each_paths_ack_hold_on_the_bed():
+    """The flows' ``send_jitter`` becomes each test-bed path's ACK hold (the largest of the flows
+    on it); without it (``send_jitter=False``, what the cached report runs had) the paths hold
+    nothing, describe (and hash) as before the field existed, and the difference is listed."""
+    plan = map_scenario(_scenario())
+    assert [p.jitter_ms for p in plan.paths] == [pytest.approx(0.5)] * 2
+    assert [p["jitter_ms"] for p in plan.describe()["paths"]] == [pytest.approx(0.5)] * 2
+    off = map_scenario(_scenario(), send_jitter=False)
+    assert [p.jitter_ms for p in off.paths] == [0.0, 0.0]
+    assert all("jitter_ms" not in p for p in off.describe()["paths"])
+    d = {x.field: x for x in off.differences}
+    assert "0.5 ms" in d["flows[0].send_jitter"].simulator and "--kernel-send-jitter scenario" in \
+        d["flows[0].send_jitter"].same_by
+    assert "flows[1].send_jitter" not in d   # 0 written: nothing to hold
+    # No flow asks for jitter: no path holds, and the plan describes as without the option.
+    quiet = map_scenario(_scenario(send_jitter=0))
+    assert quiet.describe() == map_scenario(_scenario(send_jitter=0), send_jitter=False).describe()
+    # A TCP flow alone on path b with 2 ms: path b holds 2 ms, path a the MPTCP flow's 0.5 ms.
+    sc = _scenario()
+    sc["flows"][1].update(path="b", send_jitter="2ms")
+    assert [p.jitter_ms for p in map_scenario(sc).paths] == [pytest.approx(0.5), pytest.approx(2.0)]
+
+
+def test_a_path_jitter_outside_its_range_is_refused():
+    from pathpool.kernel.testbed import MAX_JITTER_MS, PathSpec
+
+    PathSpec(jitter_ms=MAX_JITTER_MS).validate("paths[0]")
+    for bad in (-0.1, MAX_JITTER_MS + 1):
+        with pytest.raises(ValueError, match=r"paths\[0\]\.jitter_ms = .*must be in \[0, 1000\] ms"):
+            PathSpec(jitter_ms=bad).validate("paths[0]")
 
 
 def test_start_jitter_differs_unless_the_seeds_offsets_are_given():
@@ -149,14 +185,15 @@ def test_as_testbed_runs_writes_every_difference_that_has_a_way_to_agree():
     assert "~flows.0.scheduler" in ov and 'flows.0.reading="linux"' in ov
     got = load_scenario(sc, ov)
     left = {d.field for d in map_scenario(got).differences}
-    assert left == {"links[1].buffer", "flows[0].start_jitter", "flows[0].send_jitter"}, left
+    # The TCP flow's send jitter of 0 shares path a with the MPTCP flow's 0.5 ms (held for both).
+    assert left == {"links[1].buffer", "flows[0].start_jitter", "flows[1].send_jitter"}, left
     m, t = got.spec["flows"]
     assert (m["scheduler"], m["send_buffer"], m["slow_start_after_idle"], m["recovery"]) == (
         "linux", "linux", True, "linux")
     assert (m["option_bytes"], t["option_bytes"]) == (28, 0)   # DSS on the MPTCP subflows only
     assert m["delayed_ack"] is False and t["delayed_ack"] is False   # quickack on the bed: per segment
     # The start and send jitter stay as written (the flow's default 0.5 ms, the TCP's 0): the
-    # simulator's stand-in for the hosts' own timing noise.
+    # hosts' timing noise, which the bed holds each path's ACKs for.
     assert m["start_jitter_s"] == pytest.approx(0.1)
     assert m["send_jitter_s"] == pytest.approx(0.0005) and t["send_jitter_s"] == 0
     # Both write as the bed's sender (select(), 64 KiB per send()); the MPTCP subflow joins as

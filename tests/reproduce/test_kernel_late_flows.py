@@ -35,10 +35,20 @@ FRAME_RATE = {
 ACCESS_AT_INGRESS = {("khalili", "quickack", "khalili/n1_5", "lia"): "23b7965cd763a00c4eb60b4b"}
 
 
-def _kjobs(paper: str, reading: str, exp: str, alg: str, jitter: str = "off", seeds=(1,)):
+#: KernelJob.key of seed 1 as the report's cached kernel runs have them (report/kernel, Linux
+#: 6.18.44-fc-v857): without the bed's send jitter (--kernel-send-jitter off) a plan must keep
+#: them, or regenerating the report would rerun every kernel job.
+CACHED_REPORT = {
+    ("rsf", "quickack", "rsf/table2_s2", "balia"): "29787a376452b8d0f48d1a50",
+    ("khalili", "quickack", "khalili/n1_5", "olia"): "23b5942ba75db6165a96c41a",
+    ("balia", "quickack", "balia/table3", "olia"): "d7718ca7ba8af41eb071c88d",
+}
+
+
+def _kjobs(paper: str, reading: str, exp: str, alg: str, jitter: str = "off", seeds=(1,), send: str = "off"):
     jobs = [j for j in build_jobs(load_experiments([paper]), list(seeds), Options(ack_reading=reading))
             if j.tags["experiment"] == exp and j.tags["run_algorithm"] == alg]
-    runnable, skipped = kb.plan_jobs(jobs, reading, start_jitter=jitter)
+    runnable, skipped = kb.plan_jobs(jobs, reading, start_jitter=jitter, send_jitter=send)
     assert not skipped, skipped
     return runnable
 
@@ -131,6 +141,23 @@ def test_khalili_jittered_plans_start_at_the_simulators_times_and_get_their_own_
     assert on[0].key() == _kjobs("khalili", "quickack", "khalili/n1_5", "lia", "scenario")[0].key()
     with pytest.raises(ValueError, match="allowed: off, scenario"):
         kb.plan_jobs([], "quickack", start_jitter="on")
+
+
+@pytest.mark.parametrize("paper, reading, exp, alg", list(CACHED_REPORT))
+def test_the_send_jitter_reading_keeps_the_cached_keys_off_and_holds_each_path_on(monkeypatch, paper, reading,
+                                                                                  exp, alg):
+    """``--kernel-send-jitter off`` (the default) plans as before the reading existed (the
+    report's cached runs are found); ``scenario`` holds each path's data for the flows' 0.5 ms
+    (the scenarios' default send jitter) and so gets its own key."""
+    monkeypatch.setattr(platform, "release", lambda: "6.18.44-fc-v857")
+    (off,) = _kjobs(paper, reading, exp, alg)
+    assert off.key() == CACHED_REPORT[(paper, reading, exp, alg)]
+    assert all(p.jitter_ms == 0 for p in off.plan.paths) and "jitter_ms" not in str(off.plan.describe())
+    (on,) = _kjobs(paper, reading, exp, alg, send="scenario")
+    assert [p.jitter_ms for p in on.plan.paths] == [pytest.approx(0.5)] * len(on.plan.paths)
+    assert on.key() != off.key()
+    with pytest.raises(ValueError, match="send_jitter = 'on' .allowed: off, scenario"):
+        kb.plan_jobs([], "quickack", send_jitter="on")
 
 
 # -- Table V from a test-bed run on the run's clock --------------------------------------------------

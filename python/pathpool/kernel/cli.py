@@ -371,7 +371,7 @@ def _tb_run(a: argparse.Namespace) -> int:
     with bed as tb:
         raw = tb.run_flows(flows, duration_s=a.duration)
         fr, sr = records(tb, raw, flows)
-    meta = {"paths": [vars(p) for p in bed.paths], "egress": bed.egress,
+    meta = {"paths": [p.describe() for p in bed.paths], "egress": bed.egress,
             "access": [vars(x) for x in bed.access], "backend": "linux"}
     write_results(Path(a.output), fr, sr, meta)
     t = Table(title=f"linux test bed, {a.duration:g} s")

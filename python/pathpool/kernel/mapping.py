@@ -79,7 +79,7 @@ Every field the mapping reads (Markdown, for the manual):
 | `flows.start` | 0 | when the application starts | when the sender connects, on the run's clock; it writes after the handshake and the receiver's one-byte reply (so that lost MP_CAPABLE segments cannot make the connection TCP), and its rates leave that reply's round trip out | yes, to within the handshake's round trip |
 | `flows.stop` | end of run | stop offering new data | stop writing and close; about 16 KiB unsent left (`TCP_NOTSENT_LOWAT`) | yes, to within that |
 | `flows.start_jitter` | 0 | the start drawn per seed | the simulator's draw when the offsets are given (`start_offsets`), else each sender as its process comes up (about 8 ms per flow in the run; 0.06 ms when a flow starts late or stops early: `bed_start_spread`) | yes with the offsets, else warned |
-| `flows.send_jitter` | 0.5 ms | each data packet leaves after a random delay up to it | the host's own timing | no (when > 0): warned |
+| `flows.send_jitter` | 0.5 ms | each data packet leaves after a random delay up to it, in order | each packet towards the client on the flow's paths (its ACKs) held by `pp_delayfwd` a random time up to it, in order, so the data each ACK releases leaves that much later (`PathSpec.jitter_ms`); flows sharing a path share its draw stream and take the largest of their values; `send_jitter=False`: the host's own timing (tens of microseconds) | yes; flows on one path with different values, or `send_jitter=False`: warned |
 | `flows.mss` | 1448 | payload per segment (timestamps only) | 1448, the veths' 1500-byte MTU; other values refused | yes |
 | `flows.option_bytes` | 0 | further option bytes per data segment | the kernel's own: 28 (DSS with a 64-bit data ACK) on an MPTCP subflow, 0 on TCP | TCP yes; MPTCP with 0: warned (write 28) |
 | `flows.receive_window` | fixed | `fixed`: `rcv_buffer` bytes from the data-level ACK at all times; `linux`: Linux's autotuning (a buffer from 128 KiB growing once per round trip by what the application read, the window half of it less what is held out of order, at most each subflow's `rcv_ssthresh`) | the kernel's autotuned receive buffer (`mptcp_rcv_space_adjust`, `tcp_rcv_space_adjust`) | linux yes; fixed: warned |
@@ -262,7 +262,7 @@ class TestbedPlan:
     def describe(self) -> dict[str, Any]:
         """JSON-friendly description (written into the linux backend's summary.json)."""
         return {
-            "paths": [dict(vars(p), scenario_path=n) for p, n in zip(self.paths, self.path_names)],
+            "paths": [dict(p.describe(), scenario_path=n) for p, n in zip(self.paths, self.path_names)],
             "shared_bottleneck": self.shared_bottleneck,
             "bottleneck_links": self.bottleneck_links,
             "flows": [dict(f.describe(), algorithm=self.algorithms[f.name],
@@ -301,6 +301,7 @@ class _Mapping:
     max_duration_s: float
     start_offsets: dict[str, int] | None
     kernel_tcp: bool
+    send_jitter: bool = True
     links: dict[str, tuple[int, dict]] = dataclasses.field(default_factory=dict)
     paths: dict[str, tuple[int, dict]] = dataclasses.field(default_factory=dict)
     notes: list[str] = dataclasses.field(default_factory=list)
@@ -331,7 +332,7 @@ class _Mapping:
 
 
 def map_scenario(scenario: Any, max_duration_s: float = 10.0, kernel_tcp: bool = False,
-                 start_offsets: dict[str, int] | None = None) -> TestbedPlan:
+                 start_offsets: dict[str, int] | None = None, send_jitter: bool = True) -> TestbedPlan:
     """Map a scenario onto the test bed.
 
     Parameters
@@ -350,6 +351,12 @@ def map_scenario(scenario: Any, max_duration_s: float = 10.0, kernel_tcp: bool =
         Flow name -> start jitter in ns, added to the flow's ``start``: the offsets the
         simulator draws for one seed (:func:`start_offsets`). None: every flow starts at its
         ``start`` (the scenario's ``start_jitter`` is not emulated, and noted).
+    send_jitter : bool
+        The flows' ``send_jitter`` as timing noise on the test bed too (default): each path's
+        packets towards the client are held a random time up to the largest ``send_jitter`` of
+        the flows on it (:attr:`~pathpool.kernel.testbed.PathSpec.jitter_ms`). False: the hosts'
+        own timing only (what the kernel runs of ``pathpool reproduce --kernel-send-jitter off``
+        had), a difference that is warned.
 
     Returns
     -------
@@ -366,12 +373,13 @@ def map_scenario(scenario: Any, max_duration_s: float = 10.0, kernel_tcp: bool =
 
     if not (max_duration_s > 0 and math.isfinite(max_duration_s)):
         raise ValueError(f"max_duration_s = {max_duration_s}: must be a positive number of seconds")
-    m = _Mapping(load_scenario(scenario), max_duration_s, start_offsets, kernel_tcp)
+    m = _Mapping(load_scenario(scenario), max_duration_s, start_offsets, kernel_tcp, send_jitter)
     flows_raw = _check_flows(m)
     quickack = _ack_policy(m, flows_raw)
     order, n_mptcp = _path_order(m, flows_raw)
     shared, egress, egress_links, access = _sharing(m, order)
     specs, bottlenecks = _path_specs(m, order, shared, egress)
+    _path_jitter(m, flows_raw, order, specs)
     flows, fpaths, algos, tunables = _flow_specs(m, flows_raw, order)
     _link_differences(m, order)
     duration = m.duration_s
@@ -425,7 +433,8 @@ def _check_flows(m: _Mapping) -> list[tuple[int, str, dict]]:
             raise m.unsupported(f"{f}.algorithm", f"algorithm {algo!r} has no kernel version",
                                 ", ".join(ALGORITHM_MAP))
         written = fl["written"]
-        if ((fl["start_jitter_s"] and m.start_offsets is None) or ("send_jitter" in written and fl["send_jitter_s"])
+        if ((fl["start_jitter_s"] and m.start_offsets is None)
+                or ("send_jitter" in written and fl["send_jitter_s"] and not m.send_jitter)
                 or "rcv_buffer" in written or fl["delayed_ack"] is True or "recovery" in written):
             base = fl["name"].rsplit("-", 1)[0] if copies[i] > 1 else fl["name"]
             m.notes.append(f"{f} ({base}): start_jitter, send_jitter, rcv_buffer, delayed_ack and "
@@ -483,9 +492,11 @@ def _flow_differences(m: _Mapping, f: str, fl: dict) -> None:
         m.differ(f"{f}.rcv_buffer", f"an autotuned receive buffer of at most {fl['rcv_buffer_bytes']} bytes",
                  f"at most net.ipv4.tcp_rmem[2] = {KERNEL_RMEM_MAX} bytes (Linux's default)",
                  f"rcv_buffer = {KERNEL_RMEM_MAX}")
-    if fl["send_jitter_s"] > 0:
+    if fl["send_jitter_s"] > 0 and not m.send_jitter:
         m.differ(f"{f}.send_jitter", f"each data packet leaves the host after a random delay up to "
-                 f"{fl['send_jitter_s'] * 1e3:g} ms", "the host's own timing, nothing added", "")
+                 f"{fl['send_jitter_s'] * 1e3:g} ms", "the host's own timing, nothing added",
+                 "the test bed's send jitter (map_scenario's send_jitter=True; pathpool reproduce "
+                 "--kernel-send-jitter scenario)")
     if fl["start_jitter_s"] > 0 and m.start_offsets is None:
         m.differ(f"{f}.start_jitter", f"the start drawn in [start, start + {fl['start_jitter_s']:g} s] "
                  "for each seed", "every run starts the flow at its start",
@@ -669,6 +680,26 @@ def _path_specs(m: _Mapping, order: list[str], shared: bool,
     return specs, bottlenecks
 
 
+def _path_jitter(m: _Mapping, flows_raw: list[tuple[int, str, dict]], order: list[str],
+                 specs: list[PathSpec]) -> None:
+    """Each test-bed path's timing noise: the largest ``send_jitter`` of the flows on it (the
+    test bed holds all of a path's packets towards the client in one forwarder); flows on one
+    path asking for different values are warned."""
+    if not m.send_jitter:
+        return
+    for k, p in enumerate(order):
+        on = [(i, fl["send_jitter_s"]) for i, _, fl in flows_raw if p in fl["paths"]]
+        if not on:
+            continue
+        specs[k].jitter_ms = max(j for _, j in on) * 1e3
+        for i, j in on:
+            if j * 1e3 != specs[k].jitter_ms:
+                m.differ(f"flows[{i}].send_jitter", f"{j * 1e3:g} ms for this flow's data",
+                         f"{specs[k].jitter_ms:g} ms, the largest of the flows on path {p!r} (one "
+                         "forwarder holds all of a path's ACKs)", "the same send_jitter for every "
+                         "flow on a path")
+
+
 def _link_differences(m: _Mapping, order: list[str]) -> None:
     """The link field every test bed reads otherwise: a buffer in bytes."""
     used = dict.fromkeys(ln for p in order for ln in m.path_links(p))
@@ -794,11 +825,13 @@ def as_testbed_runs(scenario: Any, *, start_jitter: bool = True) -> list[str]:
     writes as the bed's sender does (``writer = "poll"``, :func:`testbed_write_size` bytes per
     ``send()``).
 
-    The send jitter stays as written: it is the simulator's stand-in for the timing noise of
-    real hosts, which the test bed's senders and forwarders have by themselves. Without it
-    drop-tail queues shared by several flows fall into phase effects the kernel does not show
-    (Khalili's N1 = 15 with LIA, 8 seeds, everything else as here: the type-2 users' total
-    4.10 Mbit/s without send jitter, 6.54 with its 0.5 ms, the kernel 6.61). The start jitter
+    The send jitter stays as written: it is the hosts' timing noise, which the test bed
+    realises too (each path's ACKs held up to it, :func:`map_scenario`'s ``send_jitter``). The
+    bed's own noise is tens of microseconds; without noise drop-tail queues shared by several
+    flows fall into phase effects (Khalili's N1 = 15 with LIA in the simulator, 8 seeds: the
+    type-2 users' total 4.10 Mbit/s without send jitter, 6.54 with its 0.5 ms; on the bed, two
+    uncoupled Reno subflows beside one Reno flow at one 20 Mbit/s queue with Linux's delayed
+    ACKs, 8 runs: 0.96 of the TCP's rate without the hold, 1.13 with it, the simulator 1.60). The start jitter
     follows what the bed does with it: kept when the bed starts each flow at the simulator's
     draw for the seed (:func:`start_offsets`; ``pathpool compare``, ``pathpool reproduce
     --kernel-start-jitter scenario``); when the bed starts every flow at its written start

@@ -53,6 +53,10 @@ DELAYFWD = RUNTIME_DIR / "pp_delayfwd"
 SERVER_ADDR = "10.79.0.1"
 #: Paths of one test bed (Linux MPTCP's subflow limit; pp_* couple up to 8).
 MAX_TESTBED_PATHS = 8
+#: Largest :attr:`PathSpec.jitter_ms` (the forwarder holds a second of traffic at most).
+MAX_JITTER_MS = 1000.0
+#: ``pp_delayfwd``'s ring (its default), written out when a jitter follows it on the command line.
+FWD_QUEUE_PKTS = 4096
 
 
 @dataclasses.dataclass
@@ -71,6 +75,13 @@ class PathSpec:
         Bernoulli loss probability of data packets, in [0, 1).
     queue_pkts : int
         Drop-tail buffer of the bottleneck, full-size packets.
+    jitter_ms : float
+        Hosts' timing noise, ms, as the simulator's ``send_jitter``: each data packet is held a
+        further random time drawn uniformly from [0, jitter_ms), in order, by the path's
+        data-direction forwarder, before the path's queue. On a path behind an
+        :class:`AccessLink`, whose queue comes before that forwarder, the packets towards the
+        client (the ACKs) are held instead, which delays the data each of them releases alike.
+        0 (default): the hosts' own timing only, tens of microseconds.
     """
 
     rate_mbps: float = 10.0
@@ -78,6 +89,15 @@ class PathSpec:
     rev_delay_ms: float | None = None
     loss: float = 0.0
     queue_pkts: int = 100
+    jitter_ms: float = 0.0
+
+    def describe(self) -> dict:
+        """The fields as a dict; ``jitter_ms`` only when set, so that a plan without it
+        describes (and hashes) as before it existed (kernel cache keys)."""
+        d = dataclasses.asdict(self)
+        if self.jitter_ms == 0:
+            d.pop("jitter_ms")
+        return d
 
     def validate(self, where: str) -> None:
         if self.rate_mbps < 0:
@@ -88,6 +108,8 @@ class PathSpec:
             raise ValueError(f"{where}.loss = {self.loss}: must be in [0, 1)")
         if self.queue_pkts < 1:
             raise ValueError(f"{where}.queue_pkts = {self.queue_pkts}: must be >= 1")
+        if not 0.0 <= self.jitter_ms <= MAX_JITTER_MS:
+            raise ValueError(f"{where}.jitter_ms = {self.jitter_ms}: must be in [0, {MAX_JITTER_MS:g}] ms")
 
 
 #: ``net.mptcp.syn_retrans_before_tcp_fallback`` in the client namespace: the most SYN
@@ -413,11 +435,12 @@ class Testbed:
         self.ns(ns, "ip", "addr", "add", cidr, "dev", dev)
         self.ns(ns, "ip", "link", "set", dev, "up")
 
-    def _delay_dev(self, name: str, delay_ms: float) -> None:
+    def _delay_dev(self, name: str, delay_ms: float, jitter_ms: float = 0.0) -> None:
         # `ip netns exec` execs the forwarder, so this process is its parent: it exits when we
         # die (PR_SET_PDEATHSIG), however we die.
+        jitter = [str(FWD_QUEUE_PKTS), str(round(jitter_ms * 1000))] if jitter_ms > 0 else []
         proc = subprocess.Popen(
-            ["ip", "netns", "exec", self.ns_r, str(DELAYFWD), name, str(round(delay_ms * 1000))],
+            ["ip", "netns", "exec", self.ns_r, str(DELAYFWD), name, str(round(delay_ms * 1000)), *jitter],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
             env=dict(os.environ, PP_PARENT_PID=str(os.getpid())))
         self.fwd_procs.append(proc)
@@ -436,18 +459,21 @@ class Testbed:
         self.ns(R, "ip", "route", "add", "default", "via", f"10.78.{j}.2", "dev", f"s{j}",
                 "table", out_table)
         self.ns(R, "sysctl", "-qw", f"net.ipv4.conf.c{k}.rp_filter=0")
-        if p.delay_ms > 0:
+        # The send jitter before the path's queue: on the data's forwarder, unless an access
+        # link's queue comes first (then on the ACKs', below).
+        behind = any(k in a.paths for a in self.access)
+        if p.delay_ms > 0 or (p.jitter_ms > 0 and not behind):
             dev = f"df{k}"
-            self._delay_dev(dev, p.delay_ms)
+            self._delay_dev(dev, p.delay_ms, 0.0 if behind else p.jitter_ms)
             self.ns(R, "ip", "route", "add", "default", "dev", dev, "table", str(200 + k))
             self.ns(R, "ip", "rule", "add", "iif", f"c{k}", "table", str(200 + k), "priority", "100")
             self.ns(R, "ip", "rule", "add", "iif", dev, "table", out_table, "priority", "101")
         else:
             self.ns(R, "ip", "rule", "add", "iif", f"c{k}", "table", out_table, "priority", "100")
         rev = p.delay_ms if p.rev_delay_ms is None else p.rev_delay_ms
-        if rev > 0:
+        if rev > 0 or (p.jitter_ms > 0 and behind):
             dev = f"dr{k}"
-            self._delay_dev(dev, rev)
+            self._delay_dev(dev, rev, p.jitter_ms if behind else 0.0)
             self.ns(R, "ip", "route", "add", "default", "dev", dev, "table", str(400 + k))
             self.ns(R, "ip", "rule", "add", "to", f"10.77.{k}.0/24", "iif", f"s{j}", "table",
                     str(400 + k), "priority", "102")
@@ -645,19 +671,22 @@ class Testbed:
         return int(parts[2]) if parts[:2] == ["10", "77"] else -1
 
     def measure_owd(self, path: int, count: int = 200, interval_ms: float = 5.0,
-                    port: int = 6001) -> list[float]:
-        """One-way delays (ms) of ``count`` small UDP packets client to server over ``path``."""
+                    port: int = 6001, towards_client: bool = False) -> list[float]:
+        """One-way delays (ms) of ``count`` small UDP packets client to server over ``path`` (or
+        server to client: the ACK direction, ``towards_client``)."""
         env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[2]))
+        near, far = (self.ns_c, self.client_addr(path)), (self.ns_s, SERVER_ADDR)
+        (rx_ns, rx_addr), (tx_ns, tx_addr) = (near, far) if towards_client else (far, near)
         recv = subprocess.Popen(
-            self._py(self.ns_s, "owd-recv", "--addr", SERVER_ADDR, "--port", str(port), "--count",
+            self._py(rx_ns, "owd-recv", "--addr", rx_addr, "--port", str(port), "--count",
                      str(count), "--timeout", "5"),
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
         try:
             assert recv.stderr is not None
             recv.stderr.readline()
             send = subprocess.run(
-                self._py(self.ns_c, "owd-send", "--dst", SERVER_ADDR, "--port", str(port), "--bind",
-                         self.client_addr(path), "--count", str(count), "--interval-ms",
+                self._py(tx_ns, "owd-send", "--dst", rx_addr, "--port", str(port), "--bind",
+                         tx_addr, "--count", str(count), "--interval-ms",
                          str(interval_ms)),
                 capture_output=True, env=env, timeout=60, check=False)
             if send.returncode != 0:

@@ -135,6 +135,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="linux/both: off (default, what the cached kernel runs did): every kernel flow starts at "
                    "its scenario start; scenario: each flow also offset by the start jitter the simulator draws "
                    "for that seed (own cache entries)")
+    p.add_argument("--kernel-send-jitter", choices=["off", "scenario"], default="off",
+                   help="linux/both: off (default, what the cached kernel runs had): the test bed's hosts keep their "
+                   "own timing noise (tens of microseconds); scenario: each path's ACKs are held a random time up to "
+                   "its flows' send_jitter (0.5 ms by default), as the simulator delays each data packet (own cache "
+                   "entries)")
     p.add_argument("--agreement-reading", choices=["linux", "scenario"], default="linux",
                    help="both: the simulator runs the agreement table compares with the kernel's: linux (default: "
                    "the kernel's experiments again in the simulator as the test bed runs them, upstream Linux's "
@@ -206,7 +211,8 @@ def _main(args: argparse.Namespace) -> int:
         with progress(f"reproduce {args.paper}: runs") as tick:
             kernel = KernelOptions(beds=args.beds, max_duration_s=args.kernel_max_duration,
                                    repetitions=args.kernel_seeds, xs=args.kernel_x,
-                                   start_jitter=args.kernel_start_jitter, max_repetitions=args.kernel_max_seeds,
+                                   start_jitter=args.kernel_start_jitter, send_jitter=args.kernel_send_jitter,
+                                   max_repetitions=args.kernel_max_seeds,
                                    stage_only=args.kernel_stage_only, cache_only=args.kernel_cache_only,
                                    agreement=args.agreement_reading)
             outcome = reproduce([args.paper], seeds=repetitions, out=out_dir, workers=args.jobs, dask=args.dask,

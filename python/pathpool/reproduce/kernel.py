@@ -111,16 +111,23 @@ def kernel_scenario(scenario: Any, ack_reading: str) -> Any:
 #: runs did) or ``scenario`` (each flow also offset by the start jitter the simulator draws for
 #: the job's seed).
 START_JITTER_READINGS = ("off", "scenario")
+#: ``--kernel-send-jitter``: ``off`` (the hosts' own timing; what the cached runs had) or
+#: ``scenario`` (each path's ACKs held up to its flows' ``send_jitter``,
+#: :attr:`pathpool.kernel.testbed.PathSpec.jitter_ms`).
+SEND_JITTER_READINGS = ("off", "scenario")
 
 
 def plan_jobs(jobs: Sequence[Job], ack_reading: str,
               max_duration_s: float = DEFAULT_MAX_DURATION_S,
-              start_jitter: str = "off") -> tuple[list[KernelJob], list[Skipped]]:
+              start_jitter: str = "off", send_jitter: str = "off") -> tuple[list[KernelJob], list[Skipped]]:
     """Map every job onto the test bed.
 
     With ``start_jitter = "scenario"`` each flow starts at the simulator's start for the job's
     seed (its ``start`` plus the jitter Rust draws, :func:`pathpool.kernel.mapping.start_offsets`),
     so the plan, and its cache key, carry the offsets; ``"off"`` leaves every plan as before.
+    With ``send_jitter = "scenario"`` each path's ACKs are held up to its flows' ``send_jitter``
+    (:func:`pathpool.kernel.mapping.map_scenario`), which the plan and its key carry; ``"off"``
+    leaves every plan as before.
 
     An algorithm of an experiment runs on the kernel for every seed and swept value or not at
     all: if one of its jobs cannot be expressed, all of them are listed (one :class:`Skipped`
@@ -137,6 +144,8 @@ def plan_jobs(jobs: Sequence[Job], ack_reading: str,
 
     if start_jitter not in START_JITTER_READINGS:
         raise ValueError(f"start_jitter = {start_jitter!r} (allowed: {', '.join(START_JITTER_READINGS)})")
+    if send_jitter not in SEND_JITTER_READINGS:
+        raise ValueError(f"send_jitter = {send_jitter!r} (allowed: {', '.join(SEND_JITTER_READINGS)})")
     mapped: dict[tuple[str, str], list[KernelJob]] = {}
     bad: dict[tuple[str, str], str] = {}
     for j in jobs:
@@ -146,7 +155,8 @@ def plan_jobs(jobs: Sequence[Job], ack_reading: str,
         sc = kernel_scenario(j.scenario, ack_reading)
         try:
             offsets = start_offsets(sc, j.seed) if start_jitter == "scenario" else None
-            plan = map_scenario(sc, max_duration_s=max_duration_s, kernel_tcp=True, start_offsets=offsets)
+            plan = map_scenario(sc, max_duration_s=max_duration_s, kernel_tcp=True, start_offsets=offsets,
+                                send_jitter=send_jitter == "scenario")
         except ScenarioError as e:
             # The scenario is built in memory: its origin ("<dict>") names nothing for a reader.
             bad[key] = str(e).splitlines()[0].removeprefix("<dict>: ")

@@ -311,6 +311,18 @@ KERNEL_JITTER = {
 }
 
 
+#: The hosts' timing noise on the test bed, per ``--kernel-send-jitter``.
+KERNEL_SEND_JITTER = {
+    "off": " The test bed's hosts had their own timing noise only (tens of microseconds), while the simulator's "
+           "flows send each data packet after a random delay of up to their `send_jitter` (0.5 ms by default): "
+           "flows sharing a drop-tail queue can lock into phase on the bed and not in the simulator "
+           "(`--kernel-send-jitter scenario` holds each path's ACKs as long on the bed).",
+    "scenario": " Each path's ACKs were held by its forwarder a random time of up to its flows' `send_jitter` "
+                "(0.5 ms by default), in order, so the data each ACK releases leaves as late as the simulator's "
+                "send jitter delays it (`--kernel-send-jitter scenario`).",
+}
+
+
 #: The columns that identify a kernel run in its tables, and its flows' end (s from its start).
 _RUN_KEY = ["experiment", "run_algorithm", "x", "seed"]
 
@@ -386,6 +398,7 @@ def kernel_sections(outcome) -> list[tuple[str, str, str, str]]:
                                   time=_kernel_time(_testbed_hours(k.tables.get("flows")), k.wall_s),
                                   ack=KERNEL_ACKS[outcome.options.ack_reading], jobs=k.jobs,
                                   n=_kernel_reps(k))
+    method += KERNEL_SEND_JITTER[k.send_jitter]
     out.append(("Method: the kernel backend", "", method, _md_to_html(method)))
     from pathpool.reproduce.runner import AGREEMENT_READINGS
 

@@ -78,6 +78,8 @@ class KernelSide:
         Kernel jobs (runs) planned, both stages.
     start_jitter : str
         ``--kernel-start-jitter``: ``off`` or ``scenario``.
+    send_jitter : str
+        ``--kernel-send-jitter``: ``off`` or ``scenario``.
     first_seeds : int
         Repetitions of the first stage (``kernel_seeds``).
     more_seeds : dict
@@ -94,6 +96,7 @@ class KernelSide:
     wall_s: float
     jobs: int
     start_jitter: str = "off"
+    send_jitter: str = "off"
     first_seeds: int = 0
     more_seeds: dict[str, int] = dataclasses.field(default_factory=dict)
     #: The simulator runs beside the kernel's under the agreement reading ``linux`` (their
@@ -196,6 +199,11 @@ class KernelOptions:
         seed (:func:`pathpool.reproduce.kernel.plan_jobs`); these runs get their own cache keys.
         The simulator's runs beside the kernel's (agreement reading ``linux``) start their flows
         the same way.
+    send_jitter : {"off", "scenario"}
+        ``off`` (default; the cached kernel runs): the test bed's hosts keep their own timing
+        noise, tens of microseconds. ``scenario``: each path's ACKs are held a random time up to
+        its flows' ``send_jitter``, as the simulator delays each data packet
+        (:attr:`pathpool.kernel.testbed.PathSpec.jitter_ms`); these runs get their own cache keys.
     max_repetitions : int or sequence of int, optional
         With ``ci_target > 0``: the kernel's second stage. After the first ``repetitions``, each
         kernel cell (experiment, algorithm, swept value: one kernel run is one algorithm's) whose
@@ -232,6 +240,7 @@ class KernelOptions:
     repetitions: int | None = None
     xs: Sequence[float] | None = None
     start_jitter: str = "off"
+    send_jitter: str = "off"
     max_repetitions: int | Sequence[int] | None = None
     stage_only: Sequence[str] | None = None
     cache_only: bool = False
@@ -353,7 +362,7 @@ def reproduce(
             kx = None if kernel.xs is None else {float(x) for x in kernel.xs}
             planned = kb.plan_jobs([j for j in base_jobs if j.seed in kseeds and (
                 kx is None or math.isnan(j.tags["x"]) or j.tags["x"] in kx)], options.ack_reading,
-                                   kernel_max_s, kernel.start_jitter)
+                                   kernel_max_s, kernel.start_jitter, kernel.send_jitter)
         # One progress count over both engines: simulator runs first, then the simulator's runs
         # beside the kernel's (agreement reading linux), then kernel runs.
         n_k = len(planned[0]) if planned else 0
@@ -378,7 +387,8 @@ def reproduce(
         if planned is not None:
             stage = KernelStage(staged, kseed_list, ci_target, caps, kernel_max_s) if staged else None
             ks = _run_kernel(experiments, *planned, out, options, force=force, beds=beds, progress=k_progress,
-                             start_jitter=kernel.start_jitter, stage=stage, cache_only=kernel.cache_only)
+                             start_jitter=kernel.start_jitter, send_jitter=kernel.send_jitter, stage=stage,
+                             cache_only=kernel.cache_only)
         if use_sim:
             summary = summarise(per_run)
             comparison = cmp.compare(experiments, summary)
@@ -741,7 +751,7 @@ def _cell_rows(rows: pd.DataFrame, exp: str, alg: str, x: float) -> pd.Series:
 
 def _run_kernel(experiments: Sequence[Experiment], kjobs: Sequence[Any], skipped: Sequence[Any], out: Path,
                 options: Options, *, force: bool, beds: int, progress: Callable[[int, int], Any] | None,
-                start_jitter: str = "off", stage: KernelStage | None = None,
+                start_jitter: str = "off", send_jitter: str = "off", stage: KernelStage | None = None,
                 cache_only: bool = False) -> KernelSide:
     """Run (or read from the cache) and summarise the planned kernel jobs, then the second
     stage's (``stage``) if any."""
@@ -765,7 +775,7 @@ def _run_kernel(experiments: Sequence[Experiment], kjobs: Sequence[Any], skipped
         assert stage is not None
         jobs2, grown = _stage_jobs(kexps, stage, per_run, options, cap, later=k > 0)
         more.update(grown)
-        kjobs2, _ = kb.plan_jobs(jobs2, options.ack_reading, stage.max_s, start_jitter)
+        kjobs2, _ = kb.plan_jobs(jobs2, options.ack_reading, stage.max_s, start_jitter, send_jitter)
         if not kjobs2:
             break
         n1 = n_jobs
@@ -778,5 +788,5 @@ def _run_kernel(experiments: Sequence[Experiment], kjobs: Sequence[Any], skipped
     skipped_df = pd.DataFrame([dataclasses.asdict(s) for s in skipped], columns=["experiment", "algorithm", "reason"])
     return KernelSide(tables=ktables, per_run=per_run, summary=summary, comparison=cmp.compare(kexps, summary),
                       claims=cmp.claims(summary, kexps), skipped=skipped_df, agreement=pd.DataFrame(),
-                      wall_s=time.perf_counter() - t0, jobs=n_jobs, start_jitter=start_jitter,
+                      wall_s=time.perf_counter() - t0, jobs=n_jobs, start_jitter=start_jitter, send_jitter=send_jitter,
                       first_seeds=len({kj.job.seed for kj in kjobs}), more_seeds=more)
