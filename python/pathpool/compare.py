@@ -166,7 +166,7 @@ def differences_of(linux_dir: str | os.PathLike) -> list[Any]:
     # Runs that started their flows at the simulator's draws: the start jitter was the same.
     offsets = (start_offsets(d / "scenario.toml", summary["seeds"][0])
                if summary["testbed"].get(START_OFFSETS_KEY) else None)
-    # Runs whose paths held their ACKs (jitter_ms recorded) had the send jitter; older ones did not.
+    # Runs whose paths held their packets (jitter_ms recorded) had the send jitter; older ones did not.
     jitter = any(p.get("jitter_ms", 0) > 0 for p in summary["testbed"].get("paths", []))
     return map_scenario(d / "scenario.toml", max_duration_s=duration, start_offsets=offsets,
                         send_jitter=jitter).differences

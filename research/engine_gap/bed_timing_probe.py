@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """How much timing noise the test bed has, and who loses packets at its first drop-tail queue.
 
-The simulator's `send_jitter` (uniform in [0, 0.5 ms] by default) stands in for the timing noise
-of real hosts. This probe measures the bed's own, packet by packet, while it runs a scenario:
+The simulator's `send_jitter` (uniform in [0, 0.5 ms] by default) is the hosts' timing noise,
+which `pathpool run --backend linux` now has the bed's forwarders add (`PathSpec.jitter_ms`;
+write `send_jitter = "0"` on every flow to see the bed's own). This probe measures the bed's
+noise, packet by packet, while it runs a scenario:
 
     flock /run/pathpool-kernel.lock python research/engine_gap/bed_timing_probe.py run \\
         SCENARIO --seed 1 --out DIR [--max-duration S]

@@ -316,10 +316,11 @@ KERNEL_SEND_JITTER = {
     "off": " The test bed's hosts had their own timing noise only (tens of microseconds), while the simulator's "
            "flows send each data packet after a random delay of up to their `send_jitter` (0.5 ms by default): "
            "flows sharing a drop-tail queue can lock into phase on the bed and not in the simulator "
-           "(`--kernel-send-jitter scenario` holds each path's ACKs as long on the bed).",
-    "scenario": " Each path's ACKs were held by its forwarder a random time of up to its flows' `send_jitter` "
-                "(0.5 ms by default), in order, so the data each ACK releases leaves as late as the simulator's "
-                "send jitter delays it (`--kernel-send-jitter scenario`).",
+           "(`--kernel-send-jitter scenario` has the bed hold each data packet as long before its path's queue).",
+    "scenario": " Each data packet was held by its path's forwarder a random time of up to its flows' "
+                "`send_jitter` (0.5 ms by default), in order, before the path's queue, as the simulator delays it "
+                "(`--kernel-send-jitter scenario`; behind Khalili's shared access link, whose queue comes first, "
+                "the path's ACKs were held instead).",
 }
 
 
