@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bed_timing_probe import PAYLOAD, SEQ, SPORT, T, read_pcap  # noqa: E402
+from bed_timing_probe import PAYLOAD, SEQ, SPORT, T, read_pcap
 
 EPISODE_GAP_S = 0.2
 CLUSTER_S = 0.25
