@@ -84,6 +84,11 @@ def test_the_send_jitter_is_each_paths_ack_hold_on_the_bed():
     sc = _scenario()
     sc["flows"][1].update(path="b", send_jitter="2ms")
     assert [p.jitter_ms for p in map_scenario(sc).paths] == [pytest.approx(0.5), pytest.approx(2.0)]
+    # More than the forwarder holds is refused, naming the field (the simulator takes up to 1000 s).
+    sc["flows"][1]["send_jitter"] = "1.5s"
+    with pytest.raises(UnsupportedScenario, match=r"flows\[1\]\.send_jitter.*at most 1 s"):
+        map_scenario(sc)
+    assert map_scenario(sc, send_jitter=False).paths[1].jitter_ms == 0
 
 
 def test_a_path_jitter_outside_its_range_is_refused():

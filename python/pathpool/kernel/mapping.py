@@ -79,7 +79,7 @@ Every field the mapping reads (Markdown, for the manual):
 | `flows.start` | 0 | when the application starts | when the sender connects, on the run's clock; it writes after the handshake and the receiver's one-byte reply (so that lost MP_CAPABLE segments cannot make the connection TCP), and its rates leave that reply's round trip out | yes, to within the handshake's round trip |
 | `flows.stop` | end of run | stop offering new data | stop writing and close; about 16 KiB unsent left (`TCP_NOTSENT_LOWAT`) | yes, to within that |
 | `flows.start_jitter` | 0 | the start drawn per seed | the simulator's draw when the offsets are given (`start_offsets`), else each sender as its process comes up (about 8 ms per flow in the run; 0.06 ms when a flow starts late or stops early: `bed_start_spread`) | yes with the offsets, else warned |
-| `flows.send_jitter` | 0.5 ms | each data packet leaves after a random delay up to it, in order | each packet towards the client on the flow's paths (its ACKs) held by `pp_delayfwd` a random time up to it, in order, so the data each ACK releases leaves that much later (`PathSpec.jitter_ms`); flows sharing a path share its draw stream and take the largest of their values; `send_jitter=False`: the host's own timing (tens of microseconds) | yes; flows on one path with different values, or `send_jitter=False`: warned |
+| `flows.send_jitter` | 0.5 ms | each data packet leaves after a random delay up to it, in order | each packet towards the client on the flow's paths (its ACKs) held by `pp_delayfwd` a random time up to it, in order, so the data each ACK releases leaves that much later (`PathSpec.jitter_ms`); flows sharing a path share its draw stream and take the largest of their values; `send_jitter=False`: the host's own timing (tens of microseconds) | yes (at most 1 s, else refused); flows on one path with different values, or `send_jitter=False`: warned |
 | `flows.mss` | 1448 | payload per segment (timestamps only) | 1448, the veths' 1500-byte MTU; other values refused | yes |
 | `flows.option_bytes` | 0 | further option bytes per data segment | the kernel's own: 28 (DSS with a 64-bit data ACK) on an MPTCP subflow, 0 on TCP | TCP yes; MPTCP with 0: warned (write 28) |
 | `flows.receive_window` | fixed | `fixed`: `rcv_buffer` bytes from the data-level ACK at all times; `linux`: Linux's autotuning (a buffer from 128 KiB growing once per round trip by what the application read, the window half of it less what is held out of order, at most each subflow's `rcv_ssthresh`) | the kernel's autotuned receive buffer (`mptcp_rcv_space_adjust`, `tcp_rcv_space_adjust`) | linux yes; fixed: warned |
@@ -104,6 +104,7 @@ from pathpool.kernel.testbed import (
     ACCESS_QUEUED,
     IP_MTU_BYTES,
     LINK_RATE,
+    MAX_JITTER_MS,
     MAX_TESTBED_PATHS,
     AccessLink,
     FlowSpec,
@@ -693,6 +694,9 @@ def _path_jitter(m: _Mapping, flows_raw: list[tuple[int, str, dict]], order: lis
             continue
         specs[k].jitter_ms = max(j for _, j in on) * 1e3
         for i, j in on:
+            if j * 1e3 > MAX_JITTER_MS:
+                raise m.unsupported(f"flows[{i}].send_jitter", f"send_jitter = {j:g} s (the test bed's "
+                                    "forwarder holds a packet up to 1 s more)", f"at most {MAX_JITTER_MS / 1e3:g} s")
             if j * 1e3 != specs[k].jitter_ms:
                 m.differ(f"flows[{i}].send_jitter", f"{j * 1e3:g} ms for this flow's data",
                          f"{specs[k].jitter_ms:g} ms, the largest of the flows on path {p!r} (one "
