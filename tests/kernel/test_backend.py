@@ -332,7 +332,7 @@ def test_compare_warns_once_per_field_the_backends_read_differently(result_dirs,
     """The shipped scenario leaves option_bytes, recovery and receive_window at the simulator's
     defaults, which the kernel does not do: one warning line per field on stderr (the MPTCP
     flow's option_bytes with what to write), the same lines in comparison.md. Per-segment ACKs
-    (no delayed_ack written), the links' rates and the send jitter (each path's ACKs held on the
+    (no delayed_ack written), the links' rates and the send jitter (each path's data held on the
     bed) are the same on both: no line; Linux results made without the bed's jitter get one."""
     d, _, _ = result_dirs
     proc = subprocess.run([sys.executable, "-m", "pathpool.cli", "compare", "--sim", str(d / "sim"),

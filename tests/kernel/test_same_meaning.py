@@ -38,7 +38,7 @@ def test_defaults_that_differ_are_listed_per_field_with_the_way_to_agree():
     plan = map_scenario(_scenario())
     d = {x.field: x for x in plan.differences}
     # The MPTCP flow's defaults: no DSS bytes, RFC 6675 recovery. Its send jitter the bed
-    # realises (each path's ACKs held up to 0.5 ms): no line.
+    # realises (each path's data held up to 0.5 ms): no line.
     assert d["flows[0].option_bytes"].same_by == "option_bytes = 28"
     assert "1420 payload bytes" in d["flows[0].option_bytes"].testbed
     assert d["flows[0].recovery"].same_by == 'recovery = "linux"'
@@ -47,7 +47,7 @@ def test_defaults_that_differ_are_listed_per_field_with_the_way_to_agree():
     assert "flows[0].rcv_buffer" not in d   # a fixed window's size is named in receive_window's line
     # The TCP flow wrote what the test bed does: no recovery, option or scheduler line for it;
     # but its send jitter of 0 shares path a with the MPTCP flow's 0.5 ms, which the bed holds
-    # its ACKs for too.
+    # its data for too.
     assert not {"flows[1].recovery", "flows[1].option_bytes", "flows[1].scheduler"} & set(d)
     assert "0.5 ms, the largest of the flows on path 'a'" in d["flows[1].send_jitter"].testbed
     # Links: a buffer in bytes (60 KB -> 40 packets); the rates mean the same (IP packets).
@@ -63,8 +63,8 @@ def test_defaults_that_differ_are_listed_per_field_with_the_way_to_agree():
     assert line.endswith('for the same on both: recovery = "linux"')
 
 
-def test_the_send_jitter_is_each_paths_ack_hold_on_the_bed():
-    """The flows' ``send_jitter`` becomes each test-bed path's ACK hold (the largest of the flows
+def test_the_send_jitter_is_each_paths_hold_on_the_bed():
+    """The flows' ``send_jitter`` becomes each test-bed path's hold (the largest of the flows
     on it); without it (``send_jitter=False``, what the cached report runs had) the paths hold
     nothing, describe (and hash) as before the field existed, and the difference is listed."""
     plan = map_scenario(_scenario())
@@ -198,7 +198,7 @@ def test_as_testbed_runs_writes_every_difference_that_has_a_way_to_agree():
     assert (m["option_bytes"], t["option_bytes"]) == (28, 0)   # DSS on the MPTCP subflows only
     assert m["delayed_ack"] is False and t["delayed_ack"] is False   # quickack on the bed: per segment
     # The start and send jitter stay as written (the flow's default 0.5 ms, the TCP's 0): the
-    # hosts' timing noise, which the bed holds each path's ACKs for.
+    # hosts' timing noise, which the bed holds each path's data for.
     assert m["start_jitter_s"] == pytest.approx(0.1)
     assert m["send_jitter_s"] == pytest.approx(0.0005) and t["send_jitter_s"] == 0
     # Both write as the bed's sender (select(), 64 KiB per send()); the MPTCP subflow joins as

@@ -79,7 +79,7 @@ Every field the mapping reads (Markdown, for the manual):
 | `flows.start` | 0 | when the application starts | when the sender connects, on the run's clock; it writes after the handshake and the receiver's one-byte reply (so that lost MP_CAPABLE segments cannot make the connection TCP), and its rates leave that reply's round trip out | yes, to within the handshake's round trip |
 | `flows.stop` | end of run | stop offering new data | stop writing and close; about 16 KiB unsent left (`TCP_NOTSENT_LOWAT`) | yes, to within that |
 | `flows.start_jitter` | 0 | the start drawn per seed | the simulator's draw when the offsets are given (`start_offsets`), else each sender as its process comes up (about 8 ms per flow in the run; 0.06 ms when a flow starts late or stops early: `bed_start_spread`) | yes with the offsets, else warned |
-| `flows.send_jitter` | 0.5 ms | each data packet leaves after a random delay up to it, in order | each packet towards the client on the flow's paths (its ACKs) held by `pp_delayfwd` a random time up to it, in order, so the data each ACK releases leaves that much later (`PathSpec.jitter_ms`); flows sharing a path share its draw stream and take the largest of their values; `send_jitter=False`: the host's own timing (tens of microseconds) | yes (at most 1 s, else refused); flows on one path with different values, or `send_jitter=False`: warned |
+| `flows.send_jitter` | 0.5 ms | each data packet leaves after a random delay up to it, in order | each data packet of the flow's paths held by `pp_delayfwd` a random time up to it, in order, before the path's queue (behind a shared access link, whose queue comes first, the path's ACKs instead: `PathSpec.jitter_ms`); flows sharing a path share its draw stream and take the largest of their values; `send_jitter=False`: the host's own timing (tens of microseconds) | yes (at most 1 s, else refused); flows on one path with different values, or `send_jitter=False`: warned |
 | `flows.mss` | 1448 | payload per segment (timestamps only) | 1448, the veths' 1500-byte MTU; other values refused | yes |
 | `flows.option_bytes` | 0 | further option bytes per data segment | the kernel's own: 28 (DSS with a 64-bit data ACK) on an MPTCP subflow, 0 on TCP | TCP yes; MPTCP with 0: warned (write 28) |
 | `flows.receive_window` | fixed | `fixed`: `rcv_buffer` bytes from the data-level ACK at all times; `linux`: Linux's autotuning (a buffer from 128 KiB growing once per round trip by what the application read, the window half of it less what is held out of order, at most each subflow's `rcv_ssthresh`) | the kernel's autotuned receive buffer (`mptcp_rcv_space_adjust`, `tcp_rcv_space_adjust`) | linux yes; fixed: warned |
@@ -354,8 +354,8 @@ def map_scenario(scenario: Any, max_duration_s: float = 10.0, kernel_tcp: bool =
         ``start`` (the scenario's ``start_jitter`` is not emulated, and noted).
     send_jitter : bool
         The flows' ``send_jitter`` as timing noise on the test bed too (default): each path's
-        packets towards the client are held a random time up to the largest ``send_jitter`` of
-        the flows on it (:attr:`~pathpool.kernel.testbed.PathSpec.jitter_ms`). False: the hosts'
+        data packets are held a random time up to the largest ``send_jitter`` of the flows on it,
+        before the path's queue (:attr:`~pathpool.kernel.testbed.PathSpec.jitter_ms`). False: the hosts'
         own timing only (what the kernel runs of ``pathpool reproduce --kernel-send-jitter off``
         had), a difference that is warned.
 
@@ -684,7 +684,7 @@ def _path_specs(m: _Mapping, order: list[str], shared: bool,
 def _path_jitter(m: _Mapping, flows_raw: list[tuple[int, str, dict]], order: list[str],
                  specs: list[PathSpec]) -> None:
     """Each test-bed path's timing noise: the largest ``send_jitter`` of the flows on it (the
-    test bed holds all of a path's packets towards the client in one forwarder); flows on one
+    test bed holds all of a path's data in one forwarder); flows on one
     path asking for different values are warned."""
     if not m.send_jitter:
         return
@@ -700,7 +700,7 @@ def _path_jitter(m: _Mapping, flows_raw: list[tuple[int, str, dict]], order: lis
             if j * 1e3 != specs[k].jitter_ms:
                 m.differ(f"flows[{i}].send_jitter", f"{j * 1e3:g} ms for this flow's data",
                          f"{specs[k].jitter_ms:g} ms, the largest of the flows on path {p!r} (one "
-                         "forwarder holds all of a path's ACKs)", "the same send_jitter for every "
+                         "forwarder holds all of a path's data)", "the same send_jitter for every "
                          "flow on a path")
 
 
@@ -830,7 +830,7 @@ def as_testbed_runs(scenario: Any, *, start_jitter: bool = True) -> list[str]:
     ``send()``).
 
     The send jitter stays as written: it is the hosts' timing noise, which the test bed
-    realises too (each path's ACKs held up to it, :func:`map_scenario`'s ``send_jitter``). The
+    realises too (each path's data held up to it, :func:`map_scenario`'s ``send_jitter``). The
     bed's own noise is tens of microseconds; without noise drop-tail queues shared by several
     flows fall into phase effects (Khalili's N1 = 15 with LIA in the simulator, 8 seeds: the
     type-2 users' total 4.10 Mbit/s without send jitter, 6.54 with its 0.5 ms; on the bed, two

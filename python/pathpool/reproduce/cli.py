@@ -137,9 +137,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    "for that seed (own cache entries)")
     p.add_argument("--kernel-send-jitter", choices=["off", "scenario"], default="off",
                    help="linux/both: off (default, what the cached kernel runs had): the test bed's hosts keep their "
-                   "own timing noise (tens of microseconds); scenario: each path's ACKs are held a random time up to "
-                   "its flows' send_jitter (0.5 ms by default), as the simulator delays each data packet (own cache "
-                   "entries)")
+                   "own timing noise (tens of microseconds); scenario: the bed holds each data packet a random time up "
+                   "to its flows' send_jitter (0.5 ms by default) before its path's queue, as the simulator delays it "
+                   "(own cache entries)")
     p.add_argument("--agreement-reading", choices=["linux", "scenario"], default="linux",
                    help="both: the simulator runs the agreement table compares with the kernel's: linux (default: "
                    "the kernel's experiments again in the simulator as the test bed runs them, upstream Linux's "

@@ -112,7 +112,7 @@ def kernel_scenario(scenario: Any, ack_reading: str) -> Any:
 #: the job's seed).
 START_JITTER_READINGS = ("off", "scenario")
 #: ``--kernel-send-jitter``: ``off`` (the hosts' own timing; what the cached runs had) or
-#: ``scenario`` (each path's ACKs held up to its flows' ``send_jitter``,
+#: ``scenario`` (each data packet held up to its flows' ``send_jitter`` before its path's queue,
 #: :attr:`pathpool.kernel.testbed.PathSpec.jitter_ms`).
 SEND_JITTER_READINGS = ("off", "scenario")
 
@@ -125,7 +125,7 @@ def plan_jobs(jobs: Sequence[Job], ack_reading: str,
     With ``start_jitter = "scenario"`` each flow starts at the simulator's start for the job's
     seed (its ``start`` plus the jitter Rust draws, :func:`pathpool.kernel.mapping.start_offsets`),
     so the plan, and its cache key, carry the offsets; ``"off"`` leaves every plan as before.
-    With ``send_jitter = "scenario"`` each path's ACKs are held up to its flows' ``send_jitter``
+    With ``send_jitter = "scenario"`` each path's data is held up to its flows' ``send_jitter``
     (:func:`pathpool.kernel.mapping.map_scenario`), which the plan and its key carry; ``"off"``
     leaves every plan as before.
 

@@ -201,8 +201,8 @@ class KernelOptions:
         the same way.
     send_jitter : {"off", "scenario"}
         ``off`` (default; the cached kernel runs): the test bed's hosts keep their own timing
-        noise, tens of microseconds. ``scenario``: each path's ACKs are held a random time up to
-        its flows' ``send_jitter``, as the simulator delays each data packet
+        noise, tens of microseconds. ``scenario``: each data packet is held a random time up to
+        its flows' ``send_jitter`` before its path's queue, as the simulator delays it
         (:attr:`pathpool.kernel.testbed.PathSpec.jitter_ms`); these runs get their own cache keys.
     max_repetitions : int or sequence of int, optional
         With ``ci_target > 0``: the kernel's second stage. After the first ``repetitions``, each
