@@ -96,15 +96,15 @@ def cuts(cwnd: np.ndarray, t: np.ndarray, cut: float = CUT, apart_s: float = 0.5
 
 def captures(d: Path, group: set[str]) -> None:
     caps = {f.stem[1:]: read_pcap(f) for f in sorted(d.glob("c[0-9]*.pcap"))}
-    t0 = min(c[:, T].min() for c in caps.values() if len(c))
-    ev = {k: episodes((retransmissions(c) - t0) / 1e9) for k, c in caps.items()}
+    t0 = min(cap[:, T].min() for cap in caps.values() if len(cap))
+    ev = {k: episodes((retransmissions(cap) - t0) / 1e9) for k, cap in caps.items()}
     for k, e in ev.items():
         print(f"path {k}: {len(e)} loss episodes at {np.round(e, 2).tolist()}")
-    c = tally(clusters(ev), group, set(ev))
-    print(f"episode clusters ({CLUSTER_S:g} s): " + ", ".join(f"{k} {v}" for k, v in sorted(c.items())))
-    end = max(c_[:, T].max() for c_ in caps.values() if len(c_))
+    kinds = tally(clusters(ev), group, set(ev))
+    print(f"episode clusters ({CLUSTER_S:g} s): " + ", ".join(f"{k} {v}" for k, v in sorted(kinds.items())))
+    end = max(cap[:, T].max() for cap in caps.values() if len(cap))
     bins = np.arange(t0, end, BIN_S * 1e9)
-    counts = {k: np.histogram(c[c[:, PAYLOAD] > 0][:, T], bins)[0] for k, c in caps.items()}
+    counts = {k: np.histogram(cap[cap[:, PAYLOAD] > 0][:, T], bins)[0] for k, cap in caps.items()}
     ks = sorted(counts)
     r = np.corrcoef([counts[k] for k in ks])
     for i in range(len(ks)):
