@@ -135,17 +135,21 @@ def test_the_linux_reading_is_what_the_test_bed_runs():
     field written) removes them, and the Linux scheduler is no longer refused. The reading
     includes Linux's delayed ACKs, so the other flow must keep the kernel's too."""
     linux_fields = {"flows[0].scheduler", "flows[0].send_buffer", "flows[0].slow_start_after_idle",
-                    "flows[0].recovery"}
+                    "flows[0].recovery", "flows[0].window_arithmetic"}
     d = {x.field: x for x in map_scenario(_scenario()).differences}
     assert linux_fields <= set(d)
     assert d["flows[0].scheduler"].same_by == 'scheduler = "linux"'
     assert d["flows[0].send_buffer"].same_by == 'send_buffer = "linux"'
     assert d["flows[0].slow_start_after_idle"].same_by == "slow_start_after_idle = true"
+    # The pp_* controls keep whole segments across a reduction; the simulator's default keeps
+    # the fraction.
+    assert d["flows[0].window_arithmetic"].same_by == 'window_arithmetic = "linux"'
+    assert d["flows[0].window_arithmetic"].simulator.startswith("real: ")
     with pytest.raises(UnsupportedScenario, match=r"flows\[0\]\.delayed_ack"):
         map_scenario(_scenario(reading="linux"))
     for written in ({"reading": "linux"},
                     {"scheduler": "linux", "send_buffer": "linux", "slow_start_after_idle": True,
-                     "recovery": "linux", "delayed_ack": "linux"}):
+                     "recovery": "linux", "delayed_ack": "linux", "window_arithmetic": "linux"}):
         sc = _scenario(**written)
         sc["flows"][1]["delayed_ack"] = "linux"
         plan = map_scenario(sc)
@@ -195,6 +199,7 @@ def test_as_testbed_runs_writes_every_difference_that_has_a_way_to_agree():
     m, t = got.spec["flows"]
     assert (m["scheduler"], m["send_buffer"], m["slow_start_after_idle"], m["recovery"]) == (
         "linux", "linux", True, "linux")
+    assert [f["window_arithmetic"] for f in (m, t)] == ["linux", "linux"]
     assert (m["option_bytes"], t["option_bytes"]) == (28, 0)   # DSS on the MPTCP subflows only
     assert m["delayed_ack"] is False and t["delayed_ack"] is False   # quickack on the bed: per segment
     # The start and send jitter stay as written (the flow's default 0.5 ms, the TCP's 0): the

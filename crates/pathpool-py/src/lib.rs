@@ -342,7 +342,7 @@ fn secs(ns: u64) -> f64 {
 fn spec_dict<'py>(py: Python<'py>, sc: &Scenario) -> PyResult<Bound<'py, PyDict>> {
     use pathpool_sim::config::{
         AckRoute, App, DelayedAck, Joins, ReceiveWindow, Recovery, Scheduler, Segmentation,
-        SendBuffer, Writer,
+        SendBuffer, WindowArithmetic, Writer,
     };
     use pathpool_sim::link::Buffer;
     let d = PyDict::new(py);
@@ -504,6 +504,13 @@ fn spec_dict<'py>(py: Python<'py>, sc: &Scenario) -> PyResult<Bound<'py, PyDict>
             match f.recovery {
                 Recovery::Rfc6675 => "rfc6675",
                 Recovery::Linux => "linux",
+            },
+        )?;
+        x.set_item(
+            "window_arithmetic",
+            match f.window_arithmetic {
+                WindowArithmetic::Real => "real",
+                WindowArithmetic::Linux => "linux",
             },
         )?;
         let rate = match &f.rate {

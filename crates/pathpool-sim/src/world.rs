@@ -459,6 +459,15 @@ impl World {
     pub(crate) fn conn0(&mut self) -> (&mut Conn, &mut Net) {
         (conn_of(&mut self.endpoints, 0), &mut self.net)
     }
+
+    /// As [`World::conn0`], with the scoreboard pool (a timer handler's arguments).
+    pub(crate) fn conn0_segs(&mut self) -> (&mut Conn, &mut Net, &mut SegPool) {
+        (
+            conn_of(&mut self.endpoints, 0),
+            &mut self.net,
+            &mut self.segs,
+        )
+    }
 }
 
 /// Endpoint `e`, a connection (the events that name it are connection events).

@@ -73,7 +73,7 @@ Every field the mapping reads (Markdown, for the manual):
 | `flows.segmentation` | whole | `whole`: every segment full but a file's last; `linux` (with `scheduler = "linux"`): a subflow's data ends where the writer's data fragment it stops at ends, so fragment and write ends go out short unless the same subflow's next data continues them (Nagle with Minshall's check) | the kernel's segments (`mptcp_sendmsg_frag`) | linux yes; whole (MPTCP): warned |
 | `flows.joins` | together | `together`: all subflows start with the connection; `linux`: each further subflow two round trips of its path after the first subflow's first ACK; `linux_peer_first`: two round trips after the start (the peer sent first) | the kernel's path manager and MP_JOIN handshakes, begun when the receiver's one-byte reply arrives, as the sender starts writing | linux_peer_first yes; linux, together: warned |
 | `flows.slow_start_after_idle` | false | `true`: `tcp_cwnd_restart` after an idle RTO | the kernel's default (`tcp_slow_start_after_idle = 1`) | true yes; false: warned |
-| `flows.reading` | none | `linux` sets scheduler, send_buffer, recovery, slow_start_after_idle, delayed_ack, joins, segmentation and receive_window to Linux's | (read through the fields it sets) | linux yes |
+| `flows.reading` | none | `linux` sets scheduler, send_buffer, recovery, slow_start_after_idle, delayed_ack, joins, segmentation, receive_window and window_arithmetic to Linux's | (read through the fields it sets) | linux yes |
 | `flows.app` | bulk | bulk, or a file download | the same; a download ends when every byte is acknowledged, its time taken from the sender's first write to the receiver's last byte (the simulator's from its first segment's departure) | yes |
 | `flows.size` | (file: required) | the download's bytes | the same | yes |
 | `flows.start` | 0 | when the application starts | when the sender connects, on the run's clock; it writes after the handshake and the receiver's one-byte reply (so that lost MP_CAPABLE segments cannot make the connection TCP), and its rates leave that reply's round trip out | yes, to within the handshake's round trip |
@@ -86,6 +86,7 @@ Every field the mapping reads (Markdown, for the manual):
 | `flows.rcv_buffer` | 4 MiB (fixed), 32 MiB (linux) | `fixed`: the window; `linux`: the most the buffer grows to | `net.ipv4.tcp_rmem[2]`: 32 MiB, Linux's default on a machine with memory to spare | 32 MiB with linux yes; else warned |
 | `flows.delayed_ack` | false | false: an ACK per segment; true: every second in-order segment or 40 ms; linux: Linux's receiver (quick ACKs at the start, an ACK per more than one full segment, the adaptive timeout `ato`) | false: `quickack 1`, an ACK per segment; true and linux: the kernel's delayed ACKs | false and linux yes; true: warned |
 | `flows.recovery` | rfc6675 | rfc6675: SACK recovery, DupThresh 3; linux: RACK-TLP and PRR | Linux's RACK-TLP and PRR | linux yes; rfc6675: warned |
+| `flows.window_arithmetic` | real | `real`: a reduction keeps the algorithm's real-valued result; `linux`: whole segments after every reduction, the progress towards the next segment dropped | the kernel's `snd_cwnd`: pp_* return whole segments from `ssthresh` and drop their q16 fraction there and on an RTO (`tcp_init_cwnd_reduction`, `tcp_enter_loss`) | linux yes; real: warned |
 | `flows.count` | 1 | that many flows | the same, expanded | yes |
 
 Rates (goodput, throughput) are defined once for both engines in :mod:`pathpool.metrics`.
@@ -485,6 +486,11 @@ def _flow_differences(m: _Mapping, f: str, fl: dict) -> None:
     if fl["recovery"] != "linux":
         m.differ(f"{f}.recovery", f"{fl['recovery']}: SACK loss recovery, DupThresh 3, no tail loss probe",
                  "Linux's RACK-TLP and PRR", 'recovery = "linux"')
+    if fl["window_arithmetic"] != "linux":
+        m.differ(f"{f}.window_arithmetic", "real: a window reduction keeps a fraction of a segment",
+                 "whole segments after every reduction (ssthresh a u32; tcp_init_cwnd_reduction and "
+                 "tcp_enter_loss zero snd_cwnd_cnt; the pp_* controls drop their fraction there)",
+                 'window_arithmetic = "linux"')
     if fl["receive_window"] != "linux":
         m.differ(f"{f}.receive_window", f"fixed: a connection-level receive window of {fl['rcv_buffer_bytes']} "
                  "bytes at all times", "the kernel's receive buffer, autotuned from net.ipv4.tcp_rmem "
@@ -812,7 +818,7 @@ JOINS_READ = {"together": "together: every subflow starts with the connection",
                        "ACK comes back, one round trip of its path after the start"}
 
 _LINUX_READING_FIELDS = ("scheduler", "send_buffer", "slow_start_after_idle", "recovery", "joins",
-                         "segmentation", "receive_window", "rcv_buffer")
+                         "segmentation", "receive_window", "rcv_buffer", "window_arithmetic")
 
 
 def as_testbed_runs(scenario: Any, *, start_jitter: bool = True) -> list[str]:
@@ -821,7 +827,8 @@ def as_testbed_runs(scenario: Any, *, start_jitter: bool = True) -> list[str]:
     written that way.
 
     For each window-based flow entry: ``reading = "linux"`` decides the scheduler, the send
-    buffer, restart after idle, loss recovery, the segmentation and the receive window (values
+    buffer, restart after idle, loss recovery, the segmentation, the receive window and the
+    window arithmetic (values
     the scenario writes for them, and for ``rcv_buffer``, are removed); an MPTCP flow's subflows
     join as after the receiver's one-byte reply (``joins = "linux_peer_first"``); ``delayed_ack`` stays what the test bed makes of it (``false``: an ACK per segment
     on both; ``true`` or ``"linux"``: the kernel's own delayed ACKs, so ``"linux"``); MPTCP

@@ -18,7 +18,8 @@ use super::raw::{Quantity, RawFlow};
 use super::schema::allowed as a;
 use super::{
     AckRoute, App, ConfigError, DelayedAck, FlowKind, FlowSpec, Joins, LinkSpec, PathSpec,
-    RateSpec, ReceiveWindow, Recovery, Scheduler, Segmentation, SendBuffer, Writer,
+    RateSpec, ReceiveWindow, Recovery, Scheduler, Segmentation, SendBuffer, WindowArithmetic,
+    Writer,
 };
 use toml::Spanned;
 
@@ -101,7 +102,7 @@ type Flows = (Vec<FlowSpec>, Vec<usize>, Vec<Vec<&'static str>>);
 /// The optional fields a `[[flows]]` entry writes, in file-format order: for callers to whom
 /// "written" differs from "left at its default" (the Linux test bed's ACK policy).
 fn written(fl: &RawFlow) -> Vec<&'static str> {
-    let present: [(&'static str, bool); 32] = [
+    let present: [(&'static str, bool); 33] = [
         ("path", fl.path.is_some()),
         ("paths", fl.paths.is_some()),
         ("algorithm", fl.algorithm.is_some()),
@@ -128,6 +129,7 @@ fn written(fl: &RawFlow) -> Vec<&'static str> {
         ("delayed_ack", fl.delayed_ack.is_some()),
         ("slow_start_after_idle", fl.slow_start_after_idle.is_some()),
         ("recovery", fl.recovery.is_some()),
+        ("window_arithmetic", fl.window_arithmetic.is_some()),
         ("rates", fl.rates.is_some()),
         ("block_length", fl.block_length.is_some()),
         ("source_per_block", fl.source_per_block.is_some()),
@@ -186,6 +188,7 @@ fn flow(
     let (mss, option_bytes, rcv_buffer) = segments(ctx, i, fl, receive_window)?;
     let delayed_ack = delayed_ack(ctx, i, fl, linux)?;
     let recovery = recovery(ctx, i, fl, linux)?;
+    let window_arithmetic = window_arithmetic(ctx, i, fl, linux)?;
     Ok((
         FlowSpec {
             name,
@@ -214,6 +217,7 @@ fn flow(
                 .as_ref()
                 .map_or(linux, |b| *b.get_ref()),
             recovery,
+            window_arithmetic,
             rate: rate_spec,
         },
         count,
@@ -825,6 +829,26 @@ fn recovery(ctx: &Ctx, i: usize, fl: &RawFlow, linux: bool) -> Result<Recovery, 
     )
 }
 
+fn window_arithmetic(
+    ctx: &Ctx,
+    i: usize,
+    fl: &RawFlow,
+    linux: bool,
+) -> Result<WindowArithmetic, ConfigError> {
+    use WindowArithmetic::*;
+    let default = if linux { Linux } else { Real };
+    let values = [("real", Real), ("linux", Linux)];
+    choice(
+        ctx,
+        i,
+        "window_arithmetic",
+        &fl.window_arithmetic,
+        default,
+        &values,
+        a::WINDOW_ARITHMETIC,
+    )
+}
+
 fn check_kind_fields(ctx: &Ctx, fl: &RawFlow, kind: FlowKind, i: usize) -> Result<(), ConfigError> {
     let rate_only: [(&str, Option<Range<usize>>); 6] = [
         ("rates", fl.rates.as_ref().map(|v| v.span())),
@@ -840,7 +864,7 @@ fn check_kind_fields(ctx: &Ctx, fl: &RawFlow, kind: FlowKind, i: usize) -> Resul
         ),
         ("controller", fl.controller.as_ref().map(|v| v.span())),
     ];
-    let window_only: [(&str, Option<Range<usize>>); 17] = [
+    let window_only: [(&str, Option<Range<usize>>); 18] = [
         ("algorithm", fl.algorithm.as_ref().map(|v| v.span())),
         ("params", fl.params.as_ref().map(|v| v.span())),
         ("counting", fl.counting.as_ref().map(|v| v.span())),
@@ -864,6 +888,10 @@ fn check_kind_fields(ctx: &Ctx, fl: &RawFlow, kind: FlowKind, i: usize) -> Resul
             fl.slow_start_after_idle.as_ref().map(|v| v.span()),
         ),
         ("recovery", fl.recovery.as_ref().map(|v| v.span())),
+        (
+            "window_arithmetic",
+            fl.window_arithmetic.as_ref().map(|v| v.span()),
+        ),
     ];
     let (bad, msg, allowed) = if kind == FlowKind::Rate {
         (&window_only[..], "does not apply to kind = \"rate\" (a paced sender has no window, congestion controller or receive buffer)", "rate flow fields: rates, block_length, source_per_block, deadline, feedback_interval, controller")

@@ -228,6 +228,23 @@ pub enum Recovery {
     Linux,
 }
 
+/// How a (sub)flow's window is kept across reductions (the `window_arithmetic` field).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum WindowArithmetic {
+    /// The papers' real-valued window: a reduction keeps the fraction of a segment that the
+    /// algorithm's rule leaves (`w/2` of 9.7 segments is 4.85), and so does what grows from it.
+    #[default]
+    Real,
+    /// Whole segments at every reduction, as Linux keeps them: `ca_ops->ssthresh()` returns
+    /// whole segments (a `u32`), `tcp_init_cwnd_reduction()` and `tcp_enter_loss()` zero
+    /// `snd_cwnd_cnt` (the progress towards the next segment), and the window that recovery
+    /// ends with is that ssthresh (`tcp_end_cwnd_reduction()`; net/ipv4/tcp_input.c, Linux
+    /// 6.18). Growth between reductions is unchanged: the real-valued window's fraction is
+    /// Linux's `snd_cwnd_cnt / snd_cwnd` (`tcp_cong_avoid_ai()`, net/ipv4/tcp_cong.c), and a
+    /// sender may have `floor(cwnd)` segments out in both readings.
+    Linux,
+}
+
 /// What the sending application does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum App {
@@ -302,6 +319,8 @@ pub struct FlowSpec {
     pub slow_start_after_idle: bool,
     /// Loss detection and recovery of the flow's (sub)flows.
     pub recovery: Recovery,
+    /// Whether a reduction leaves a fraction of a segment in the window.
+    pub window_arithmetic: WindowArithmetic,
     /// `Some` exactly for `kind = "rate"`.
     pub rate: Option<RateSpec>,
 }

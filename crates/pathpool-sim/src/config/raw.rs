@@ -144,6 +144,8 @@ pub(super) struct RawFlow {
     pub(super) slow_start_after_idle: Option<Spanned<bool>>,
     #[serde(default)]
     pub(super) recovery: Option<Spanned<String>>,
+    #[serde(default)]
+    pub(super) window_arithmetic: Option<Spanned<String>>,
     // --- kind = "rate" only ---
     #[serde(default)]
     pub(super) rates: Option<Spanned<Vec<Spanned<Quantity>>>>,

@@ -244,6 +244,7 @@ impl Conn {
             }
             Self::begin_recovery(conn, i, now);
             conn.ctrl.on_congestion_event(&mut conn.views, i, now);
+            Self::whole_segments(conn, i);
             // (4.3): retransmit the first segment deemed lost whatever pipe says.
             if let Some(seq) = conn.snd[i].next_retx() {
                 self.send_segment(net, c, i, seq, None);
@@ -309,6 +310,7 @@ impl Conn {
             Self::account_cwnd(conn, i, now);
             conn.views[i].loss_events += 1;
             conn.ctrl.on_congestion_event(&mut conn.views, i, now);
+            Self::whole_segments(conn, i);
             conn.ctrl.on_recovery_exit(&mut conn.views, i, now);
         }
         let s = &conn.snd[i];

@@ -35,11 +35,11 @@ pub mod timers;
 
 use std::collections::VecDeque;
 
-use pathpool_cc::{Ack, Controller, Subflow};
+use pathpool_cc::{Ack, Controller, Subflow, MIN_CWND};
 
 use crate::config::{
     AckRoute, App, DelayedAck, FlowKind, FlowSpec, Joins, ReceiveWindow, Recovery, Scenario,
-    Scheduler as SchedulerKind, Segmentation, SendBuffer, Writer,
+    Scheduler as SchedulerKind, Segmentation, SendBuffer, WindowArithmetic, Writer,
 };
 use crate::error::SimError;
 use crate::net::event::{Ev, EventQueue};
@@ -105,6 +105,8 @@ pub struct Conn {
     pub delayed_ack: DelayedAck,
     /// `slow_start_after_idle`.
     pub idle_restart: bool,
+    /// `window_arithmetic = "linux"`: each reduction leaves whole segments.
+    pub whole_windows: bool,
     pub started: bool,
     /// `joins = "linux"` or `"linux_peer_first"`: until the joins begin, how long each
     /// further subflow's MP_JOIN handshake takes (two round trips of its path; 0 for the
@@ -234,6 +236,7 @@ impl Conn {
             ),
             delayed_ack: f.delayed_ack,
             idle_restart: f.slow_start_after_idle,
+            whole_windows: f.window_arithmetic == WindowArithmetic::Linux,
             linux: match f.recovery {
                 Recovery::Rfc6675 => Vec::new(),
                 Recovery::Linux => vec![LinuxState::default(); k],
@@ -336,6 +339,22 @@ impl Conn {
         Self::begin_recovery(conn, i, now);
         conn.linux[i].prr_init(conn.views[i].cwnd);
         conn.ctrl.on_congestion_event(&mut conn.views, i, now);
+        Self::whole_segments(conn, i);
+    }
+
+    /// After the controller's reduction of subflow `i` (a loss event or an RTO), with
+    /// `window_arithmetic = "linux"`: ssthresh and the window in whole segments and no progress
+    /// towards the next one, as Linux 6.18 keeps them (`ca_ops->ssthresh()` returns a `u32`;
+    /// `tcp_init_cwnd_reduction()` and `tcp_enter_loss()` zero `snd_cwnd_cnt`). The
+    /// controller's real-valued window stands for `snd_cwnd + snd_cwnd_cnt / snd_cwnd`, so
+    /// dropping its fraction is zeroing `snd_cwnd_cnt`.
+    #[inline]
+    pub(crate) fn whole_segments(conn: &mut Conn, i: usize) {
+        if conn.whole_windows {
+            let v = &mut conn.views[i];
+            v.ssthresh = v.ssthresh.floor().max(1.0);
+            v.cwnd = v.cwnd.floor().max(MIN_CWND);
+        }
     }
 
     /// Window growth on an ACK outside recovery, only while the window limits the sender
@@ -443,4 +462,89 @@ pub fn cwnd_restart(
         w >>= 1;
     }
     (w.max(restart) as f64, ssthresh)
+}
+
+#[cfg(test)]
+mod window_arithmetic_tests {
+    use super::Conn;
+    use crate::{Scenario, Simulation};
+
+    /// One Reno flow with Linux recovery, one second in (well into congestion avoidance).
+    fn reno(arithmetic: &str) -> Simulation {
+        let text = format!(
+            r#"
+            name = "whole"
+            duration = "10s"
+            [[links]]
+            name = "a"
+            rate = "10Mbps"
+            delay = "10ms"
+            buffer = "20pkt"
+            [[paths]]
+            name = "pa"
+            links = ["a"]
+            [[flows]]
+            name = "t"
+            kind = "tcp"
+            path = "pa"
+            algorithm = "reno"
+            recovery = "linux"
+            window_arithmetic = "{arithmetic}"
+        "#
+        );
+        let sc = Scenario::from_toml_str(&text, "<test>").unwrap();
+        let mut sim = Simulation::new(&sc, 1).unwrap();
+        sim.run_until(1_000_000_000);
+        sim
+    }
+
+    /// Reno halves 9.7 segments to 4.85 (`tcp_reno_ssthresh` on the real-valued window); Linux
+    /// keeps 4 whole segments, in ssthresh and in the window the controller sets, on entering
+    /// recovery and on an RTO (whose window is then 1 in both).
+    #[test]
+    fn a_reduction_leaves_whole_segments_only_with_linux_arithmetic() {
+        for (arithmetic, ssthresh) in [("real", 4.85), ("linux", 4.0)] {
+            let mut sim = reno(arithmetic);
+            let (c, net) = sim.world.conn0();
+            c.views[0].cwnd = 9.7;
+            Conn::linux_enter_recovery(c, 0, net.now);
+            let v = &c.views[0];
+            assert_eq!((v.ssthresh, v.cwnd), (ssthresh, ssthresh), "{arithmetic}");
+
+            let mut sim = reno(arithmetic);
+            let (c, net, segs) = sim.world.conn0_segs();
+            let now = net.now;
+            c.views[0].cwnd = 9.7;
+            c.snd[0].in_recovery = false;
+            c.snd[0].in_loss = false;
+            assert!(c.snd[0].outstanding() > 0);
+            c.snd[0].rto_deadline = now;
+            c.snd[0].rto_event = now;
+            c.linux[0].timer = super::recovery::Timer::Rto;
+            c.on_rto_event(net, segs, 0, 0);
+            let v = &c.views[0];
+            assert_eq!((v.ssthresh, v.cwnd), (ssthresh, 1.0), "{arithmetic} RTO");
+        }
+    }
+
+    /// `reading = "linux"` turns it on; a field written beside it still wins.
+    #[test]
+    fn the_linux_reading_keeps_whole_segments() {
+        use crate::config::WindowArithmetic::{Linux, Real};
+        let flow = |extra: &str| {
+            let text = format!(
+                "name = \"r\"\nduration = \"1s\"\n[[links]]\nname = \"a\"\nrate = \"10Mbps\"\n\
+                 delay = \"10ms\"\n[[paths]]\nname = \"p\"\nlinks = [\"a\"]\n[[flows]]\nname = \"t\"\n\
+                 kind = \"tcp\"\npath = \"p\"\n{extra}"
+            );
+            Scenario::from_toml_str(&text, "<test>").unwrap().flows[0].window_arithmetic
+        };
+        assert_eq!(flow(""), Real);
+        assert_eq!(flow("reading = \"linux\""), Linux);
+        assert_eq!(
+            flow("reading = \"linux\"\nwindow_arithmetic = \"real\""),
+            Real
+        );
+        assert_eq!(flow("window_arithmetic = \"linux\""), Linux);
+    }
 }

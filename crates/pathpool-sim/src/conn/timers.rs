@@ -83,6 +83,7 @@ impl Conn {
         if reduce {
             conn.views[i].loss_events += 1;
             conn.ctrl.on_rto(&mut conn.views, i, now);
+            Self::whole_segments(conn, i);
         } else {
             // Linux: `snd_cwnd = packets_in_flight + 1`, and every segment is now lost.
             conn.views[i].cwnd = MIN_CWND;
