@@ -172,6 +172,7 @@ impl Conn {
         }
         let linux = !conn.linux.is_empty();
         let s = &mut conn.snd[i];
+        s.rcv_tstamp = now;
         if linux {
             conn.linux[i].on_ack(s, cum_ack, &sacks, ts, now);
         }

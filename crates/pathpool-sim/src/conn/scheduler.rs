@@ -4,8 +4,9 @@
 use pathpool_cc::Subflow;
 
 use super::sender::Sender;
-use super::sendq::{int_window, pacing_rate, SendQ, SEND_BURST};
+use super::sendq::{int_window, pacing_rate, SendQ, SubQueue, RTO_MIN, SEND_BURST};
 use crate::config;
+use crate::time::Nanos;
 
 /// A connection's packet scheduler (the scenario's `scheduler`) and its state.
 #[derive(Debug)]
@@ -126,6 +127,39 @@ pub fn pick_linux(
         + u128::from(rate) * u128::from(burst))
         / u128::from(burst + wmem)) as u64;
     Some((i, burst))
+}
+
+/// `__mptcp_set_timeout` as `mptcp_subflow_get_send` calls it before each pick (Linux 6.18,
+/// net/mptcp/protocol.c): the connection's timer interval becomes the longest time the own
+/// timer of an active subflow still has to run, counting only subflows whose stale count is 0
+/// (`mptcp_timeout_from_subflow`), or `TCP_RTO_MIN` if none counts. The connection-level timer
+/// is armed with it until the next pick sets it again ([`SendQ::timer_ival`]).
+pub fn set_timeout(snd: &[Sender], views: &[Subflow], q: &mut SendQ, now: Nanos) {
+    let tout = snd
+        .iter()
+        .zip(views)
+        .zip(&q.subs)
+        .filter(|((s, v), sub)| v.active && sub.stale_count == 0 && s.rto_deadline > now)
+        .map(|((s, _), _)| s.rto_deadline - now)
+        .max()
+        .unwrap_or(0);
+    q.timer_ival = if tout > 0 { tout } else { RTO_MIN };
+}
+
+/// `mptcp_pm_subflow_chk_stale` (net/mptcp/pm.c, Linux 6.18) for a subflow with data
+/// outstanding or queued, at an expiry of the connection-level timer: the first expiry starts
+/// the count at the subflow's last ACK time (`rcv_tstamp`); each further one with no ACK since
+/// adds one; an ACK in between ends the count. (Past `stale_loss_cnt` = 4 Linux may also mark
+/// the subflow stale and send its data again elsewhere: not modelled.)
+pub fn count_stale(sub: &mut SubQueue, rcv_tstamp: Nanos) {
+    if sub.stale_count == 0 {
+        sub.stale_rcv_tstamp = rcv_tstamp;
+        sub.stale_count = 1;
+    } else if sub.stale_rcv_tstamp == rcv_tstamp {
+        sub.stale_count = sub.stale_count.saturating_add(1);
+    } else {
+        sub.stale_count = 0;
+    }
 }
 
 /// `sk_wmem_queued` of a subflow in payload bytes: its segments sent and not cumulatively

@@ -4,9 +4,9 @@
 //! queue, and the receiver's ACKs.
 
 use super::data::{content_tag, seg_len};
-use super::scheduler::pick_linux;
+use super::scheduler::{count_stale, pick_linux, set_timeout};
 use super::scoreboard::SegPool;
-use super::sendq::{int_window, RTO_MIN, RTX_FRAG};
+use super::sendq::{int_window, RTX_FRAG};
 use super::Conn;
 use crate::net::event::Ev;
 use crate::net::packet::{Packet, ACK_BYTES, MAX_SACK_BLOCKS};
@@ -283,6 +283,7 @@ impl Conn {
                 break;
             }
             let window = conn.rwnd_edge.saturating_sub(conn.next_dsn) * u64::from(mss);
+            set_timeout(&conn.snd, &conn.views, q, net.now);
             let Some((i, burst)) = pick_linux(&conn.snd, &conn.views, q, mss, window) else {
                 break;
             };
@@ -405,21 +406,12 @@ impl Conn {
         }
     }
 
-    /// `mptcp_reset_rtx_timer`: the connection-level retransmission timer expires after the
-    /// longest time any active subflow's own timer still has to run, or `TCP_RTO_MIN` if none
-    /// has one pending (`mptcp_set_timeout`).
+    /// `mptcp_reset_rtx_timer`: the connection-level retransmission timer expires
+    /// `msk->timer_ival` from now, the interval the scheduler last set ([`set_timeout`]).
     pub(crate) fn reset_data_rtx(&mut self, net: &mut Net, c: usize) {
         let now = net.now;
-        let ival = self
-            .snd
-            .iter()
-            .zip(&self.views)
-            .filter(|(s, v)| v.active && s.rto_deadline > now)
-            .map(|(s, _)| s.rto_deadline - now)
-            .max()
-            .unwrap_or(RTO_MIN);
         let q = self.sq.as_deref_mut().expect("linux send side");
-        q.rtx_deadline = now + ival;
+        q.rtx_deadline = now + q.timer_ival;
         if q.rtx_event == NO_EVENT || q.rtx_event > q.rtx_deadline {
             q.rtx_event = q.rtx_deadline;
             net.q.push(q.rtx_deadline, Ev::DataRtx(c as u32));
@@ -450,6 +442,14 @@ impl Conn {
             return;
         }
         q.rtx_deadline = 0;
+        // `mptcp_subflow_get_retrans` runs first ("kick the stale logic"): each subflow with
+        // data outstanding or queued counts the expiries that found no ACK on it since the
+        // first (`mptcp_pm_subflow_chk_stale`).
+        for (s, sub) in conn.snd.iter().zip(q.subs.iter_mut()) {
+            if s.outstanding() > 0 || !sub.queue.is_empty() {
+                count_stale(sub, s.rcv_tstamp);
+            }
+        }
         if conn.data_una >= conn.next_dsn {
             return;
         }

@@ -116,6 +116,13 @@ pub struct SubQueue {
     /// `snd_sml` (`segmentation = "linux"`): the subflow sequence number just past the last
     /// short segment it sent (`tcp_minshall_update`); 0 before any.
     pub snd_sml: u64,
+    /// `subflow->stale_count`: connection-level timer expiries in a row that found this
+    /// subflow with data outstanding or queued and no ACK on it since the first of them
+    /// (`mptcp_pm_subflow_chk_stale`); while it is not 0 the subflow's own timer does not set
+    /// the connection's interval (`mptcp_timeout_from_subflow`).
+    pub stale_count: u8,
+    /// `subflow->stale_rcv_tstamp`: the subflow's last ACK time when the count began.
+    pub stale_rcv_tstamp: Nanos,
 }
 
 /// A connection's Linux send side.
@@ -147,6 +154,9 @@ pub struct SendQ {
     /// The connection-level retransmission timer's deadline (0: not pending) and the time of
     /// the event queued for it (`NO_EVENT`: none).
     pub rtx_deadline: Nanos,
+    /// `msk->timer_ival`: the interval the timer is next armed with, as the scheduler last
+    /// set it (`__mptcp_set_timeout`), `TCP_RTO_MIN` to begin with.
+    pub timer_ival: Nanos,
     pub rtx_event: Nanos,
     /// `data_una` the previous pass saw (to spot a DATA_ACK's progress).
     pub seen_una: u64,
@@ -184,6 +194,8 @@ impl SendQ {
                 sndbuf: sndbuf_for(INIT_CWND, mss),
                 handshake_rtt: r,
                 snd_sml: 0,
+                stale_count: 0,
+                stale_rcv_tstamp: 0,
             })
             .collect();
         let mut q = SendQ {
@@ -197,6 +209,7 @@ impl SendQ {
             write_bytes: 0,
             sndbuf: 0,
             rtx_deadline: 0,
+            timer_ival: RTO_MIN,
             rtx_event: crate::net::NO_EVENT,
             seen_una: 0,
             acked: None,
@@ -479,6 +492,51 @@ mod tests {
         q.subs[0].queue.extend(0..q0 as u64);
         q.subs[1].queue.extend(0..q1 as u64);
         (vec![a, b], vec![va, vb], q)
+    }
+
+    /// `__mptcp_set_timeout`: the longest own timer still to run among active subflows whose
+    /// stale count is 0, else `TCP_RTO_MIN`; `mptcp_pm_subflow_chk_stale`'s count.
+    #[test]
+    fn the_connection_timer_interval_follows_the_subflows_timers_and_stale_counts() {
+        use crate::conn::scheduler::{count_stale, set_timeout};
+        let (mut snd, mut views, mut q) = two(0, 0);
+        let now = 1_000_000_000;
+        // No subflow has its timer pending: 200 ms.
+        set_timeout(&snd, &views, &mut q, now);
+        assert_eq!(q.timer_ival, RTO_MIN);
+        // A's timer has 300 ms to run, B's 50 ms: the longer.
+        snd[0].rto_deadline = now + 300_000_000;
+        snd[1].rto_deadline = now + 50_000_000;
+        set_timeout(&snd, &views, &mut q, now);
+        assert_eq!(q.timer_ival, 300_000_000);
+        // A counted stale: B's 50 ms. B not active either: 200 ms again.
+        q.subs[0].stale_count = 1;
+        set_timeout(&snd, &views, &mut q, now);
+        assert_eq!(q.timer_ival, 50_000_000);
+        views[1].active = false;
+        set_timeout(&snd, &views, &mut q, now);
+        assert_eq!(q.timer_ival, RTO_MIN);
+        // A timer already due counts for nothing.
+        views[1].active = true;
+        q.subs[0].stale_count = 0;
+        snd[0].rto_deadline = now;
+        set_timeout(&snd, &views, &mut q, now);
+        assert_eq!(q.timer_ival, 50_000_000);
+
+        // The count: starts at the last ACK's time, grows while no ACK comes, ends with one.
+        let sub = &mut q.subs[1];
+        count_stale(sub, 7);
+        assert_eq!((sub.stale_count, sub.stale_rcv_tstamp), (1, 7));
+        count_stale(sub, 7);
+        count_stale(sub, 7);
+        assert_eq!(sub.stale_count, 3);
+        count_stale(sub, 9);
+        assert_eq!(sub.stale_count, 0);
+        count_stale(sub, 9);
+        assert_eq!((sub.stale_count, sub.stale_rcv_tstamp), (1, 9));
+        sub.stale_count = u8::MAX;
+        count_stale(sub, 9);
+        assert_eq!(sub.stale_count, u8::MAX);
     }
 
     #[test]
@@ -846,6 +904,39 @@ mod tests {
             ),
             (652, 3)
         );
+    }
+
+    /// The connection-level timer is armed with the interval the scheduler last set, not one
+    /// worked out when it is armed (`mptcp_reset_rtx_timer` reads `msk->timer_ival`); an
+    /// expiry counts every subflow with data outstanding as possibly stale, from its last ACK.
+    #[test]
+    fn the_connection_timer_uses_the_stored_interval_and_counts_stale_subflows() {
+        let mut sim = with_joins("together");
+        sim.run_until(500_000_000);
+        let (c, net, segs) = sim.world.conn0_segs();
+        let now = net.now;
+        assert!(c.snd[0].outstanding() > 0 && c.snd[1].outstanding() > 0);
+        // Both subflows' timers have longer than 123 ms to run: the stored value is used.
+        c.snd[0].rto_deadline = now + 400_000_000;
+        c.snd[1].rto_deadline = now + 300_000_000;
+        c.sq.as_deref_mut().unwrap().timer_ival = 123_000_000;
+        c.reset_data_rtx(net, 0);
+        assert_eq!(c.sq.as_deref().unwrap().rtx_deadline, now + 123_000_000);
+        // An expiry now: both subflows have data outstanding, so each begins its count at its
+        // last ACK.
+        let q = c.sq.as_deref_mut().unwrap();
+        (q.rtx_deadline, q.rtx_event) = (now, now);
+        c.on_data_rtx(net, segs, 0);
+        let q = c.sq.as_deref().unwrap();
+        for i in 0..2 {
+            assert_eq!(
+                (q.subs[i].stale_count, q.subs[i].stale_rcv_tstamp),
+                (1, c.snd[i].rcv_tstamp)
+            );
+            assert!(c.snd[i].rcv_tstamp > 0);
+        }
+        // Re-armed with the stored interval.
+        assert_eq!(q.rtx_deadline, now + 123_000_000);
     }
 
     /// The lossless two-path scenario with `joins = joins`.
