@@ -50,7 +50,8 @@ AGREEMENT_READINGS: dict[str, str] = {
              "(upstream Linux's MPTCP scheduler, send buffers, restart after idle, RACK-TLP and PRR, "
              "subflows joining after their MP_JOIN handshakes, begun when the receiver's first byte arrives, "
              "the 28 bytes of DSS option, the segments Linux cuts short where a write or a data fragment ends, "
-             "the autotuned receive window, the bed sender's 64 KiB writes whenever the socket polls writable; "
+             "the autotuned receive window, whole-segment windows after each reduction, the bed sender's 64 KiB "
+             "writes whenever the socket polls writable; "
              "the scenario's send jitter kept, its start jitter only where the kernel's runs had it, else the spread "
              "the bed's senders take to come up)",
     "scenario": "the simulator as the report's own columns run it (the scenario files and the readings above)",

@@ -5,8 +5,10 @@
 //!
 //! Followed: Linux 6.18 as the test bed runs it, read from the mainline tree closest to it that
 //! could be had (torvalds/linux at 00d46be3): `mptcp_subflow_get_send`, `__subflow_push_pending`,
-//! `__mptcp_push_pending`, `__mptcp_retrans`, `mptcp_subflow_get_retrans`, `mptcp_sendmsg`
-//! (net/mptcp/protocol.c), `__mptcp_sync_sndbuf` (net/mptcp/protocol.h), `tcp_sndbuf_expand`,
+//! `__mptcp_push_pending`, `__mptcp_retrans`, `mptcp_subflow_get_retrans`, `__mptcp_set_timeout`,
+//! `mptcp_timeout_from_subflow`, `mptcp_reset_rtx_timer`, `mptcp_sendmsg`
+//! (net/mptcp/protocol.c), `mptcp_pm_subflow_chk_stale` (net/mptcp/pm.c, its count only),
+//! `__mptcp_sync_sndbuf` (net/mptcp/protocol.h), `tcp_sndbuf_expand`,
 //! `tcp_should_expand_sndbuf`, `tcp_update_pacing_rate` (net/ipv4/tcp_input.c) and
 //! `sk_stream_is_writeable` (include/net/sock.h).
 //!
