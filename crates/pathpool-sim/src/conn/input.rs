@@ -172,7 +172,6 @@ impl Conn {
         }
         let linux = !conn.linux.is_empty();
         let s = &mut conn.snd[i];
-        s.rcv_tstamp = now;
         if linux {
             conn.linux[i].on_ack(s, cum_ack, &sacks, ts, now);
         }
@@ -181,6 +180,7 @@ impl Conn {
         // (`tcp_data_snd_check`), which may expand the send buffer.
         if let Some(q) = conn.sq.as_deref_mut() {
             q.acked = Some(i);
+            q.subs[i].rcv_tstamp = now;
         }
         // Nothing below allocates a packet before the slot is no longer read.
         net.pool.free(pid);

@@ -447,7 +447,8 @@ impl Conn {
         // first (`mptcp_pm_subflow_chk_stale`).
         for (s, sub) in conn.snd.iter().zip(q.subs.iter_mut()) {
             if s.outstanding() > 0 || !sub.queue.is_empty() {
-                count_stale(sub, s.rcv_tstamp);
+                let rcv = sub.rcv_tstamp;
+                count_stale(sub, rcv);
             }
         }
         if conn.data_una >= conn.next_dsn {

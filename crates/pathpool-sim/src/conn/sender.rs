@@ -133,9 +133,7 @@ pub struct Sender {
     pub tx_clock: Nanos,
     /// When this subflow last sent a data segment (`lsndtime`), for the restart after idle.
     pub lsndtime: Nanos,
-    /// When an ACK last arrived on this subflow (`rcv_tstamp`, set for every ACK `tcp_ack`
-    /// takes), for the connection-level timer's stale count.
-    pub rcv_tstamp: Nanos,
+
     /// Restarts after idle (`tcp_cwnd_restart`).
     pub idle_restarts: u64,
     /// The SACK blocks of the previous ACK: every segment in them at or above `snd_una` is
@@ -190,7 +188,6 @@ impl Default for Sender {
             cwnd_since: 0,
             tx_clock: 0,
             lsndtime: 0,
-            rcv_tstamp: 0,
             idle_restarts: 0,
             sack_cache: [(0, 0); MAX_SACK_BLOCKS],
         }

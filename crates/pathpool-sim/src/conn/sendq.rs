@@ -125,6 +125,9 @@ pub struct SubQueue {
     pub stale_count: u8,
     /// `subflow->stale_rcv_tstamp`: the subflow's last ACK time when the count began.
     pub stale_rcv_tstamp: Nanos,
+    /// When an ACK last arrived on this subflow (`rcv_tstamp`, set for every ACK `tcp_ack`
+    /// takes).
+    pub rcv_tstamp: Nanos,
 }
 
 /// A connection's Linux send side.
@@ -198,6 +201,7 @@ impl SendQ {
                 snd_sml: 0,
                 stale_count: 0,
                 stale_rcv_tstamp: 0,
+                rcv_tstamp: 0,
             })
             .collect();
         let mut q = SendQ {
@@ -933,9 +937,9 @@ mod tests {
         for i in 0..2 {
             assert_eq!(
                 (q.subs[i].stale_count, q.subs[i].stale_rcv_tstamp),
-                (1, c.snd[i].rcv_tstamp)
+                (1, q.subs[i].rcv_tstamp)
             );
-            assert!(c.snd[i].rcv_tstamp > 0);
+            assert!(q.subs[i].rcv_tstamp > 0);
         }
         // Re-armed with the stored interval.
         assert_eq!(q.rtx_deadline, now + 123_000_000);
