@@ -442,11 +442,11 @@ impl Conn {
             return;
         }
         q.rtx_deadline = 0;
-        // `mptcp_subflow_get_retrans` runs first ("kick the stale logic"): each subflow with
-        // data outstanding or queued counts the expiries that found no ACK on it since the
-        // first (`mptcp_pm_subflow_chk_stale`).
-        for (s, sub) in conn.snd.iter().zip(q.subs.iter_mut()) {
-            if s.outstanding() > 0 || !sub.queue.is_empty() {
+        // `mptcp_subflow_get_retrans` runs first ("kick the stale logic"): each active subflow
+        // with data outstanding or queued counts the expiries that found no ACK on it since
+        // the first (`mptcp_pm_subflow_chk_stale`).
+        for ((s, v), sub) in conn.snd.iter().zip(&conn.views).zip(q.subs.iter_mut()) {
+            if v.active && (s.outstanding() > 0 || !sub.queue.is_empty()) {
                 let rcv = sub.rcv_tstamp;
                 count_stale(sub, rcv);
             }
