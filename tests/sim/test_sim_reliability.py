@@ -370,7 +370,9 @@ def test_json_of_timing_names_its_manifest(tmp_path, tiny_dict):
 
 
 def test_sigterm_stops_reproduce_with_its_pool(tmp_path):
-    with _running("reproduce", "rsf", "-n", "2", "--jobs", "2", "--out", tmp_path / "rep",
+    # 20 seeds (2,820 runs, about a minute): the signal must find the pool at work. With 2
+    # seeds the whole sweep took 6 s on a loaded CI machine and ended before the signal came.
+    with _running("reproduce", "rsf", "-n", "20", "--jobs", "2", "--out", tmp_path / "rep",
                   cwd=tmp_path) as proc:
         _wait_for(lambda: len(_workers(proc)) >= 2)
         workers = _workers(proc)
