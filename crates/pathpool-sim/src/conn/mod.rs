@@ -526,25 +526,4 @@ mod window_arithmetic_tests {
             assert_eq!((v.ssthresh, v.cwnd), (ssthresh, 1.0), "{arithmetic} RTO");
         }
     }
-
-    /// `reading = "linux"` turns it on; a field written beside it still wins.
-    #[test]
-    fn the_linux_reading_keeps_whole_segments() {
-        use crate::config::WindowArithmetic::{Linux, Real};
-        let flow = |extra: &str| {
-            let text = format!(
-                "name = \"r\"\nduration = \"1s\"\n[[links]]\nname = \"a\"\nrate = \"10Mbps\"\n\
-                 delay = \"10ms\"\n[[paths]]\nname = \"p\"\nlinks = [\"a\"]\n[[flows]]\nname = \"t\"\n\
-                 kind = \"tcp\"\npath = \"p\"\n{extra}"
-            );
-            Scenario::from_toml_str(&text, "<test>").unwrap().flows[0].window_arithmetic
-        };
-        assert_eq!(flow(""), Real);
-        assert_eq!(flow("reading = \"linux\""), Linux);
-        assert_eq!(
-            flow("reading = \"linux\"\nwindow_arithmetic = \"real\""),
-            Real
-        );
-        assert_eq!(flow("window_arithmetic = \"linux\""), Linux);
-    }
 }

@@ -133,7 +133,6 @@ pub struct Sender {
     pub tx_clock: Nanos,
     /// When this subflow last sent a data segment (`lsndtime`), for the restart after idle.
     pub lsndtime: Nanos,
-
     /// Restarts after idle (`tcp_cwnd_restart`).
     pub idle_restarts: u64,
     /// The SACK blocks of the previous ACK: every segment in them at or above `snd_una` is

@@ -1291,7 +1291,7 @@ mod idle_tests {
 
 #[cfg(test)]
 mod reading_tests {
-    use crate::config::{DelayedAck, Recovery, Scheduler, SendBuffer};
+    use crate::config::{DelayedAck, Recovery, Scheduler, SendBuffer, WindowArithmetic};
     use crate::Scenario;
 
     fn flow(extra: &str) -> crate::config::FlowSpec {
@@ -1315,6 +1315,7 @@ mod reading_tests {
                 f.recovery,
                 f.slow_start_after_idle,
                 f.delayed_ack,
+                f.window_arithmetic,
             )
         };
         let d = flow("");
@@ -1325,7 +1326,8 @@ mod reading_tests {
                 SendBuffer::Unlimited,
                 Recovery::Rfc6675,
                 false,
-                DelayedAck::Off
+                DelayedAck::Off,
+                WindowArithmetic::Real
             )
         );
         assert_eq!(all(&flow("reading = \"default\"")), all(&d));
@@ -1337,12 +1339,14 @@ mod reading_tests {
                 SendBuffer::Linux,
                 Recovery::Linux,
                 true,
-                DelayedAck::Linux
+                DelayedAck::Linux,
+                WindowArithmetic::Linux
             )
         );
         let mixed = flow(
             "reading = \"linux\"\nscheduler = \"minrtt\"\nsend_buffer = \"unlimited\"\n\
-             recovery = \"rfc6675\"\nslow_start_after_idle = false\ndelayed_ack = false",
+             recovery = \"rfc6675\"\nslow_start_after_idle = false\ndelayed_ack = false\n\
+             window_arithmetic = \"real\"",
         );
         assert_eq!(all(&mixed), all(&d));
         let one = flow("reading = \"linux\"\nscheduler = \"roundrobin\"\ndelayed_ack = true");
@@ -1353,12 +1357,17 @@ mod reading_tests {
                 SendBuffer::Linux,
                 Recovery::Linux,
                 true,
-                DelayedAck::Every2
+                DelayedAck::Every2,
+                WindowArithmetic::Linux
             )
         );
         assert_eq!(
             flow("delayed_ack = \"linux\"").delayed_ack,
             DelayedAck::Linux
+        );
+        assert_eq!(
+            flow("window_arithmetic = \"linux\"").window_arithmetic,
+            WindowArithmetic::Linux
         );
     }
 }
