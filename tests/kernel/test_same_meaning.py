@@ -184,6 +184,25 @@ def test_linux_delayed_acks_are_the_kernels_own_with_no_warning():
         load_scenario(_scenario(delayed_ack="yes"))
 
 
+def test_push_flags_are_listed_only_where_the_kernels_delayed_acks_read_them():
+    """The kernel marks PSH on every multi-segment GSO packet; the simulator's default marks
+    none. It matters only to a receiver with delayed ACKs: with an ACK per segment (the bed's
+    ``quickack 1``) there is no line; with the kernel's delayed ACKs the line says to write
+    ``push_flag = "linux"``, which the Linux reading does."""
+    assert "flows[0].push_flag" not in {x.field for x in map_scenario(_scenario()).differences}
+
+    def plan(**fields):
+        sc = _scenario(delayed_ack="linux", **fields)
+        sc["flows"][1]["delayed_ack"] = "linux"
+        return {x.field: x for x in map_scenario(sc).differences}
+
+    d = plan()
+    assert d["flows[0].push_flag"].same_by == 'push_flag = "linux"'
+    assert d["flows[0].push_flag"].simulator.startswith("none: ")
+    assert "flows[0].push_flag" not in plan(reading="linux")
+    assert "flows[0].push_flag" not in plan(scheduler="linux", push_flag="linux")
+
+
 def test_as_testbed_runs_writes_every_difference_that_has_a_way_to_agree():
     """``as_testbed_runs``: after its overrides the mapping lists only what the simulator has no
     setting for (a buffer in bytes) and the jitter it keeps; each field it writes has the value the test bed runs."""
@@ -200,6 +219,7 @@ def test_as_testbed_runs_writes_every_difference_that_has_a_way_to_agree():
     assert (m["scheduler"], m["send_buffer"], m["slow_start_after_idle"], m["recovery"]) == (
         "linux", "linux", True, "linux")
     assert [f["window_arithmetic"] for f in (m, t)] == ["linux", "linux"]
+    assert [f["push_flag"] for f in (m, t)] == ["linux", "linux"]
     assert (m["option_bytes"], t["option_bytes"]) == (28, 0)   # DSS on the MPTCP subflows only
     assert m["delayed_ack"] is False and t["delayed_ack"] is False   # quickack on the bed: per segment
     # The start and send jitter stay as written (the flow's default 0.5 ms, the TCP's 0): the

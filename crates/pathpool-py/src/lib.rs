@@ -341,8 +341,8 @@ fn secs(ns: u64) -> f64 {
 /// filled, names instead of indices, `count` expanded. `pathpool.sim.scenario` documents it.
 fn spec_dict<'py>(py: Python<'py>, sc: &Scenario) -> PyResult<Bound<'py, PyDict>> {
     use pathpool_sim::config::{
-        AckRoute, App, DelayedAck, Joins, ReceiveWindow, Recovery, Scheduler, Segmentation,
-        SendBuffer, WindowArithmetic, Writer,
+        AckRoute, App, DelayedAck, Joins, PushFlag, ReceiveWindow, Recovery, Scheduler,
+        Segmentation, SendBuffer, WindowArithmetic, Writer,
     };
     use pathpool_sim::link::Buffer;
     let d = PyDict::new(py);
@@ -511,6 +511,13 @@ fn spec_dict<'py>(py: Python<'py>, sc: &Scenario) -> PyResult<Bound<'py, PyDict>
             match f.window_arithmetic {
                 WindowArithmetic::Real => "real",
                 WindowArithmetic::Linux => "linux",
+            },
+        )?;
+        x.set_item(
+            "push_flag",
+            match f.push_flag {
+                PushFlag::None => "none",
+                PushFlag::Linux => "linux",
             },
         )?;
         let rate = match &f.rate {

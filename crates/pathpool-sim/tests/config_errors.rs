@@ -606,3 +606,32 @@ fn a_poll_writer_needs_linux_send_buffers_and_its_size_needs_a_poll_writer() {
         "{e}"
     );
 }
+
+#[test]
+fn linux_push_flags_need_the_linux_scheduler_and_come_with_the_reading() {
+    use pathpool_sim::config::PushFlag;
+    let sc = Scenario::from_toml_str(GOOD, "ok.toml").unwrap();
+    assert_eq!(sc.flows[0].push_flag, PushFlag::None);
+    let sc = Scenario::from_toml_str(&flow_with("reading = \"linux\""), "ok.toml").unwrap();
+    assert_eq!(sc.flows[0].push_flag, PushFlag::Linux);
+    let sc = Scenario::from_toml_str(
+        &flow_with("reading = \"linux\"\npush_flag = \"none\""),
+        "ok.toml",
+    )
+    .unwrap();
+    assert_eq!(sc.flows[0].push_flag, PushFlag::None);
+    // The reading with another scheduler leaves the marks off rather than refusing.
+    let sc = Scenario::from_toml_str(
+        &flow_with("reading = \"linux\"\nscheduler = \"minrtt\""),
+        "ok.toml",
+    )
+    .unwrap();
+    assert_eq!(sc.flows[0].push_flag, PushFlag::None);
+    let e = err(&flow_with("push_flag = \"linux\""));
+    assert_eq!(e.field, "flows[0].push_flag", "{e}");
+    assert!(e.message.contains("needs scheduler = \"linux\""), "{e}");
+    assert_eq!(e.allowed.as_deref(), Some("none, linux"));
+    let e = err(&flow_with("scheduler = \"linux\"\npush_flag = \"psh\""));
+    assert_eq!(e.field, "flows[0].push_flag", "{e}");
+    assert!(e.message.contains("unknown push_flag \"psh\""), "{e}");
+}

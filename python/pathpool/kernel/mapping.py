@@ -73,7 +73,7 @@ Every field the mapping reads (Markdown, for the manual):
 | `flows.segmentation` | whole | `whole`: every segment full but a file's last; `linux` (with `scheduler = "linux"`): a subflow's data ends where the writer's data fragment it stops at ends, so fragment and write ends go out short unless the same subflow's next data continues them (Nagle with Minshall's check) | the kernel's segments (`mptcp_sendmsg_frag`) | linux yes; whole (MPTCP): warned |
 | `flows.joins` | together | `together`: all subflows start with the connection; `linux`: each further subflow two round trips of its path after the first subflow's first ACK; `linux_peer_first`: two round trips after the start (the peer sent first) | the kernel's path manager and MP_JOIN handshakes, begun when the receiver's one-byte reply arrives, as the sender starts writing | linux_peer_first yes; linux, together: warned |
 | `flows.slow_start_after_idle` | false | `true`: `tcp_cwnd_restart` after an idle RTO | the kernel's default (`tcp_slow_start_after_idle = 1`) | true yes; false: warned |
-| `flows.reading` | none | `linux` sets scheduler, send_buffer, recovery, slow_start_after_idle, delayed_ack, joins, segmentation, receive_window and window_arithmetic to Linux's | (read through the fields it sets) | linux yes |
+| `flows.reading` | none | `linux` sets scheduler, send_buffer, recovery, slow_start_after_idle, delayed_ack, joins, segmentation, receive_window, window_arithmetic and push_flag to Linux's | (read through the fields it sets) | linux yes |
 | `flows.app` | bulk | bulk, or a file download | the same; a download ends when every byte is acknowledged, its time taken from the sender's first write to the receiver's last byte (the simulator's from its first segment's departure) | yes |
 | `flows.size` | (file: required) | the download's bytes | the same | yes |
 | `flows.start` | 0 | when the application starts | when the sender connects, on the run's clock; it writes after the handshake and the receiver's one-byte reply (so that lost MP_CAPABLE segments cannot make the connection TCP), and its rates leave that reply's round trip out | yes, to within the handshake's round trip |
@@ -86,6 +86,7 @@ Every field the mapping reads (Markdown, for the manual):
 | `flows.rcv_buffer` | 4 MiB (fixed), 32 MiB (linux) | `fixed`: the window; `linux`: the most the buffer grows to | `net.ipv4.tcp_rmem[2]`: 32 MiB, Linux's default on a machine with memory to spare | 32 MiB with linux yes; else warned |
 | `flows.delayed_ack` | false | false: an ACK per segment; true: every second in-order segment or 40 ms; linux: Linux's receiver (quick ACKs at the start, an ACK per more than one full segment, the adaptive timeout `ato`) | false: `quickack 1`, an ACK per segment; true and linux: the kernel's delayed ACKs | false and linux yes; true: warned |
 | `flows.recovery` | rfc6675 | rfc6675: SACK recovery, DupThresh 3; linux: RACK-TLP and PRR | Linux's RACK-TLP and PRR | linux yes; rfc6675: warned |
+| `flows.push_flag` | none | `none`: no data segment carries PSH; `linux`: each sending pass leaves in GSO packets of `tcp_tso_segs()` segments and each packet of two or more has PSH on its last, which the receiver's `delayed_ack = "linux"` reads as pushed | the kernel's own: TCP sockets use software GSO and `__tcp_transmit_skb` forces PSH on every multi-segment packet | linux yes; none (with delayed ACKs): warned |
 | `flows.window_arithmetic` | real | `real`: a reduction keeps the algorithm's real-valued result; `linux`: whole segments after every reduction, the progress towards the next segment dropped | the kernel's `snd_cwnd`: pp_* return whole segments from `ssthresh` and drop their q16 fraction there and on an RTO (`tcp_init_cwnd_reduction`, `tcp_enter_loss`) | linux yes; real: warned |
 | `flows.count` | 1 | that many flows | the same, expanded | yes |
 
@@ -491,6 +492,12 @@ def _flow_differences(m: _Mapping, f: str, fl: dict) -> None:
                  "whole segments after every reduction (ssthresh a u32; tcp_init_cwnd_reduction and "
                  "tcp_enter_loss zero snd_cwnd_cnt; the pp_* controls drop their fraction there)",
                  'window_arithmetic = "linux"')
+    if fl["push_flag"] != "linux" and fl["delayed_ack"] is not False:
+        m.differ(f"{f}.push_flag", "none: no data segment carries PSH, so only a short one marks the "
+                 "receiver's pending ACK pushed",
+                 "PSH on the last segment of every GSO packet of more than one segment "
+                 "(__tcp_transmit_skb), which the kernel's delayed ACKs read (tcp_measure_rcv_mss, "
+                 "tcp_cleanup_rbuf)", 'push_flag = "linux"')
     if fl["receive_window"] != "linux":
         m.differ(f"{f}.receive_window", f"fixed: a connection-level receive window of {fl['rcv_buffer_bytes']} "
                  "bytes at all times", "the kernel's receive buffer, autotuned from net.ipv4.tcp_rmem "
@@ -818,7 +825,7 @@ JOINS_READ = {"together": "together: every subflow starts with the connection",
                        "ACK comes back, one round trip of its path after the start"}
 
 _LINUX_READING_FIELDS = ("scheduler", "send_buffer", "slow_start_after_idle", "recovery", "joins",
-                         "segmentation", "receive_window", "rcv_buffer", "window_arithmetic")
+                         "segmentation", "receive_window", "rcv_buffer", "window_arithmetic", "push_flag")
 
 
 def as_testbed_runs(scenario: Any, *, start_jitter: bool = True) -> list[str]:
@@ -827,8 +834,8 @@ def as_testbed_runs(scenario: Any, *, start_jitter: bool = True) -> list[str]:
     written that way.
 
     For each window-based flow entry: ``reading = "linux"`` decides the scheduler, the send
-    buffer, restart after idle, loss recovery, the segmentation, the receive window and the
-    window arithmetic (values
+    buffer, restart after idle, loss recovery, the segmentation, the receive window, the
+    window arithmetic and the PSH marks (values
     the scenario writes for them, and for ``rcv_buffer``, are removed); an MPTCP flow's subflows
     join as after the receiver's one-byte reply (``joins = "linux_peer_first"``); ``delayed_ack`` stays what the test bed makes of it (``false``: an ACK per segment
     on both; ``true`` or ``"linux"``: the kernel's own delayed ACKs, so ``"linux"``); MPTCP

@@ -18,8 +18,8 @@ use super::raw::{Quantity, RawFlow};
 use super::schema::allowed as a;
 use super::{
     AckRoute, App, ConfigError, DelayedAck, FlowKind, FlowSpec, Joins, LinkSpec, PathSpec,
-    RateSpec, ReceiveWindow, Recovery, Scheduler, Segmentation, SendBuffer, WindowArithmetic,
-    Writer,
+    PushFlag, RateSpec, ReceiveWindow, Recovery, Scheduler, Segmentation, SendBuffer,
+    WindowArithmetic, Writer,
 };
 use toml::Spanned;
 
@@ -102,7 +102,7 @@ type Flows = (Vec<FlowSpec>, Vec<usize>, Vec<Vec<&'static str>>);
 /// The optional fields a `[[flows]]` entry writes, in file-format order: for callers to whom
 /// "written" differs from "left at its default" (the Linux test bed's ACK policy).
 fn written(fl: &RawFlow) -> Vec<&'static str> {
-    let present: [(&'static str, bool); 33] = [
+    let present: [(&'static str, bool); 34] = [
         ("path", fl.path.is_some()),
         ("paths", fl.paths.is_some()),
         ("algorithm", fl.algorithm.is_some()),
@@ -130,6 +130,7 @@ fn written(fl: &RawFlow) -> Vec<&'static str> {
         ("slow_start_after_idle", fl.slow_start_after_idle.is_some()),
         ("recovery", fl.recovery.is_some()),
         ("window_arithmetic", fl.window_arithmetic.is_some()),
+        ("push_flag", fl.push_flag.is_some()),
         ("rates", fl.rates.is_some()),
         ("block_length", fl.block_length.is_some()),
         ("source_per_block", fl.source_per_block.is_some()),
@@ -189,6 +190,7 @@ fn flow(
     let delayed_ack = delayed_ack(ctx, i, fl, linux)?;
     let recovery = recovery(ctx, i, fl, linux)?;
     let window_arithmetic = window_arithmetic(ctx, i, fl, linux)?;
+    let push_flag = push_flag(ctx, i, fl, linux, scheduler)?;
     Ok((
         FlowSpec {
             name,
@@ -218,6 +220,7 @@ fn flow(
                 .map_or(linux, |b| *b.get_ref()),
             recovery,
             window_arithmetic,
+            push_flag,
             rate: rate_spec,
         },
         count,
@@ -849,6 +852,42 @@ fn window_arithmetic(
     )
 }
 
+/// `push_flag`: Linux's PSH marks need Linux's send path, where a subflow sends its own queue
+/// in passes (the other schedulers hand out one segment at a time across subflows).
+fn push_flag(
+    ctx: &Ctx,
+    i: usize,
+    fl: &RawFlow,
+    linux: bool,
+    scheduler: Scheduler,
+) -> Result<PushFlag, ConfigError> {
+    use PushFlag::*;
+    let default = if linux && scheduler == Scheduler::Linux {
+        Linux
+    } else {
+        None
+    };
+    let values = [("none", None), ("linux", Linux)];
+    let p = choice(
+        ctx,
+        i,
+        "push_flag",
+        &fl.push_flag,
+        default,
+        &values,
+        a::PUSH_FLAG,
+    )?;
+    if p == Linux && scheduler != Scheduler::Linux {
+        return Err(ctx.err(
+            fl.push_flag.as_ref().map(|v| v.span()),
+            field(i, "push_flag"),
+            "push_flag = \"linux\" needs scheduler = \"linux\" (or reading = \"linux\"): PSH marks the GSO packets of a subflow's sending pass",
+            Some(a::PUSH_FLAG),
+        ));
+    }
+    Ok(p)
+}
+
 fn check_kind_fields(ctx: &Ctx, fl: &RawFlow, kind: FlowKind, i: usize) -> Result<(), ConfigError> {
     let rate_only: [(&str, Option<Range<usize>>); 6] = [
         ("rates", fl.rates.as_ref().map(|v| v.span())),
@@ -864,7 +903,7 @@ fn check_kind_fields(ctx: &Ctx, fl: &RawFlow, kind: FlowKind, i: usize) -> Resul
         ),
         ("controller", fl.controller.as_ref().map(|v| v.span())),
     ];
-    let window_only: [(&str, Option<Range<usize>>); 18] = [
+    let window_only: [(&str, Option<Range<usize>>); 19] = [
         ("algorithm", fl.algorithm.as_ref().map(|v| v.span())),
         ("params", fl.params.as_ref().map(|v| v.span())),
         ("counting", fl.counting.as_ref().map(|v| v.span())),
@@ -892,6 +931,7 @@ fn check_kind_fields(ctx: &Ctx, fl: &RawFlow, kind: FlowKind, i: usize) -> Resul
             "window_arithmetic",
             fl.window_arithmetic.as_ref().map(|v| v.span()),
         ),
+        ("push_flag", fl.push_flag.as_ref().map(|v| v.span())),
     ];
     let (bad, msg, allowed) = if kind == FlowKind::Rate {
         (&window_only[..], "does not apply to kind = \"rate\" (a paced sender has no window, congestion controller or receive buffer)", "rate flow fields: rates, block_length, source_per_block, deadline, feedback_interval, controller")

@@ -228,6 +228,22 @@ pub enum Recovery {
     Linux,
 }
 
+/// Which data segments carry the PSH flag (the `push_flag` field), read by the receiver's
+/// `delayed_ack = "linux"`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum PushFlag {
+    /// No segment carries PSH; the receiver sees a pushed segment only where it is short.
+    #[default]
+    None,
+    /// As Linux 6.18 sends: the new segments a (sub)flow sends in one pass leave in GSO packets
+    /// of at most `tcp_tso_segs()` segments (`tcp_tso_autosize()`: about 1 ms of its pacing
+    /// rate, at least `tcp_min_tso_segs` = 2), and `__tcp_transmit_skb()` forces PSH on every
+    /// packet of more than one segment ("to expedite GRO flush at receiver"), so its last
+    /// segment carries PSH; a lone segment does not (net/ipv4/tcp_output.c). The receiver marks
+    /// a full segment with PSH pushed (`tcp_measure_rcv_mss()`).
+    Linux,
+}
+
 /// How a (sub)flow's window is kept across reductions (the `window_arithmetic` field).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum WindowArithmetic {
@@ -321,6 +337,8 @@ pub struct FlowSpec {
     pub recovery: Recovery,
     /// Whether a reduction leaves a fraction of a segment in the window.
     pub window_arithmetic: WindowArithmetic,
+    /// Which data segments carry PSH.
+    pub push_flag: PushFlag,
     /// `Some` exactly for `kind = "rate"`.
     pub rate: Option<RateSpec>,
 }

@@ -146,6 +146,8 @@ pub(super) struct RawFlow {
     pub(super) recovery: Option<Spanned<String>>,
     #[serde(default)]
     pub(super) window_arithmetic: Option<Spanned<String>>,
+    #[serde(default)]
+    pub(super) push_flag: Option<Spanned<String>>,
     // --- kind = "rate" only ---
     #[serde(default)]
     pub(super) rates: Option<Spanned<Vec<Spanned<Quantity>>>>,

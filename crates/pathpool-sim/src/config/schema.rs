@@ -37,6 +37,7 @@ pub mod allowed {
     pub const READING: &str = "default, linux";
     pub const RECOVERY: &str = "rfc6675, linux";
     pub const WINDOW_ARITHMETIC: &str = "real, linux";
+    pub const PUSH_FLAG: &str = "none, linux";
     pub const DELAYED_ACK: &str = "true, false, \"linux\"";
     pub const APP: &str = "bulk, file";
     pub const SIZE: &str =
@@ -259,7 +260,7 @@ pub const FIELDS: &[Field] = &[
         "MPTCP scheduler: minrtt = lowest smoothed RTT with room in cwnd, one segment at a time (the out-of-tree Linux MPTCP v0.9x default, what the papers' kernels ran); roundrobin; linux = upstream Linux's default (6.18 mptcp_subflow_get_send): lowest linger time (queued bytes over pacing rate), bursts of up to 65,428 bytes queued on that subflow until its window lets them out, only a connection-level timeout re-sends elsewhere",
         [], ["\"random\""]),
     field!("flows", "reading", "string", "no", "default", a::READING, WIN,
-        "linux: what upstream Linux (6.18) does, as the defaults of scheduler (linux), send_buffer (linux), recovery (linux), slow_start_after_idle (true), delayed_ack (linux), joins (linux), segmentation (linux), receive_window (linux) and window_arithmetic (linux); a field written beside it still wins. default: the fields' own defaults",
+        "linux: what upstream Linux (6.18) does, as the defaults of scheduler (linux), send_buffer (linux), recovery (linux), slow_start_after_idle (true), delayed_ack (linux), joins (linux), segmentation (linux), receive_window (linux), window_arithmetic (linux) and push_flag (linux); a field written beside it still wins. default: the fields' own defaults",
         ["\"linux\""], ["\"kernel\""]),
     field!("flows", "send_buffer", "string", "no", "unlimited", a::SEND_BUFFER, WIN,
         "unlimited = the application always has data and nothing bounds what is queued; linux = Linux's send buffers: each subflow's grows as tcp_sndbuf_expand says (2 x max(10, cwnd) segments of 2,304 bytes at a 1,448-byte MSS, as the test bed's kernel charges them, at most 4 MiB), never shrinks; an MPTCP connection's is 4,096 plus its subflows'; freed on (DATA_)ACK; the writer blocks when full and wakes with a third free; with scheduler = linux a subflow with a full buffer takes no more",
@@ -318,6 +319,9 @@ pub const FIELDS: &[Field] = &[
     field!("flows", "window_arithmetic", "string", "no", "real", a::WINDOW_ARITHMETIC, WIN,
         "what a window reduction leaves: real = the algorithm's real-valued result, a fraction of a segment included (the papers' rules); linux = whole segments, as Linux 6.18 keeps them: ssthresh cut to whole segments (ca_ops->ssthresh returns a u32), the progress towards the next segment dropped (tcp_init_cwnd_reduction, tcp_enter_loss zero snd_cwnd_cnt), and recovery ends at that ssthresh; growth between reductions is the same in both",
         ["\"linux\""], ["\"integer\""]),
+    field!("flows", "push_flag", "string", "no", "none", a::PUSH_FLAG, WIN,
+        "which data segments carry PSH, which the receiver's delayed_ack = \"linux\" reads: none = no segment (only a short one counts as pushed); linux = as Linux 6.18 sends: the new segments of one sending pass leave in GSO packets of tcp_tso_segs segments (about 1 ms of the pacing rate, at least 2) and every packet of more than one segment carries PSH on its last (__tcp_transmit_skb); a full segment with PSH marks the receiver's pending ACK pushed, which the application's read that empties the receive queue sends at once (tcp_cleanup_rbuf; for MPTCP the connection's queue, mptcp_cleanup_rbuf). Needs scheduler = \"linux\" (or reading = \"linux\")",
+        ["\"linux\""], ["\"psh\""]),
     field!("flows", "rates", "list of numbers", "rate", "", a::RATES, RATE,
         "initial sending rate of each path, packets/s",
         ["[0.5]", "[1000000000]"], ["[0]", "[1000000001]", "[-1]", "[1, 2]"]),
@@ -417,7 +421,7 @@ rates = [100]
                 if f.name == "write_size" {
                     pre.push("flows.0.writer=\"poll\"".into());
                 }
-                if f.name == "segmentation" {
+                if f.name == "segmentation" || f.name == "push_flag" {
                     pre.push("flows.0.scheduler=\"linux\"".into());
                 }
                 (

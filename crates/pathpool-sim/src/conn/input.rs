@@ -25,6 +25,8 @@ pub(crate) struct Segment {
     pub len: u32,
     /// The application read data it delivered and left the (connection's) queue empty.
     pub emptied: bool,
+    /// It carries PSH (`push_flag = "linux"`).
+    pub psh: bool,
 }
 
 impl Conn {
@@ -42,6 +44,7 @@ impl Conn {
             p.tag,
             p.ts,
         );
+        let psh = p.psh;
         net.pool.free(pid);
         let conn = &mut *self;
         conn.received_packets += 1;
@@ -74,6 +77,7 @@ impl Conn {
                 // The application read what arrived and left nothing queued
                 // (`tcp_cleanup_rbuf`).
                 emptied: read > 0 && conn.data.held_segs == 0,
+                psh,
             };
             return self.linux_ack_check(net, c, j, seg);
         }
@@ -106,6 +110,7 @@ impl Conn {
             fills,
             len,
             emptied,
+            psh,
         } = seg;
         let now = net.now;
         if emptied {
@@ -119,7 +124,7 @@ impl Conn {
         }
         let r = &mut self.rcv[j];
         let ack_now = match arrival {
-            Arrival::InOrder => r.lx.in_order(now, len) || emptied && r.lx.pushed,
+            Arrival::InOrder => r.lx.in_order(now, len, psh) || emptied && r.lx.pushed,
             // Data already received (`tcp_data_queue`: a retransmission): quick-ACK mode.
             Arrival::Duplicate => {
                 r.lx.enter_quickack();

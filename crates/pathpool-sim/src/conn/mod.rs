@@ -38,8 +38,8 @@ use std::collections::VecDeque;
 use pathpool_cc::{Ack, Controller, Subflow, MIN_CWND};
 
 use crate::config::{
-    AckRoute, App, DelayedAck, FlowKind, FlowSpec, Joins, ReceiveWindow, Recovery, Scenario,
-    Scheduler as SchedulerKind, Segmentation, SendBuffer, WindowArithmetic, Writer,
+    AckRoute, App, DelayedAck, FlowKind, FlowSpec, Joins, PushFlag, ReceiveWindow, Recovery,
+    Scenario, Scheduler as SchedulerKind, Segmentation, SendBuffer, WindowArithmetic, Writer,
 };
 use crate::error::SimError;
 use crate::net::event::{Ev, EventQueue};
@@ -107,6 +107,13 @@ pub struct Conn {
     pub idle_restart: bool,
     /// `window_arithmetic = "linux"`: each reduction leaves whole segments.
     pub whole_windows: bool,
+    /// `push_flag = "linux"`: the new segments of a sending pass leave in GSO packets, each of
+    /// more than one segment with PSH on its last ([`Conn::xmit_queue`]).
+    pub gso_psh: bool,
+    /// The next new segment [`Conn::send_segment`] puts on the wire carries PSH.
+    pub(crate) psh_next: bool,
+    /// Data segments sent with PSH.
+    pub psh_sent: u64,
     pub started: bool,
     /// `joins = "linux"` or `"linux_peer_first"`: until the joins begin, how long each
     /// further subflow's MP_JOIN handshake takes (two round trips of its path; 0 for the
@@ -237,6 +244,9 @@ impl Conn {
             delayed_ack: f.delayed_ack,
             idle_restart: f.slow_start_after_idle,
             whole_windows: f.window_arithmetic == WindowArithmetic::Linux,
+            gso_psh: f.push_flag == PushFlag::Linux,
+            psh_next: false,
+            psh_sent: 0,
             linux: match f.recovery {
                 Recovery::Rfc6675 => Vec::new(),
                 Recovery::Linux => vec![LinuxState::default(); k],

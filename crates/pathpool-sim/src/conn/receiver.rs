@@ -56,16 +56,19 @@ const INIT_RCV_WND: u64 = 65_535;
 ///
 /// - ACKs when the application reads (`tcp_cleanup_rbuf`; for MPTCP `mptcp_cleanup_rbuf` ->
 ///   `mptcp_subflow_could_cleanup`, net/mptcp/protocol.c): an in-order segment shorter than
-///   `rcv_mss` marks the pending ACK `ICSK_ACK_PUSHED` (`tcp_measure_rcv_mss`); a read that
+///   `rcv_mss`, or a full one with PSH (`push_flag = "linux"`: the last of each GSO packet of
+///   more than one segment), marks the pending ACK `ICSK_ACK_PUSHED` (`tcp_measure_rcv_mss`);
+///   a read that
 ///   leaves the receive queue empty (the connection's, for MPTCP: nothing held out of order at
 ///   the data level) then sends every pushed pending ACK at once, on every subflow of the
 ///   connection. The simulated application reads whenever data is delivered in order.
 ///
 /// Not modelled: SACK compression (`tcp_sack_compress_send_ack`: after three immediate
 /// duplicate ACKs for one `rcv_nxt`, Linux holds further ones up to min(1 ms, RTT / 20)), the
-/// `PSH` flag of a full segment (the last of each write, which also marks the ACK pushed), the
-/// window-update ACKs of a read that doubles the window offered, and the `rcv_mss` that two
-/// equal short segments in a row set.
+/// window-update ACKs of a read that doubles the window offered, the `rcv_mss` that two equal
+/// short segments in a row set, and the application's own delay before it reads (Linux sends
+/// most delayed ACKs from that read, `tcp_cleanup_rbuf`, a few microseconds after the segment
+/// on the test bed).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct LinuxDelack {
     /// Quick ACKs left (`icsk_ack.quick`).
@@ -133,12 +136,14 @@ impl LinuxDelack {
         self.lrcvtime = now;
     }
 
-    /// An in-order segment of `len` payload bytes at `now` with nothing held out of order:
-    /// `tcp_event_data_recv`, then `__tcp_ack_snd_check`'s choice. True: ACK now.
-    pub fn in_order(&mut self, now: Nanos, len: u32) -> bool {
+    /// An in-order segment of `len` payload bytes at `now` (`psh`: it carries PSH) with
+    /// nothing held out of order: `tcp_event_data_recv`, then `__tcp_ack_snd_check`'s choice.
+    /// True: ACK now. A short segment, or a full one with PSH, marks the ACK pushed
+    /// (`tcp_measure_rcv_mss`).
+    pub fn in_order(&mut self, now: Nanos, len: u32, psh: bool) -> bool {
         self.data_recv(now);
         self.unacked += u64::from(len);
-        if len < self.rcv_mss {
+        if len < self.rcv_mss || psh {
             self.pushed = true;
         }
         self.unacked > u64::from(self.rcv_mss) || self.quick > 0
@@ -327,20 +332,34 @@ mod tests {
     const MS: Nanos = NS_PER_MS;
 
     #[test]
+    fn linux_a_full_segment_with_psh_marks_the_pending_ack_pushed() {
+        let mut d = LinuxDelack::new(1448, 1 << 22, 20 * MS);
+        d.quick = 0;
+        d.ato = TCP_ATO_MIN;
+        // A full segment without PSH: delayed, not pushed; with PSH: delayed, pushed
+        // (`tcp_measure_rcv_mss`), for the read that empties the queue to send.
+        assert!(!d.in_order(0, 1448, false));
+        assert!(!d.pushed);
+        d.ack_sent();
+        assert!(!d.in_order(MS, 1448, true));
+        assert!(d.pushed);
+    }
+
+    #[test]
     fn linux_a_short_segment_marks_the_pending_ack_pushed_until_an_ack_goes() {
         let mut d = LinuxDelack::new(1448, 4 << 20, 20 * MS);
         d.quick = 0;
         d.ato = TCP_ATO_MIN;
-        assert!(!d.in_order(0, 1448));
+        assert!(!d.in_order(0, 1448, false));
         assert!(!d.pushed);
         // 1,448 + 100 bytes unACKed > rcv_mss: ACK now by the arrival rule, and pushed.
-        assert!(d.in_order(MS, 100));
+        assert!(d.in_order(MS, 100, false));
         assert!(d.pushed);
         d.ack_sent();
         assert!(!d.pushed);
         // Alone, a short segment is delayed at arrival; only the read that empties the queue
         // sends its ACK (`tcp_cleanup_rbuf`, in `Conn::linux_ack_check`).
-        assert!(!d.in_order(2 * MS, 100));
+        assert!(!d.in_order(2 * MS, 100, false));
         assert!(d.pushed);
     }
 
@@ -393,6 +412,7 @@ mod tests {
                 fills: true,
                 len: 1448,
                 emptied,
+                psh: false,
             };
             c.linux_ack_check(net, 0, 0, seg);
             let r = &c.rcv[1];
@@ -449,7 +469,7 @@ mod tests {
 
     /// One in-order full segment at `t`: did it go out at once? (An ACK sent is recorded.)
     fn seg(d: &mut LinuxDelack, t: Nanos) -> bool {
-        let now = d.in_order(t, 1448);
+        let now = d.in_order(t, 1448, false);
         if now {
             d.ack_sent();
         }
@@ -482,7 +502,7 @@ mod tests {
             assert!(seg(&mut d, k * MS));
         }
         // A lone segment 5 ms later: ato = 40 / 2 + 20 = 40 ms, timer at +40 ms.
-        assert!(!d.in_order(20 * MS, 1448));
+        assert!(!d.in_order(20 * MS, 1448, false));
         assert_eq!(d.delay(20 * MS, None), Some(60 * MS));
         // It fires: ato doubles (80, 160, then the RTO 220), and the ACK goes out.
         d.timer_fired();
@@ -490,7 +510,7 @@ mod tests {
         assert_eq!(d.ato, 80 * MS);
         // The next lone segment 100 ms later (m >= ato, m <= RTO: ato kept): the timer is
         // bounded by max(srtt, 40 ms) = 40 ms since ato > 40 ms.
-        assert!(!d.in_order(120 * MS, 1448));
+        assert!(!d.in_order(120 * MS, 1448, false));
         assert_eq!(d.ato, 80 * MS);
         assert_eq!(d.delay(120 * MS, None), Some(160 * MS));
         d.timer_fired();

@@ -4,13 +4,15 @@
 //! queue, and the receiver's ACKs.
 
 use super::data::{content_tag, seg_len};
-use super::scheduler::{count_stale, pick_linux, set_timeout};
+use super::scheduler::{count_stale, pick_linux, set_timeout, subflow_pacing_rate};
 use super::scoreboard::SegPool;
-use super::sendq::{int_window, RTX_FRAG};
+use super::sendq::{int_window, tso_segs, GSO_MAX_SIZE_MPTCP, GSO_MAX_SIZE_TCP, RTX_FRAG};
 use super::Conn;
+use crate::config::FlowKind;
 use crate::net::event::Ev;
 use crate::net::packet::{Packet, ACK_BYTES, MAX_SACK_BLOCKS};
 use crate::net::{Net, NO_EVENT};
+use crate::time::Nanos;
 
 impl Conn {
     /// The application starts (`c` is the connection's endpoint index): send what the
@@ -377,33 +379,79 @@ impl Conn {
     /// no TCP_NODELAY, as the test bed's sender's has not), unless it ends the file (its FIN
     /// passes `tcp_nagle_test`).
     pub(super) fn xmit_queue(&mut self, net: &mut Net, segs: &mut SegPool, c: usize, i: usize) {
-        loop {
+        // `push_flag = "linux"`: this pass's segments leave in GSO packets of `gso` segments
+        // (`tcp_write_xmit`), each of more than one with PSH on its last (`__tcp_transmit_skb`).
+        let gso = if self.gso_psh && self.can_xmit(i) {
+            self.gso_segs(i)
+        } else {
+            0
+        };
+        let mut in_packet = 0;
+        while self.can_xmit(i) {
             let conn = &mut *self;
-            if !conn.has_room(i) {
-                break;
-            }
-            let Some(q) = conn.sq.as_deref_mut() else {
-                break;
-            };
-            if let Some(cuts) = conn.cuts.as_deref() {
-                let sub = &q.subs[i];
-                if let (1, Some(&dsn)) = (sub.queue.len(), sub.queue.front()) {
-                    if sub.snd_sml > conn.snd[i].snd_una
-                        && cuts.len(dsn, conn.mss) < conn.mss
-                        && dsn + 1 != conn.total_segs
-                    {
-                        break;
-                    }
-                }
-            }
-            let Some(dsn) = q.subs[i].queue.pop_front() else {
-                break;
-            };
+            let q = conn.sq.as_deref_mut().expect("checked by can_xmit");
+            let dsn = q.subs[i].queue.pop_front().expect("checked by can_xmit");
             conn.snd[i].sent_in_pass = true;
             let len = conn.seg_len(dsn);
             let seq = conn.snd[i].push_seg(segs, dsn, len, net.now);
+            if gso > 0 {
+                in_packet += 1;
+                let (closes, psh) = gso_close(in_packet, gso, self.can_xmit(i));
+                self.psh_next = psh;
+                if closes {
+                    in_packet = 0;
+                }
+            }
             self.send_segment(net, c, i, seq, Some((dsn, len)));
         }
+    }
+
+    /// May subflow `i` send the next segment of its own queue now: room in its window, and not
+    /// a short tail held back while an earlier short segment is unacknowledged (Nagle with
+    /// Minshall's rule, `tcp_nagle_check`, as `segmentation = "linux"` cuts them)?
+    fn can_xmit(&self, i: usize) -> bool {
+        let Some(q) = self.sq.as_deref() else {
+            return false;
+        };
+        let sub = &q.subs[i];
+        let Some(&dsn) = sub.queue.front() else {
+            return false;
+        };
+        if !self.has_room(i) {
+            return false;
+        }
+        if let Some(cuts) = self.cuts.as_deref() {
+            if sub.queue.len() == 1
+                && sub.snd_sml > self.snd[i].snd_una
+                && cuts.len(dsn, self.mss) < self.mss
+                && dsn + 1 != self.total_segs
+            {
+                return false;
+            }
+        }
+        true
+    }
+
+    /// `tcp_tso_segs()` of subflow `i` now, from its pacing rate (the handshake's before the
+    /// first ACK sets it) and its minimum RTT.
+    fn gso_segs(&self, i: usize) -> u32 {
+        let q = self.sq.as_deref().expect("linux send side");
+        let sub = &q.subs[i];
+        let rate = if sub.pacing_rate > 0 {
+            sub.pacing_rate
+        } else {
+            subflow_pacing_rate(&self.snd[i], &self.views[i], sub.handshake_rtt, self.mss)
+        };
+        let min_rtt = self
+            .linux
+            .get(i)
+            .and_then(|lx| (lx.min_rtt != Nanos::MAX).then_some(lx.min_rtt / 1000));
+        let gso_max = if self.kind == FlowKind::Mptcp {
+            GSO_MAX_SIZE_MPTCP
+        } else {
+            GSO_MAX_SIZE_TCP
+        };
+        tso_segs(rate, min_rtt, self.mss, gso_max)
     }
 
     /// `mptcp_reset_rtx_timer`: the connection-level retransmission timer expires
@@ -558,8 +606,10 @@ impl Conn {
             len,
             tag: content_tag(conn.tag_key, dsn),
             ts: now,
+            psh: std::mem::take(&mut conn.psh_next),
             ..Packet::default()
         };
+        conn.psh_sent += u64::from(pkt.psh);
         if let Some(p) = net.send_data(pkt, &mut conn.jitter, &mut conn.snd[i].tx_clock) {
             self.on_drop(&p);
         }
@@ -616,5 +666,93 @@ impl Conn {
         if !p.is_ack {
             self.dropped_packets += 1;
         }
+    }
+}
+
+/// `push_flag = "linux"` (`tcp_write_xmit` -> `__tcp_transmit_skb`, Linux 6.18): a sending
+/// pass's new segments leave in GSO packets of `gso` segments, the last packet with what is
+/// left, and a packet of more than one segment carries PSH on its last segment. For the `n`-th
+/// segment of its packet (`more`: another segment follows in this pass): whether it closes the
+/// packet, and whether it carries PSH.
+pub(super) fn gso_close(n: u32, gso: u32, more: bool) -> (bool, bool) {
+    let closes = n >= gso || !more;
+    (closes, closes && n > 1)
+}
+
+#[cfg(test)]
+mod push_flag_tests {
+    use super::gso_close;
+    use crate::{Scenario, Simulation};
+
+    /// The PSH positions of a pass of `n` new segments in GSO packets of `gso`.
+    fn marks(n: u32, gso: u32) -> Vec<u32> {
+        let (mut in_packet, mut out) = (0, Vec::new());
+        for k in 1..=n {
+            in_packet += 1;
+            let (closes, psh) = gso_close(in_packet, gso, k < n);
+            if psh {
+                out.push(k);
+            }
+            if closes {
+                in_packet = 0;
+            }
+        }
+        out
+    }
+
+    /// Packets of 2: 5 segments go as 2 + 2 + 1, PSH on the 2nd and 4th; a lone segment has
+    /// none. Packets of 3: 7 = 3 + 3 + 1 (PSH on 3, 6), 8 = 3 + 3 + 2 (on 3, 6, 8).
+    #[test]
+    fn a_pass_marks_the_last_segment_of_each_multi_segment_packet() {
+        assert_eq!(marks(5, 2), [2, 4]);
+        assert_eq!(marks(1, 2), [] as [u32; 0]);
+        assert_eq!(marks(2, 2), [2]);
+        assert_eq!(marks(7, 3), [3, 6]);
+        assert_eq!(marks(8, 3), [3, 6, 8]);
+        assert_eq!(marks(10, 9), [9]);
+    }
+
+    /// One TCP flow as Linux sends (`reading = "linux"`) on a path of `delay` one way: the
+    /// PSH marks of its first pass, the initial window of 10 segments at t = 0.
+    fn first_pass_marks(delay: &str, push_flag: &str) -> u64 {
+        let text = format!(
+            r#"
+            name = "psh"
+            duration = "1s"
+            [[links]]
+            name = "a"
+            rate = "1Gbps"
+            delay = "{delay}"
+            buffer = "1000pkt"
+            [[paths]]
+            name = "pa"
+            links = ["a"]
+            [[flows]]
+            name = "t"
+            kind = "tcp"
+            path = "pa"
+            algorithm = "reno"
+            reading = "linux"
+            push_flag = "{push_flag}"
+            send_jitter = 0
+        "#
+        );
+        let sc = Scenario::from_toml_str(&text, "<test>").unwrap();
+        let mut sim = Simulation::new(&sc, 1).unwrap();
+        sim.run_until(1_000);
+        let (c, _) = sim.world.conn0();
+        assert_eq!(c.snd[0].snd_nxt, 10, "the initial window");
+        c.psh_sent
+    }
+
+    /// The first pass's pacing rate is 200% of 10 segments per handshake RTT
+    /// (`tcp_update_pacing_rate`), so `tcp_tso_autosize` gives ~1 ms of it: over 20 ms,
+    /// 1,448 x 10 x 2 / 0.02 s = 1.448 MB/s, 1,414 bytes: packets of 2 (the minimum), PSH on 5
+    /// segments; over 2 ms, 14.48 MB/s, 14,140 bytes: packets of 9, the 10th alone, PSH on 1.
+    #[test]
+    fn the_initial_window_leaves_in_gso_packets_as_the_pacing_rate_sizes_them() {
+        assert_eq!(first_pass_marks("10ms", "linux"), 5);
+        assert_eq!(first_pass_marks("1ms", "linux"), 1);
+        assert_eq!(first_pass_marks("10ms", "none"), 0);
     }
 }

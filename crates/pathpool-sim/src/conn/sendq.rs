@@ -83,6 +83,30 @@ pub fn pacing_rate(mss: u32, cwnd: u64, ssthresh: u64, packets_out: u64, srtt: N
     rate.checked_div(srtt / 1000).unwrap_or(rate)
 }
 
+/// `sk_gso_max_size` of a TCP socket on the test bed's devices (`GSO_LEGACY_MAX_SIZE`), bytes.
+pub const GSO_MAX_SIZE_TCP: u64 = 65_536;
+/// `sk_gso_max_size` of an MPTCP subflow (`MPTCP_MAX_GSO_SIZE`, net/mptcp/protocol.c), bytes.
+pub const GSO_MAX_SIZE_MPTCP: u64 = 65_424;
+
+/// `tcp_tso_segs()` (net/ipv4/tcp_output.c, Linux 6.18): the segments a GSO packet may carry,
+/// from `tcp_tso_autosize()`: `sk_pacing_rate >> sk_pacing_shift` (10: about 1 ms of data) plus
+/// `gso_max_size >> r` when `r = tcp_min_rtt >> tcp_tso_rtt_log` (9) is below 32 (short
+/// paths), at most `gso_max_size`, in segments of `mss` bytes, at least `tcp_min_tso_segs`
+/// (2). `min_rtt_us`: None before the first RTT sample (Linux's `~0U`).
+pub fn tso_segs(pacing_rate: u64, min_rtt_us: Option<u64>, mss: u32, gso_max_size: u64) -> u32 {
+    const PACING_SHIFT: u32 = 10;
+    const TSO_RTT_LOG: u32 = 9;
+    const MIN_TSO_SEGS: u64 = 2;
+    let mut bytes = pacing_rate >> PACING_SHIFT;
+    if let Some(r) = min_rtt_us.map(|us| us >> TSO_RTT_LOG) {
+        if r < 32 {
+            bytes += gso_max_size >> r;
+        }
+    }
+    let segs = (bytes.min(gso_max_size) / u64::from(mss.max(1))).max(MIN_TSO_SEGS);
+    segs.min(u64::from(u32::MAX)) as u32
+}
+
 /// Linux's integer `snd_cwnd` and `snd_ssthresh` from the controller's windows (an ssthresh
 /// not yet set is `TCP_INFINITE_SSTHRESH`).
 pub fn int_window(cwnd: f64, ssthresh: f64) -> (u64, u64) {
@@ -1116,6 +1140,28 @@ mod tests {
     }
 
     #[test]
+    fn tso_segs_is_linux_autosizing() {
+        // 20 Mbit/s shared three ways: ~1 MB/s >> 10 = 976 bytes < one segment: the minimum, 2.
+        assert_eq!(tso_segs(1_000_000, Some(40_000), 1448, GSO_MAX_SIZE_TCP), 2);
+        // 100 Mbit/s at 120%: 15 MB/s >> 10 = 14,648 bytes = 10 segments of 1,448 (40 ms min RTT:
+        // 40,000 >> 9 = 78, no short-path term).
+        assert_eq!(
+            tso_segs(15_000_000, Some(40_000), 1448, GSO_MAX_SIZE_TCP),
+            10
+        );
+        // A 1 ms path: r = 1000 >> 9 = 1, so 65,536 >> 1 = 32,768 bytes more: (976 + 32,768) /
+        // 1,448 = 23 segments.
+        assert_eq!(tso_segs(1_000_000, Some(1_000), 1448, GSO_MAX_SIZE_TCP), 23);
+        // Never beyond gso_max_size: 65,424 / 1,424 = 45 for an MPTCP subflow.
+        assert_eq!(
+            tso_segs(u64::MAX >> 4, Some(100), 1424, GSO_MAX_SIZE_MPTCP),
+            45
+        );
+        // Before an RTT sample nothing is added.
+        assert_eq!(tso_segs(1_000_000, None, 1448, GSO_MAX_SIZE_TCP), 2);
+    }
+
+    #[test]
     fn pacing_rate_is_linux_integer_arithmetic() {
         // 1448 B * 10 segments / 10 ms * 200% (slow start, ssthresh infinite) = 2,896,000 B/s.
         let (c, s) = int_window(10.0, f64::INFINITY);
@@ -1291,7 +1337,7 @@ mod idle_tests {
 
 #[cfg(test)]
 mod reading_tests {
-    use crate::config::{DelayedAck, Recovery, Scheduler, SendBuffer, WindowArithmetic};
+    use crate::config::{DelayedAck, PushFlag, Recovery, Scheduler, SendBuffer, WindowArithmetic};
     use crate::Scenario;
 
     fn flow(extra: &str) -> crate::config::FlowSpec {
@@ -1316,6 +1362,7 @@ mod reading_tests {
                 f.slow_start_after_idle,
                 f.delayed_ack,
                 f.window_arithmetic,
+                f.push_flag,
             )
         };
         let d = flow("");
@@ -1327,7 +1374,8 @@ mod reading_tests {
                 Recovery::Rfc6675,
                 false,
                 DelayedAck::Off,
-                WindowArithmetic::Real
+                WindowArithmetic::Real,
+                PushFlag::None
             )
         );
         assert_eq!(all(&flow("reading = \"default\"")), all(&d));
@@ -1340,7 +1388,8 @@ mod reading_tests {
                 Recovery::Linux,
                 true,
                 DelayedAck::Linux,
-                WindowArithmetic::Linux
+                WindowArithmetic::Linux,
+                PushFlag::Linux
             )
         );
         let mixed = flow(
@@ -1358,7 +1407,8 @@ mod reading_tests {
                 Recovery::Linux,
                 true,
                 DelayedAck::Every2,
-                WindowArithmetic::Linux
+                WindowArithmetic::Linux,
+                PushFlag::None
             )
         );
         assert_eq!(

@@ -44,6 +44,8 @@ pub struct Packet {
     /// Next hop on the route to enter (== route length: at the endpoint).
     pub hop: u16,
     pub is_ack: bool,
+    /// Data: the segment carries PSH (`push_flag = "linux"`).
+    pub psh: bool,
     /// SACK blocks carried (at most [`MAX_SACK_BLOCKS`]), `| IN_TABLE` when they are in the
     /// pool's table.
     pub(crate) n_sacks: u8,
