@@ -107,13 +107,6 @@ pub struct Conn {
     pub idle_restart: bool,
     /// `window_arithmetic = "linux"`: each reduction leaves whole segments.
     pub whole_windows: bool,
-    /// `push_flag = "linux"`: the new segments of a sending pass leave in GSO packets, each of
-    /// more than one segment with PSH on its last ([`Conn::xmit_queue`]).
-    pub gso_psh: bool,
-    /// The next new segment [`Conn::send_segment`] puts on the wire carries PSH.
-    pub(crate) psh_next: bool,
-    /// Data segments sent with PSH.
-    pub psh_sent: u64,
     pub started: bool,
     /// `joins = "linux"` or `"linux_peer_first"`: until the joins begin, how long each
     /// further subflow's MP_JOIN handshake takes (two round trips of its path; 0 for the
@@ -235,6 +228,7 @@ impl Conn {
                     if let Writer::Poll { chunk } = f.writer {
                         q.poll_chunk = Some(chunk);
                     }
+                    q.gso_psh = f.push_flag == PushFlag::Linux;
                     if joins_later {
                         (1..k).for_each(|i| q.absent(i));
                     }
@@ -244,9 +238,6 @@ impl Conn {
             delayed_ack: f.delayed_ack,
             idle_restart: f.slow_start_after_idle,
             whole_windows: f.window_arithmetic == WindowArithmetic::Linux,
-            gso_psh: f.push_flag == PushFlag::Linux,
-            psh_next: false,
-            psh_sent: 0,
             linux: match f.recovery {
                 Recovery::Rfc6675 => Vec::new(),
                 Recovery::Linux => vec![LinuxState::default(); k],

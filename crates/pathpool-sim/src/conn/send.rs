@@ -381,13 +381,15 @@ impl Conn {
     pub(super) fn xmit_queue(&mut self, net: &mut Net, segs: &mut SegPool, c: usize, i: usize) {
         // `push_flag = "linux"`: this pass's segments leave in GSO packets of `gso` segments
         // (`tcp_write_xmit`), each of more than one with PSH on its last (`__tcp_transmit_skb`).
-        let gso = if self.gso_psh && self.can_xmit(i) {
+        let gso_psh = self.sq.as_deref().is_some_and(|q| q.gso_psh);
+        let gso = if gso_psh && self.can_xmit(i) {
             self.gso_segs(i)
         } else {
             0
         };
         let mut in_packet = 0;
         while self.can_xmit(i) {
+            let mut psh = false;
             let conn = &mut *self;
             let q = conn.sq.as_deref_mut().expect("checked by can_xmit");
             let dsn = q.subs[i].queue.pop_front().expect("checked by can_xmit");
@@ -396,13 +398,13 @@ impl Conn {
             let seq = conn.snd[i].push_seg(segs, dsn, len, net.now);
             if gso > 0 {
                 in_packet += 1;
-                let (closes, psh) = gso_close(in_packet, gso, self.can_xmit(i));
-                self.psh_next = psh;
+                let (closes, mark) = gso_close(in_packet, gso, self.can_xmit(i));
+                psh = mark;
                 if closes {
                     in_packet = 0;
                 }
             }
-            self.send_segment(net, c, i, seq, Some((dsn, len)));
+            self.send_segment_with(net, c, i, seq, Some((dsn, len)), psh);
         }
     }
 
@@ -553,6 +555,7 @@ impl Conn {
 
     /// Put segment `seq` of subflow `i` on the wire: a new segment carrying `new = (dsn, len)`
     /// (just pushed to the scoreboard), or a retransmission if `new` is `None`.
+    #[inline]
     pub(crate) fn send_segment(
         &mut self,
         net: &mut Net,
@@ -560,6 +563,19 @@ impl Conn {
         i: usize,
         seq: u64,
         new: Option<(u64, u32)>,
+    ) {
+        self.send_segment_with(net, c, i, seq, new, false);
+    }
+
+    /// [`Conn::send_segment`], with PSH on the segment if `psh`.
+    pub(crate) fn send_segment_with(
+        &mut self,
+        net: &mut Net,
+        c: usize,
+        i: usize,
+        seq: u64,
+        new: Option<(u64, u32)>,
+        psh: bool,
     ) {
         let now = net.now;
         let conn = &mut *self;
@@ -606,10 +622,14 @@ impl Conn {
             len,
             tag: content_tag(conn.tag_key, dsn),
             ts: now,
-            psh: std::mem::take(&mut conn.psh_next),
+            psh,
             ..Packet::default()
         };
-        conn.psh_sent += u64::from(pkt.psh);
+        if psh {
+            if let Some(q) = conn.sq.as_deref_mut() {
+                q.psh_sent += 1;
+            }
+        }
         if let Some(p) = net.send_data(pkt, &mut conn.jitter, &mut conn.snd[i].tx_clock) {
             self.on_drop(&p);
         }
@@ -742,7 +762,7 @@ mod push_flag_tests {
         sim.run_until(1_000);
         let (c, _) = sim.world.conn0();
         assert_eq!(c.snd[0].snd_nxt, 10, "the initial window");
-        c.psh_sent
+        c.sq.as_deref().map_or(0, |q| q.psh_sent)
     }
 
     /// The first pass's pacing rate is 200% of 10 segments per handshake RTT

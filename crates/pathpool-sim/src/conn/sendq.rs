@@ -163,6 +163,11 @@ pub struct SendQ {
     pub sched: bool,
     /// `send_buffer = "linux"`: send buffers bound the writer and (with `sched`) each subflow.
     pub buffers: bool,
+    /// `push_flag = "linux"`: a subflow's sending pass leaves in GSO packets, each of more than
+    /// one segment with PSH on its last ([`Conn::xmit_queue`](super::Conn)).
+    pub gso_psh: bool,
+    /// Data segments sent with PSH.
+    pub psh_sent: u64,
     /// `write_seq` in segments: the application has written every DSN below it.
     pub write_end: u64,
     /// The writer waits for memory (`sk_stream_wait_memory`).
@@ -232,6 +237,8 @@ impl SendQ {
             subs,
             sched,
             buffers,
+            gso_psh: false,
+            psh_sent: 0,
             write_end: 0,
             writer_blocked: false,
             nospace: false,
