@@ -465,22 +465,23 @@ pub fn cwnd_restart(
     (w.max(restart) as f64, ssthresh)
 }
 
+/// Scenarios the connection's own tests share.
 #[cfg(test)]
-mod window_arithmetic_tests {
-    use super::Conn;
+pub(crate) mod testing {
     use crate::{Scenario, Simulation};
 
-    /// One Reno flow with Linux recovery, one second in (well into congestion avoidance).
-    fn reno(arithmetic: &str) -> Simulation {
+    /// One Reno TCP flow `t` over one link of `rate`, one-way `delay` and `buffer`, with the
+    /// flow's further `fields` (TOML lines), ten seconds long, built at time 0 (seed 1).
+    pub(crate) fn one_tcp_flow(rate: &str, delay: &str, buffer: &str, fields: &str) -> Simulation {
         let text = format!(
             r#"
-            name = "whole"
+            name = "one"
             duration = "10s"
             [[links]]
             name = "a"
-            rate = "10Mbps"
-            delay = "10ms"
-            buffer = "20pkt"
+            rate = "{rate}"
+            delay = "{delay}"
+            buffer = "{buffer}"
             [[paths]]
             name = "pa"
             links = ["a"]
@@ -489,12 +490,23 @@ mod window_arithmetic_tests {
             kind = "tcp"
             path = "pa"
             algorithm = "reno"
-            recovery = "linux"
-            window_arithmetic = "{arithmetic}"
+            {fields}
         "#
         );
         let sc = Scenario::from_toml_str(&text, "<test>").unwrap();
-        let mut sim = Simulation::new(&sc, 1).unwrap();
+        Simulation::new(&sc, 1).unwrap()
+    }
+}
+
+#[cfg(test)]
+mod window_arithmetic_tests {
+    use super::Conn;
+    use crate::Simulation;
+
+    /// One Reno flow with Linux recovery, one second in (well into congestion avoidance).
+    fn reno(arithmetic: &str) -> Simulation {
+        let fields = format!("recovery = \"linux\"\nwindow_arithmetic = \"{arithmetic}\"");
+        let mut sim = super::testing::one_tcp_flow("10Mbps", "10ms", "20pkt", &fields);
         sim.run_until(1_000_000_000);
         sim
     }

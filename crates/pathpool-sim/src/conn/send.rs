@@ -702,7 +702,6 @@ pub(super) fn gso_close(n: u32, gso: u32, more: bool) -> (bool, bool) {
 #[cfg(test)]
 mod push_flag_tests {
     use super::gso_close;
-    use crate::{Scenario, Simulation};
 
     /// The PSH positions of a pass of `n` new segments in GSO packets of `gso`.
     fn marks(n: u32, gso: u32) -> Vec<u32> {
@@ -735,30 +734,8 @@ mod push_flag_tests {
     /// One TCP flow as Linux sends (`reading = "linux"`) on a path of `delay` one way: the
     /// PSH marks of its first pass, the initial window of 10 segments at t = 0.
     fn first_pass_marks(delay: &str, push_flag: &str) -> u64 {
-        let text = format!(
-            r#"
-            name = "psh"
-            duration = "1s"
-            [[links]]
-            name = "a"
-            rate = "1Gbps"
-            delay = "{delay}"
-            buffer = "1000pkt"
-            [[paths]]
-            name = "pa"
-            links = ["a"]
-            [[flows]]
-            name = "t"
-            kind = "tcp"
-            path = "pa"
-            algorithm = "reno"
-            reading = "linux"
-            push_flag = "{push_flag}"
-            send_jitter = 0
-        "#
-        );
-        let sc = Scenario::from_toml_str(&text, "<test>").unwrap();
-        let mut sim = Simulation::new(&sc, 1).unwrap();
+        let fields = format!("reading = \"linux\"\npush_flag = \"{push_flag}\"\nsend_jitter = 0");
+        let mut sim = crate::conn::testing::one_tcp_flow("1Gbps", delay, "1000pkt", &fields);
         sim.run_until(1_000);
         let (c, _) = sim.world.conn0();
         assert_eq!(c.snd[0].snd_nxt, 10, "the initial window");
