@@ -4,7 +4,7 @@
 //! queue, and the receiver's ACKs.
 
 use super::data::{content_tag, seg_len};
-use super::scheduler::{count_stale, pick_linux, set_timeout, subflow_pacing_rate};
+use super::scheduler::{count_stale, pick_linux, set_timeout};
 use super::scoreboard::SegPool;
 use super::sendq::{int_window, tso_segs, GSO_MAX_SIZE_MPTCP, GSO_MAX_SIZE_TCP, RTX_FRAG};
 use super::Conn;
@@ -389,17 +389,17 @@ impl Conn {
         };
         let mut in_packet = 0;
         while self.can_xmit(i) {
-            let mut psh = false;
             let conn = &mut *self;
             let q = conn.sq.as_deref_mut().expect("checked by can_xmit");
             let dsn = q.subs[i].queue.pop_front().expect("checked by can_xmit");
             conn.snd[i].sent_in_pass = true;
             let len = conn.seg_len(dsn);
             let seq = conn.snd[i].push_seg(segs, dsn, len, net.now);
+            let mut psh = false;
             if gso > 0 {
                 in_packet += 1;
-                let (closes, mark) = gso_close(in_packet, gso, self.can_xmit(i));
-                psh = mark;
+                let closes;
+                (closes, psh) = gso_close(in_packet, gso, self.can_xmit(i));
                 if closes {
                     in_packet = 0;
                 }
@@ -434,16 +434,12 @@ impl Conn {
         true
     }
 
-    /// `tcp_tso_segs()` of subflow `i` now, from its pacing rate (the handshake's before the
-    /// first ACK sets it) and its minimum RTT.
+    /// `tcp_tso_segs()` of subflow `i` now, from its pacing rate and its minimum RTT. The rate
+    /// is the one the scheduler keeps: set from the handshake when its pick queued the first
+    /// data here (`pick_linux`), then by every ACK.
     fn gso_segs(&self, i: usize) -> u32 {
         let q = self.sq.as_deref().expect("linux send side");
-        let sub = &q.subs[i];
-        let rate = if sub.pacing_rate > 0 {
-            sub.pacing_rate
-        } else {
-            subflow_pacing_rate(&self.snd[i], &self.views[i], sub.handshake_rtt, self.mss)
-        };
+        let rate = q.subs[i].pacing_rate;
         let min_rtt = self
             .linux
             .get(i)
